@@ -1,0 +1,5 @@
+import sys
+
+from attnlint.cli import main
+
+sys.exit(main())

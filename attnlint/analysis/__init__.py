@@ -1,0 +1,89 @@
+"""The shared analysis: one pass over each function that every rule asks questions of.
+
+For each function (and the module's top-level code) the pass records the facts rules need:
+the role of each value (query, key, scores, weights, mask), its rank, which axis of a score
+tensor holds the keys, whether a scale was applied, and where masks came from. Class bodies are
+read first, so what `__init__` builds (`nn.Softmax(dim=1)`, registered buffers, parameters) is
+known inside `forward`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
+from attnlint.analysis.names import collect_aliases
+from attnlint.analysis.values import SoftmaxSite
+
+__all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts"]
+
+
+@dataclass
+class ModuleAnalysis:
+    module: cst.Module
+    aliases: Dict[str, str]
+    classes: Dict[str, ClassFacts] = field(default_factory=dict)
+    functions: List[FunctionFacts] = field(default_factory=list)
+
+    @property
+    def softmax_sites(self) -> List[SoftmaxSite]:
+        return [site for f in self.functions for site in f.softmax_sites]
+
+    @property
+    def dot_t_sites(self) -> List[DotTSite]:
+        return [site for f in self.functions for site in f.dot_t_sites]
+
+
+def analyze_module(module: cst.Module) -> ModuleAnalysis:
+    analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
+    top = FunctionFacts(node=module, name="<module>", class_name=None)
+    evaluator = FunctionEvaluator(top, analysis.aliases, None)
+    evaluator.run(module.body)
+    analysis.functions.append(top)
+    _walk(module.body, analysis, None)
+    return analysis
+
+
+def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
+    for stmt in body:
+        if isinstance(stmt, cst.ClassDef):
+            _analyze_class(stmt, analysis)
+        elif isinstance(stmt, cst.FunctionDef):
+            _analyze_function(stmt, analysis, cls)
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            # Definitions under `if TYPE_CHECKING`, `try: import ...` and the like.
+            inner = getattr(stmt, "body", None)
+            if inner is not None:
+                _walk(getattr(inner, "body", ()), analysis, cls)
+
+
+def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
+    facts = ClassFacts(name=node.name.value, node=node)
+    analysis.classes[facts.name] = facts
+    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
+    # __init__ first: what it builds is what the other methods use.
+    methods.sort(key=lambda f: f.name.value != "__init__")
+    for method in methods:
+        _analyze_function(method, analysis, facts, record_attrs=method.name.value == "__init__")
+    _walk([s for s in node.body.body if isinstance(s, cst.ClassDef)], analysis, None)
+
+
+def _analyze_function(
+    node: cst.FunctionDef, analysis: ModuleAnalysis, cls: Optional[ClassFacts], record_attrs: bool = False
+) -> None:
+    facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
+    evaluator = FunctionEvaluator(facts, analysis.aliases, cls, record_attrs=record_attrs)
+    evaluator.bind_params(node.params)
+    header = getattr(node.body, "header", None)
+    if header is not None and header.comment is not None:
+        # `def forward(self, x):  # x: (batch, tokens, d)`
+        evaluator.shape_comment(header.comment.value)
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    evaluator.run(body)
+    analysis.functions.append(facts)
+    # Nested functions and classes are analysed on their own.
+    nested = [s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    _walk(nested, analysis, cls)

@@ -1,0 +1,987 @@
+"""The per-function data-flow pass.
+
+Statements are evaluated in order over an environment of abstract values (:mod:`.values`).
+Branches are evaluated on copies and joined, so a fact survives only if it holds on every path;
+loops are evaluated once and joined with the state before them (they may not run). Whatever the
+pass cannot evaluate becomes unknown, and unknown facts never produce findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from attnlint.analysis import shapes
+from attnlint.analysis.names import canonical, qualify, role_from_name
+from attnlint.analysis.values import (
+    KEY,
+    KEY_MAJOR,
+    QKV,
+    QUERY,
+    QUERY_MAJOR,
+    SCORES,
+    UNKNOWN,
+    WEIGHTS,
+    ScoreFacts,
+    SoftmaxSite,
+    Value,
+    any_true,
+    join,
+)
+
+Env = Dict[str, Value]
+
+# Tensor methods that keep the value as it is (shape, role and every attention fact).
+_IDENTITY_METHODS = {
+    "contiguous", "float", "half", "double", "bfloat16", "to", "type", "type_as", "clone",
+    "detach", "cpu", "cuda", "requires_grad_", "retain_grad", "as_strided",
+}
+# nn modules that are the identity for our purposes.
+_IDENTITY_MODULES = {"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity"}
+_PROJECTION_MODULES = {"Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear"}
+_CONSTRUCTORS = {"torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.full"}
+# Functions known not to rescale their input (rotary embeddings rotate pairs of features).
+_ROTARY_WORDS = ("rotary", "rope", "rotate", "pos_emb", "apply_pos")
+
+
+@dataclass
+class DotTSite:
+    """A `.T` attribute, what it was applied to, and whether it is a matmul operand."""
+
+    node: cst.Attribute
+    receiver: Value
+    in_matmul: bool = False
+
+
+@dataclass
+class FunctionFacts:
+    node: Optional[cst.CSTNode]  # FunctionDef, or the Module for top-level code
+    name: str
+    class_name: Optional[str]
+    softmax_sites: List[SoftmaxSite] = field(default_factory=list)
+    dot_t_sites: List[DotTSite] = field(default_factory=list)
+    returns: List[Value] = field(default_factory=list)
+    params: Dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass
+class ClassFacts:
+    name: str
+    node: cst.ClassDef
+    attrs: Env = field(default_factory=dict)
+
+
+def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node  # LibCST keeps parentheses on the node itself; nothing to strip
+
+
+def _int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _int_literal(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
+def _is_simple(node: Optional[cst.CSTNode]) -> bool:
+    """A name or attribute chain: safe to repeat in a fix."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _is_simple(node.value)
+    return False
+
+
+def _arg(call: cst.Call, position: int, keyword: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position < len(positional):
+        return positional[position]
+    return None
+
+
+class FunctionEvaluator:
+    def __init__(
+        self,
+        facts: FunctionFacts,
+        aliases: Dict[str, str],
+        class_facts: Optional[ClassFacts],
+        record_attrs: bool = False,
+    ) -> None:
+        self.facts = facts
+        self.aliases = aliases
+        self.cls = class_facts
+        self.record_attrs = record_attrs  # __init__: `self.x = ...` becomes a class fact
+        self.env: Env = {}
+        self.declared_ranks: Dict[str, int] = {}
+        self._softmax_by_node: Dict[int, SoftmaxSite] = {}
+        self._dot_t_by_node: Dict[int, DotTSite] = {}
+
+    # ------------------------------------------------------------------ parameters
+    def bind_params(self, params: cst.Parameters) -> None:
+        every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        for param in every:
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            rank = None
+            if param.annotation is not None:
+                rank = shapes.annotation_rank(param.annotation.annotation)
+            value = Value(kind="tensor", rank=rank, role=role_from_name(name), scaled=False,
+                          node=param.name, feature_last=None)
+            value = value.add_extra("param", name)
+            self.env[name] = value
+            self.facts.params[name] = value
+
+    # ------------------------------------------------------------------ statements
+    def run(self, body: Sequence[cst.CSTNode]) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def statement(self, stmt: cst.CSTNode) -> None:
+        for line in getattr(stmt, "leading_lines", ()):
+            if line.comment is not None:
+                self.shape_comment(line.comment.value)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small_statement(small)
+            comment = stmt.trailing_whitespace.comment
+            if comment is not None:
+                self._trailing_shape_comment(stmt, comment.value)
+        elif isinstance(stmt, cst.If):
+            self._branches([stmt.body.body, self._else_body(stmt.orelse)], test=stmt.test)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                self.eval(stmt.iter)
+                self._bind(stmt.target, UNKNOWN)
+            else:
+                self.eval(stmt.test)
+            before = dict(self.env)
+            self.run(stmt.body.body)
+            self._merge([before, dict(self.env)])
+            if stmt.orelse is not None:
+                self.run(stmt.orelse.body.body)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                value = self.eval(item.item)
+                if item.asname is not None:
+                    self._bind(item.asname.name, value)
+            self.run(stmt.body.body)
+        elif isinstance(stmt, cst.Try):
+            bodies = [list(stmt.body.body)]
+            bodies += [list(h.body.body) for h in stmt.handlers]
+            self._branches(bodies)
+            if stmt.orelse is not None:
+                self.run(stmt.orelse.body.body)
+            if stmt.finalbody is not None:
+                self.run(stmt.finalbody.body.body)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self.env[stmt.name.value] = UNKNOWN  # analysed on its own
+        else:  # match statements and anything newer: evaluate nothing, forget what they touch
+            pass
+
+    def _else_body(self, orelse) -> Sequence[cst.CSTNode]:
+        if orelse is None:
+            return []
+        if isinstance(orelse, cst.If):
+            return [orelse]
+        return list(orelse.body.body)
+
+    def _branches(self, bodies: List[Sequence[cst.CSTNode]], test: Optional[cst.BaseExpression] = None) -> None:
+        if test is not None:
+            self.eval(test)
+        start = dict(self.env)
+        ends = []
+        for body in bodies:
+            self.env = dict(start)
+            self.run(body)
+            ends.append(self.env)
+        self._merge(ends)
+
+    def _merge(self, envs: List[Env]) -> None:
+        keys = set().union(*envs)
+        merged: Env = {}
+        for key in keys:
+            value = envs[0].get(key)
+            for other in envs[1:]:
+                value = join(value, other.get(key)) if value is not other.get(key) else value
+            merged[key] = value if value is not None else UNKNOWN
+        self.env = merged
+
+    def small_statement(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.eval(small.value)
+            for target in small.targets:
+                self._bind(target.target, value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self.eval(small.value)
+                rank = shapes.annotation_rank(small.annotation.annotation)
+                if rank is not None and value.rank is None:
+                    value = value.with_(rank=rank)
+                self._bind(small.target, value)
+        elif isinstance(small, cst.AugAssign):
+            current = self.eval(small.target)
+            operand = self.eval(small.value)
+            op = small.operator
+            if isinstance(op, (cst.MultiplyAssign, cst.DivideAssign)):
+                self._bind(small.target, self._scaled(current), name_roles=False)
+            elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
+                self._bind(small.target, self._add(current, operand, small), name_roles=False)
+            else:
+                self._bind(small.target, UNKNOWN)
+        elif isinstance(small, cst.Expr):
+            self.eval(small.value)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self.facts.returns.append(self.eval(small.value))
+
+    # ------------------------------------------------------------------ comments
+    def shape_comment(self, comment: str) -> None:
+        named = shapes.named_shape_comment(comment)
+        if named is None:
+            return
+        name, rank = named
+        self.declared_ranks[name] = rank
+        if name in self.env and self.env[name].rank is None:
+            self.env[name] = self.env[name].with_(rank=rank)
+
+    def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
+        named = shapes.named_shape_comment(comment)
+        if named is not None:
+            self.shape_comment(comment)
+            return
+        rank = shapes.bare_shape_comment(comment)
+        if rank is None or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+            return
+        targets = stmt.body[0].targets
+        if len(targets) == 1 and isinstance(targets[0].target, cst.Name):
+            name = targets[0].target.value
+            if name in self.env and self.env[name].rank is None:
+                self.env[name] = self.env[name].with_(rank=rank)
+
+    # ------------------------------------------------------------------ binding
+    def _bind(self, target: cst.BaseExpression, value: Value, name_roles: bool = True) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            if name_roles and value.role is None and value.kind in ("tensor", "unknown"):
+                role = role_from_name(name)
+                if role is not None:
+                    value = value.with_(role=role, kind="tensor")
+            if value.rank is None and name in self.declared_ranks and value.kind in ("tensor", "unknown"):
+                value = value.with_(rank=self.declared_ranks[name])
+            self.env[name] = value
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            attr = target.attr.value
+            if name_roles and value.role is None and value.kind in ("tensor", "unknown"):
+                role = role_from_name(attr)
+                if role is not None:
+                    value = value.with_(role=role)
+            self.env["self." + attr] = value
+            if self.record_attrs and self.cls is not None:
+                self.cls.attrs[attr] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+            if value.kind == "shape":
+                self._bind_shape(value, len(elements), starred)
+                for element in elements:
+                    self._bind(element, Value(kind="scalar"))
+                return
+            parts: Tuple[Value, ...] = value.elements if value.kind == "tuple" else ()
+            each = value.get_extra("each") if value.kind == "tuple" else None
+            for index, element in enumerate(elements):
+                if parts and len(parts) == len(elements) and not starred:
+                    part = parts[index]
+                elif each is not None and not starred:
+                    part = each
+                else:
+                    part = UNKNOWN
+                self._bind(element, part)
+        # Subscript and other stores change part of a tensor: nothing we track changes.
+
+    def _bind_shape(self, shape: Value, count: int, starred: bool) -> None:
+        """`b, n, d = x.shape` tells that x has rank 3."""
+        owner = shape.get_extra("shape_of_name")
+        if starred or owner is None or owner not in self.env:
+            return
+        current = self.env[owner]
+        if current.rank is None:
+            self.env[owner] = current.with_(rank=count)
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: cst.BaseExpression) -> Value:
+        method = getattr(self, "_eval_" + type(node).__name__, None)
+        if method is None:
+            return UNKNOWN
+        return method(node)
+
+    def _eval_Name(self, node: cst.Name) -> Value:
+        if node.value in self.env:
+            return self.env[node.value]
+        if node.value in ("True", "False", "None"):
+            return Value(kind="scalar")
+        return Value(kind="unknown", role=role_from_name(node.value), node=node)
+
+    def _eval_Integer(self, node: cst.Integer) -> Value:
+        return Value(kind="scalar", int_value=int(node.evaluated_value), node=node)
+
+    def _eval_Float(self, node: cst.Float) -> Value:
+        return Value(kind="scalar", node=node)
+
+    def _eval_SimpleString(self, node) -> Value:
+        return Value(kind="scalar", node=node)
+
+    def _eval_Tuple(self, node: cst.Tuple) -> Value:
+        return Value(kind="tuple", elements=tuple(self.eval(e.value) for e in node.elements), node=node)
+
+    _eval_List = _eval_Tuple
+
+    def _eval_IfExp(self, node: cst.IfExp) -> Value:
+        self.eval(node.test)
+        return join(self.eval(node.body), self.eval(node.orelse))
+
+    def _eval_UnaryOperation(self, node: cst.UnaryOperation) -> Value:
+        inner = self.eval(node.expression)
+        if isinstance(node.operator, cst.Minus) and inner.kind == "scalar" and inner.int_value is not None:
+            return inner.with_(int_value=-inner.int_value, node=node)
+        if isinstance(node.operator, cst.BitInvert) and inner.kind == "tensor":
+            return inner.with_(node=node, scores=None, softmax=None).add_extra("inverted", True)
+        if isinstance(node.operator, cst.Not):
+            return Value(kind="scalar")
+        # Negation keeps rank but is not a score any more (`softmax(-dist)` is not Q·Kᵀ).
+        return Value(kind=inner.kind, rank=inner.rank, node=node)
+
+    def _eval_Comparison(self, node: cst.Comparison) -> Value:
+        left = self.eval(node.left)
+        for comp in node.comparisons:
+            self.eval(comp.comparator)
+        if left.kind in ("tensor", "unknown") and left.rank is not None:
+            return Value(kind="tensor", rank=left.rank, node=node)
+        return Value(kind="unknown", node=node)
+
+    def _eval_BooleanOperation(self, node: cst.BooleanOperation) -> Value:
+        self.eval(node.left)
+        self.eval(node.right)
+        return UNKNOWN
+
+    def _eval_Lambda(self, node) -> Value:
+        return UNKNOWN
+
+    def _eval_Attribute(self, node: cst.Attribute) -> Value:
+        attr = node.attr.value
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            key = "self." + attr
+            if key in self.env:
+                return self.env[key]
+            if self.cls is not None and attr in self.cls.attrs:
+                return self.cls.attrs[attr]
+            return Value(kind="unknown", role=role_from_name(attr), node=node).add_extra("attr", attr)
+        if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
+            return Value(kind="unknown", node=node)  # torch.float32, math.pi, F.softmax ...
+        receiver = self.eval(node.value)
+        if attr == "T":
+            site = DotTSite(node=node, receiver=receiver)
+            self._dot_t_by_node[id(node)] = site
+            self.facts.dot_t_sites.append(site)
+            return self._transposed_last_two(receiver, node)
+        if attr == "mT":
+            return self._transposed_last_two(receiver, node)
+        if attr == "shape":
+            shape = Value(kind="shape", shape_of=receiver, node=node)
+            owner = _owner_name(node.value)
+            return shape.add_extra("shape_of_name", owner) if owner else shape
+        if attr == "ndim":
+            return Value(kind="scalar", int_value=receiver.rank, node=node).add_extra("rank_of", True)
+        if attr in ("data", "real"):
+            return receiver
+        if attr == "weight" and receiver.kind == "module":
+            return Value(kind="tensor", rank=2, is_parameter=True, node=node)
+        return Value(kind="unknown", node=node)
+
+    def _eval_Subscript(self, node: cst.Subscript) -> Value:
+        base = self.eval(node.value)
+        if base.kind == "shape":
+            return Value(kind="scalar", node=node)
+        if base.kind == "tuple":
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                index = _int_literal(node.slice[0].slice.value)
+                if index is not None and -len(base.elements) <= index < len(base.elements):
+                    return base.elements[index]
+            return UNKNOWN
+        removed = added = 0
+        rank_known = True
+        for element in node.slice:
+            inner = element.slice
+            if isinstance(inner, cst.Slice):
+                for part in (inner.lower, inner.upper, inner.step):
+                    if part is not None:
+                        self.eval(part)
+                continue
+            value = inner.value
+            if isinstance(value, cst.Name) and value.value == "None":
+                added += 1
+            elif isinstance(value, cst.Ellipsis):
+                continue
+            else:
+                index_value = self.eval(value)
+                if index_value.kind == "scalar" or isinstance(value, cst.Integer):
+                    removed += 1
+                else:
+                    rank_known = False
+        rank = base.rank - removed + added if (base.rank is not None and rank_known) else None
+        mask = base.mask
+        if mask is not None:
+            from dataclasses import replace
+
+            mask = replace(mask, sliced=True)
+        return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False,
+                          softmax=None).add_extra("sliced", True)
+
+    def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:
+        left = self.eval(node.left)
+        right = self.eval(node.right)
+        op = node.operator
+        if isinstance(op, cst.MatrixMultiply):
+            return self.matmul(left, right, node, node.left, node.right)
+        if isinstance(op, (cst.Multiply, cst.Divide)):
+            if left.kind == "scalar" and right.kind == "scalar":
+                return Value(kind="scalar", node=node)
+            tensor = left if _tensorish(left) or not _tensorish(right) else right
+            if isinstance(op, cst.Divide) and tensor is right:
+                return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
+            return self._scaled(tensor).with_(node=node)
+        if isinstance(op, (cst.Add, cst.Subtract)):
+            return self._add(left, right, node)
+        if isinstance(op, (cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift, cst.RightShift)):
+            if left.kind == "scalar" and right.kind == "scalar":
+                return Value(kind="scalar", node=node)
+            return Value(kind="unknown", node=node)
+        if isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            rank = left.rank if left.rank is not None else right.rank
+            return Value(kind="tensor", rank=rank, node=node)
+        return UNKNOWN
+
+    def _scaled(self, value: Value) -> Value:
+        if value.scores is not None:
+            from dataclasses import replace
+
+            return value.with_(scores=replace(value.scores, scaled=True), scaled=True)
+        return value.with_(scaled=True)
+
+    def _add(self, left: Value, right: Value, node: cst.CSTNode) -> Value:
+        """`scores + bias`, `scores - max`: additive terms keep the scores what they are."""
+        if left.scores is not None and right.scores is None:
+            return left.with_(node=node)
+        if right.scores is not None and left.scores is None:
+            return right.with_(node=node)
+        if left.kind == "scalar" and right.kind == "scalar":
+            return Value(kind="scalar", node=node)
+        ranks = [r for r in (left.rank, right.rank) if r is not None]
+        rank = max(ranks) if len(ranks) == 2 else None
+        role = left.role if left.role == right.role else None
+        return Value(kind="tensor", rank=rank, role=role, node=node)
+
+    # ------------------------------------------------------------------ products
+    def _transposed_last_two(self, value: Value, node: cst.CSTNode) -> Value:
+        return value.with_(
+            feature_transposed=value.feature_last is not False and not value.feature_transposed,
+            base=value,
+            node=node,
+            scores=None,
+            softmax=None,
+        )
+
+    def matmul(
+        self,
+        left: Value,
+        right: Value,
+        node: cst.CSTNode,
+        left_node: Optional[cst.BaseExpression],
+        right_node: Optional[cst.BaseExpression],
+    ) -> Value:
+        for operand_node in (left_node, right_node):
+            site = self._dot_t_by_node.get(id(operand_node))
+            if site is not None:
+                site.in_matmul = True
+        # Weights contracted with values tell the key axis: `w @ v` sums over w's last axis.
+        if left.softmax is not None:
+            left.softmax.contracted_axes.add(-1)
+        if right.softmax is not None:
+            right.softmax.contracted_axes.add(-2)
+        rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
+        if right.feature_transposed and right.base is not None:
+            key = right.base
+            scores = self._score_facts(left, key, node, left_node, key_node=_transpose_receiver(right_node))
+            if scores is not None:
+                return Value(kind="tensor", rank=rank, role=SCORES, scores=scores, feature_last=False,
+                             scaled=scores.scaled, node=node)
+        if right.is_parameter and right.role in (QUERY, KEY, "value", QKV):
+            # `x @ self.W_q`: a projection of tokens.
+            return Value(kind="tensor", rank=left.rank, role=right.role, feature_last=True,
+                         scaled=False, node=node)
+        return Value(kind="tensor", rank=rank, feature_last=None, node=node)
+
+    def _score_facts(
+        self,
+        query: Value,
+        key: Value,
+        product: cst.CSTNode,
+        query_node: Optional[cst.BaseExpression],
+        key_node: Optional[cst.BaseExpression],
+        key_axis_by_layout: Tuple[int, int] = (-1, -2),
+        feature_axis: int = -1,
+    ) -> Optional[ScoreFacts]:
+        """Facts about `query · keyᵀ`, or None when this is not an attention product."""
+        if query.is_parameter or key.is_parameter:
+            return None  # `x @ W.T` is a linear layer, not attention
+        rq, rk = query.role, key.role
+        if rq == KEY and rk == QUERY:
+            layout = KEY_MAJOR
+        elif rq == QUERY or rk == KEY:
+            if rq not in (QUERY, None) or rk not in (KEY, None):
+                return None
+            layout = QUERY_MAJOR
+        else:
+            return None  # roles do not show attention: a similarity or a classifier
+        key_axis = key_axis_by_layout[0] if layout == QUERY_MAJOR else key_axis_by_layout[1]
+        feature_dim = None
+        if _is_simple(query_node) and query.feature_last is not False:
+            feature_dim = (query_node, feature_axis)
+        elif _is_simple(key_node) and key.feature_last is not False:
+            feature_dim = (key_node, feature_axis)
+        return ScoreFacts(
+            product=product,
+            layout=layout,
+            key_axis=key_axis,
+            scaled=any_true(query.scaled, key.scaled),
+            feature_dim=feature_dim,
+        )
+
+    def einsum(self, call: cst.Call, equation: str, operands: List[Value], operand_nodes) -> Value:
+        parsed = shapes.parse_einsum(equation)
+        if parsed is None:
+            return Value(kind="tensor", node=call)
+        rank = None if parsed.ellipsis else len(parsed.output)
+        for index, operand in enumerate(operands):
+            if operand.softmax is None or index >= len(parsed.inputs):
+                continue
+            subs = parsed.inputs[index]
+            contracted = [c for c in subs if c not in parsed.output]
+            if len(contracted) == 1:
+                operand.softmax.contracted_axes.add(shapes.Einsum.axis(subs, contracted[0]))
+        if len(operands) == 2 and len(parsed.inputs) == 2:
+            a_only, b_only, summed = parsed.only_in(0), parsed.only_in(1), parsed.contracted()
+            if len(a_only) == 1 and len(b_only) == 1 and summed:
+                a_sub, b_sub = parsed.inputs
+                feature = summed[-1]
+                out = parsed.output
+                scores = self._score_facts(
+                    operands[0], operands[1], call, operand_nodes[0], operand_nodes[1],
+                    key_axis_by_layout=(shapes.Einsum.axis(out, b_only[0]), shapes.Einsum.axis(out, a_only[0])),
+                    feature_axis=shapes.Einsum.axis(a_sub, feature),
+                )
+                if scores is not None:
+                    if scores.feature_dim is not None and scores.feature_dim[0] is operand_nodes[1]:
+                        from dataclasses import replace
+
+                        scores = replace(scores, feature_dim=(operand_nodes[1], shapes.Einsum.axis(b_sub, feature)))
+                    return Value(kind="tensor", rank=rank, role=SCORES, scores=scores, feature_last=False,
+                                 scaled=scores.scaled, node=call)
+        return Value(kind="tensor", rank=rank, node=call)
+
+    # ------------------------------------------------------------------ calls
+    def _eval_Call(self, node: cst.Call) -> Value:
+        func = node.func
+        qualified = canonical(qualify(func, self.aliases))
+        if qualified is not None and "." in qualified:
+            return self._function_call(node, qualified)
+        if isinstance(func, cst.Attribute):
+            if isinstance(func.value, cst.Name) and func.value.value == "self":
+                return self._module_call(node, func.attr.value)
+            receiver = self.eval(func.value)
+            if receiver.kind == "module":
+                return self._call_module_value(node, receiver, func.attr.value)
+            return self._method_call(node, receiver, func.attr.value, func.value)
+        if isinstance(func, cst.Name):
+            target = self.env.get(func.value)
+            if target is not None and target.kind == "module":
+                return self._call_module_value(node, target, func.value)
+            if qualified is not None:  # `from torch.nn.functional import softmax`
+                return self._function_call(node, qualified)
+            return self._user_function(node, func.value)
+        if isinstance(func, cst.Call):  # nn.Softmax(dim=-1)(x)
+            module = self.eval(func)
+            if module.kind == "module":
+                return self._call_module_value(node, module, "")
+        for arg in node.args:
+            self.eval(arg.value)
+        return UNKNOWN
+
+    def _args(self, node: cst.Call) -> List[Value]:
+        return [self.eval(a.value) for a in node.args]
+
+    def _user_function(self, node: cst.Call, name: str) -> Value:
+        values = self._args(node)
+        lowered = name.lower()
+        if any(w in lowered for w in _ROTARY_WORDS):
+            # Rotary embeddings rotate feature pairs: shape, role and scale status are kept.
+            tensors = [v for v in values if v.kind in ("tensor", "unknown")]
+            if len(tensors) >= 2 and tensors[0].role in (QUERY, KEY) and tensors[1].role in (QUERY, KEY):
+                return Value(kind="tuple", elements=(tensors[0], tensors[1]), node=node)
+            if tensors:
+                return tensors[0].with_(node=node)
+        return Value(kind="unknown", node=node)
+
+    def _module_call(self, node: cst.Call, attr: str) -> Value:
+        if attr in ("register_buffer", "register_parameter") and len(node.args) >= 2:
+            name_node = node.args[0].value
+            value = self.eval(node.args[1].value)
+            if isinstance(name_node, cst.SimpleString) and isinstance(name_node.evaluated_value, str):
+                buffer_name = name_node.evaluated_value
+                value = value.add_extra("buffer", buffer_name)
+                if attr == "register_parameter":
+                    value = value.with_(is_parameter=True)
+                self.env["self." + buffer_name] = value
+                if self.record_attrs and self.cls is not None:
+                    self.cls.attrs[buffer_name] = value
+            return Value(kind="scalar", node=node)
+        module = self.env.get("self." + attr)
+        if module is None and self.cls is not None:
+            module = self.cls.attrs.get(attr)
+        if module is not None and module.kind == "module":
+            return self._call_module_value(node, module, attr)
+        values = self._args(node)
+        role = role_from_name(attr)
+        lowered = attr.lower()
+        if module is None and values and "drop" in lowered:
+            return values[0]
+        if module is None and values and role in (QUERY, KEY, "value") and any(
+            w in lowered for w in ("proj", "linear", "lin", "w_", "to_", "fc")
+        ) or (module is None and values and role in (QUERY, KEY, "value") and len(lowered) <= 3):
+            # `self.q_proj(x)`, `self.wq(x)` defined in an unseen __init__: a projection.
+            return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
+                         scaled=False, node=node)
+        if module is None and values and any(w in lowered for w in _ROTARY_WORDS):
+            return self._user_function(node, attr)
+        return Value(kind="unknown", node=node)
+
+    def _call_module_value(self, node: cst.Call, module: Value, attr: str) -> Value:
+        kind = module.module_type or ""
+        if kind == "Softmax":
+            return self._softmax(node, node.args[0].value if node.args else None, module.ctor, form="module")
+        values = self._args(node)
+        if kind in _IDENTITY_MODULES and values:
+            return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
+        if kind in _PROJECTION_MODULES and values:
+            role = role_from_name(attr) if attr else None
+            return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
+                         scaled=False, node=node)
+        return Value(kind="unknown", node=node).add_extra("module_call", kind)
+
+    def _function_call(self, node: cst.Call, qualified: str) -> Value:
+        short = qualified.rsplit(".", 1)[-1]
+        if qualified in ("torch.softmax",):
+            return self._softmax(node, node.args[0].value if node.args else None, None, form="function")
+        if qualified in ("torch.matmul", "torch.bmm", "torch.mm"):
+            if len(node.args) >= 2:
+                left, right = self.eval(node.args[0].value), self.eval(node.args[1].value)
+                return self.matmul(left, right, node, node.args[0].value, node.args[1].value)
+        if qualified == "torch.baddbmm" and len(node.args) >= 3:
+            self.eval(node.args[0].value)
+            left, right = self.eval(node.args[1].value), self.eval(node.args[2].value)
+            product = self.matmul(left, right, node, node.args[1].value, node.args[2].value)
+            if _arg(node, 99, "alpha") is not None and product.scores is not None:
+                product = self._scaled(product)
+            return product
+        if qualified == "torch.einsum" and node.args:
+            first = node.args[0].value
+            operands = [a.value for a in node.args[1:]]
+            if len(operands) == 1 and isinstance(operands[0], (cst.List, cst.Tuple)):
+                operands = [e.value for e in operands[0].elements]
+            values = [self.eval(o) for o in operands]
+            if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                return self.einsum(node, first.evaluated_value, values, operands)
+            return Value(kind="tensor", node=node)
+        if qualified == "torch.nn.Parameter" and node.args:
+            inner = self.eval(node.args[0].value)
+            return inner.with_(kind="tensor", is_parameter=True, node=node)
+        if qualified in _CONSTRUCTORS or qualified == "torch.randint":
+            self._args(node)
+            sizes = [a for a in node.args if a.keyword is None]
+            if qualified == "torch.randint":
+                sizes = [a for a in node.args if a.keyword is None][-1:]
+            if qualified == "torch.full":
+                sizes = sizes[:1]
+            if len(sizes) == 1 and isinstance(sizes[0].value, (cst.Tuple, cst.List)):
+                rank = len(sizes[0].value.elements)
+            elif any(a.star for a in sizes):
+                rank = None
+            else:
+                rank = len(sizes)
+            return Value(kind="tensor", rank=rank, node=node)
+        if qualified in ("torch.tensor", "torch.as_tensor", "torch.Tensor") and node.args:
+            rank = shapes.literal_rank(node.args[0].value)
+            if not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+                rank = self.eval(node.args[0].value).rank
+            return Value(kind="tensor", rank=rank, node=node)
+        if qualified in ("torch.tril", "torch.triu"):
+            values = self._args(node)
+            return Value(kind="tensor", rank=values[0].rank if values else None, node=node)
+        if qualified == "torch.transpose" and len(node.args) >= 3:
+            value = self.eval(node.args[0].value)
+            return self._transpose(value, node.args[1].value, node.args[2].value, node)
+        if qualified in ("torch.dropout", "torch.dropout_") and node.args:
+            values = self._args(node)
+            return values[0]
+        if qualified == "torch.where" and len(node.args) == 3:
+            self.eval(node.args[0].value)
+            a, b = self.eval(node.args[1].value), self.eval(node.args[2].value)
+            if a.scores is not None and b.scores is None:
+                return a.with_(node=node)
+            if b.scores is not None and a.scores is None:
+                return b.with_(node=node)
+            return Value(kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node)
+        if qualified in ("torch.mul", "torch.div", "torch.true_divide") and len(node.args) >= 2:
+            a, b = self.eval(node.args[0].value), self.eval(node.args[1].value)
+            return self._scaled(a if _tensorish(a) else b).with_(node=node)
+        if qualified in ("torch.linear",) and node.args:
+            values = self._args(node)
+            return Value(kind="tensor", rank=values[0].rank, feature_last=True, scaled=False, node=node)
+        if qualified.startswith("torch.nn.") and short[:1].isupper():
+            self._args(node)
+            return Value(kind="module", module_type=short, ctor=node, node=node)
+        if qualified.startswith("math.") or qualified.startswith("numpy."):
+            self._args(node)
+            return Value(kind="scalar", node=node)
+        self._args(node)
+        return Value(kind="unknown", node=node)
+
+    def _method_call(self, node: cst.Call, receiver: Value, method: str, receiver_node) -> Value:
+        args = node.args
+        if method == "softmax":
+            return self._softmax(node, receiver_node, None, form="method")
+        if method in _IDENTITY_METHODS:
+            self._args(node)
+            return receiver.with_(node=node) if receiver.kind != "unknown" else receiver
+        if method == "transpose" and len(args) >= 2:
+            return self._transpose(receiver, args[0].value, args[1].value, node)
+        if method == "permute":
+            return self._permute(receiver, [a.value for a in args], node)
+        if method in ("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile"):
+            values = self._args(node)
+            if method in ("view_as", "reshape_as", "expand_as"):
+                rank = values[0].rank if values else None
+            elif len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+                rank = len(args[0].value.elements)
+            elif len(args) == 1 and values and values[0].kind == "shape":
+                rank = values[0].shape_of.rank if values[0].shape_of is not None else None
+            elif any(a.star for a in args) or (len(args) == 1 and values and values[0].kind != "scalar"):
+                rank = None
+            else:
+                rank = len(args)
+            if method in ("expand", "repeat") and rank is not None and receiver.rank is not None:
+                rank = max(rank, receiver.rank)
+            # A reshape keeps the last (feature) axis only when it is not merged or split.
+            return Value(kind="tensor", rank=rank, role=receiver.role, scaled=receiver.scaled,
+                         feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
+                         mask=receiver.mask, node=node)
+        if method == "unsqueeze":
+            self._args(node)
+            rank = receiver.rank + 1 if receiver.rank is not None else None
+            return receiver.with_(rank=rank, node=node, feature_transposed=False, softmax=None)
+        if method == "squeeze":
+            self._args(node)
+            rank = receiver.rank - 1 if (receiver.rank is not None and args) else None
+            return receiver.with_(rank=rank, node=node, feature_transposed=False, softmax=None)
+        if method in ("split", "chunk", "unbind", "tensor_split"):
+            values = self._args(node)
+            count = _split_count(method, args, values)
+            rank = receiver.rank
+            if method == "unbind" and rank is not None:
+                rank -= 1
+            element = Value(kind="tensor", rank=rank, scaled=receiver.scaled,
+                            feature_last=receiver.feature_last if method != "unbind" else None)
+            if count is None:
+                # The count depends on a size we do not know: every unpacked part looks alike.
+                return Value(kind="tuple", node=node).add_extra("each", element)
+            return Value(kind="tuple", elements=(element,) * count, node=node)
+        if method in ("matmul", "bmm", "mm") and args:
+            other = self.eval(args[0].value)
+            return self.matmul(receiver, other, node, receiver_node, args[0].value)
+        if method in ("mul", "div", "mul_", "div_", "true_divide"):
+            self._args(node)
+            result = self._scaled(receiver).with_(node=node)
+            if method.endswith("_"):
+                self._update_in_place(receiver_node, result)
+            return result
+        if method in ("masked_fill", "masked_fill_"):
+            self._args(node)
+            result = receiver.with_(node=node)
+            return result
+        if method in ("add", "sub", "add_", "sub_"):
+            values = self._args(node)
+            return self._add(receiver, values[0] if values else UNKNOWN, node)
+        if method in ("size", "dim", "numel", "item", "__len__"):
+            self._args(node)
+            if method == "dim":
+                return Value(kind="scalar", int_value=receiver.rank, node=node).add_extra("rank_of", True)
+            if method == "size" and not args:
+                shape = Value(kind="shape", shape_of=receiver, node=node)
+                owner = _owner_name(receiver_node)
+                return shape.add_extra("shape_of_name", owner) if owner else shape
+            return Value(kind="scalar", node=node)
+        if method in ("float", "bool", "long", "int", "byte"):
+            return receiver.with_(node=node)
+        if method in ("tril", "triu", "tril_", "triu_"):
+            self._args(node)
+            return Value(kind="tensor", rank=receiver.rank, node=node)
+        if method in ("flatten",):
+            self._args(node)
+            return Value(kind="tensor", node=node, role=receiver.role)
+        self._args(node)
+        return Value(kind="unknown", node=node)
+
+    def _update_in_place(self, receiver_node, value: Value) -> None:
+        owner = _owner_name(receiver_node)
+        if owner is not None and (owner in self.env or owner.startswith("self.")):
+            self.env[owner] = value
+
+    def _transpose(self, value: Value, a: cst.BaseExpression, b: cst.BaseExpression, node) -> Value:
+        dims = {_int_literal(a), _int_literal(b)}
+        if None in dims:
+            self.eval(a)
+            self.eval(b)
+            return Value(kind="tensor", rank=value.rank, role=value.role, node=node, scaled=value.scaled)
+        rank = value.rank
+        last_two = {-1, -2}
+        if rank is not None:
+            normalized = {d + rank if d < 0 else d for d in dims}
+            swaps_last_two = normalized == {rank - 1, rank - 2}
+            touches_last = rank - 1 in normalized
+        else:
+            swaps_last_two = dims == last_two
+            touches_last = -1 in dims or (not swaps_last_two and any(d is not None and d >= 0 for d in dims) and None)
+        if swaps_last_two:
+            return self._transposed_last_two(value, node)
+        if touches_last is False:
+            # Moving batch/head/token axes keeps the feature axis last: `k.transpose(1, 2)` on
+            # (b, n, h, d) gives (b, h, n, d).
+            return value.with_(node=node, feature_transposed=False, base=None, softmax=None)
+        return Value(kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled)
+
+    def _permute(self, value: Value, dim_nodes: List[cst.BaseExpression], node) -> Value:
+        if len(dim_nodes) == 1 and isinstance(dim_nodes[0], (cst.Tuple, cst.List)):
+            dim_nodes = [e.value for e in dim_nodes[0].elements]
+        dims = [_int_literal(d) for d in dim_nodes]
+        rank = len(dims)
+        if None in dims or (value.rank is not None and value.rank != rank):
+            return Value(kind="tensor", rank=rank if None not in dims else None, role=value.role, node=node)
+        dims = [d + rank if d < 0 else d for d in dims]
+        last = rank - 1
+        if value.feature_last is not False and dims[-2] == last and dims[-1] != last:
+            # The feature axis moved to -2, a token axis to -1: Kᵀ in one step.
+            return value.with_(rank=rank, feature_transposed=True, base=value.with_(rank=rank), node=node,
+                               scores=None, softmax=None)
+        if dims[-1] == last:
+            return value.with_(rank=rank, node=node, feature_transposed=False, base=None, softmax=None)
+        return Value(kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled)
+
+    # ------------------------------------------------------------------ softmax
+    def _softmax(self, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str) -> Value:
+        if input_node is None:
+            return UNKNOWN
+        if form == "method":
+            value = self.eval(input_node)
+            for arg in call.args:
+                self.eval(arg.value)
+            dim_arg = _arg(call, 0, "dim")
+        elif form == "function":
+            value = self.eval(input_node)
+            for arg in call.args[1:]:
+                self.eval(arg.value)
+            dim_arg = _arg(call, 1, "dim")
+        else:
+            value = self.eval(input_node)
+            dim_arg = _arg(ctor, 0, "dim") if ctor is not None else None
+        dim, known = self._dim_value(dim_arg.value if dim_arg is not None else None, value)
+        given = dim_arg is not None and not (isinstance(dim_arg.value, cst.Name) and dim_arg.value.value == "None")
+        if form == "module" and ctor is None:
+            known = False
+        site = SoftmaxSite(
+            call=call,
+            input=value,
+            dim=dim if given else None,
+            dim_given=given,
+            dim_known=known or not given,
+            dim_node=dim_arg.value if dim_arg is not None else None,
+            form=form,
+            module_ctor=ctor,
+            function=self.facts.name,
+        )
+        if id(call) not in self._softmax_by_node:
+            self._softmax_by_node[id(call)] = site
+            self.facts.softmax_sites.append(site)
+        return Value(kind="tensor", rank=value.rank, role=WEIGHTS, softmax=site, feature_last=False, node=call)
+
+    def _dim_value(self, node: Optional[cst.BaseExpression], value: Value) -> Tuple[Optional[int], bool]:
+        if node is None:
+            return None, True
+        literal = _int_literal(node)
+        if literal is not None:
+            return literal, True
+        # `x.dim() - 1`, `x.ndim - 1`, `len(x.shape) - 1`: the last axis, whatever the rank.
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
+            offset = _int_literal(node.right)
+            if offset is not None and _is_rank_expr(node.left):
+                return -offset, True
+        return None, False
+
+
+def _is_rank_expr(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "dim":
+        return not node.args
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+        inner = node.args[0].value
+        return isinstance(inner, cst.Attribute) and inner.attr.value == "shape"
+    return False
+
+
+def _tensorish(value: Value) -> bool:
+    return value.kind == "tensor" or value.role is not None or value.scores is not None
+
+
+def _owner_name(node) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return "self." + node.attr.value
+    return None
+
+
+def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """The key expression inside `k.transpose(-2, -1)`, `k.mT`, `k.T`, `k.permute(...)`."""
+    if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+        return node.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+        "transpose", "permute"
+    ):
+        return node.func.value
+    return None
+
+
+def _split_count(method: str, args, values: List[Value]) -> Optional[int]:
+    if method == "unbind":
+        return None  # count depends on the size of the axis: bound by the unpacking target
+    if method == "chunk" and args:
+        return _int_literal(args[0].value)
+    if method in ("split", "tensor_split") and args and isinstance(args[0].value, (cst.List, cst.Tuple)):
+        return len(args[0].value.elements)
+    return None

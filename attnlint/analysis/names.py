@@ -1,0 +1,147 @@
+"""Names: the fallback source of roles, and import aliases.
+
+Data flow comes first (what a value was computed from, where it flows); a variable's name is
+only consulted when the data flow does not say what the value is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional
+
+import libcst as cst
+
+from attnlint.analysis.values import KEY, MASK, QKV, QUERY, VALUE
+
+_QUERY_WORDS = {"q", "query", "queries", "xq", "wq", "qs", "qry", "quer"}
+_KEY_WORDS = {"k", "key", "keys", "xk", "wk", "ks"}
+_VALUE_WORDS = {"v", "value", "values", "xv", "wv", "vs", "val", "vals"}
+_QKV_WORDS = {"qkv", "wqkv", "in_proj", "c_attn", "to_qkv", "query_key_value"}
+_MASK_WORDS = {"mask", "masks", "bias"}
+
+_SPLIT = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
+
+
+def words(name: str) -> list:
+    """`query_states` -> [query, states]; `W_q` -> [w, q]; `keyProj` -> [key, proj]."""
+    return [w.lower() for w in _SPLIT.split(name) if w]
+
+
+def role_from_name(name: str) -> Optional[str]:
+    """A role suggested by a variable or attribute name, or None when the name is not telling."""
+    lowered = name.lower()
+    if lowered in _QKV_WORDS or "qkv" in lowered:
+        return QKV
+    parts = words(name)
+    if not parts:
+        return None
+    # Single-letter conventions are strong only on their own (`q`, `Q`) or with a projection
+    # word (`W_q`, `q_proj`, `to_q`, `q_states`); a `k` inside `top_k` is not a key.
+    hits = set()
+    for part in parts:
+        if part in _QUERY_WORDS:
+            hits.add(QUERY)
+        elif part in _KEY_WORDS:
+            hits.add(KEY)
+        elif part in _VALUE_WORDS:
+            hits.add(VALUE)
+    if len(hits) != 1:
+        return None
+    role = hits.pop()
+    if len(parts) > 1 and any(p in {"top", "num", "n", "idx", "index", "size", "dim", "len"} for p in parts):
+        return None
+    return role
+
+
+def is_mask_name(name: str) -> bool:
+    return any(w in _MASK_WORDS for w in words(name))
+
+
+# ------------------------------------------------------------------------------------------
+# Imports
+# ------------------------------------------------------------------------------------------
+# Conventional aliases, assumed when a file (a snippet, a notebook cell) imports nothing.
+DEFAULT_ALIASES: Dict[str, str] = {
+    "torch": "torch",
+    "F": "torch.nn.functional",
+    "nn": "torch.nn",
+    "math": "math",
+    "np": "numpy",
+}
+
+
+def collect_aliases(module: cst.Module) -> Dict[str, str]:
+    """Local name -> dotted qualified name, from the module's top-level and nested imports."""
+    aliases: Dict[str, str] = {}
+
+    class Collector(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                dotted = _dotted(alias.name)
+                if dotted is None:
+                    continue
+                if alias.asname is not None:
+                    aliases[_asname(alias)] = dotted
+                else:
+                    aliases[dotted.split(".")[0]] = dotted.split(".")[0]
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            base = _dotted(node.module)
+            if base is None:
+                return
+            for alias in node.names:
+                name = _dotted(alias.name)
+                if name is None:
+                    continue
+                local = _asname(alias) if alias.asname is not None else name
+                aliases[local] = f"{base}.{name}"
+
+    module.visit(Collector())
+    merged = dict(DEFAULT_ALIASES)
+    merged.update(aliases)
+    return merged
+
+
+def _asname(alias: cst.ImportAlias) -> str:
+    assert alias.asname is not None
+    name = alias.asname.name
+    return name.value if isinstance(name, cst.Name) else ""
+
+
+def _dotted(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = _dotted(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    return _dotted(node)
+
+
+def qualify(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
+    """`F.softmax` -> `torch.nn.functional.softmax` given `import torch.nn.functional as F`."""
+    dotted = _dotted(node)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    if head in aliases:
+        base = aliases[head]
+        return f"{base}.{rest}" if rest else base
+    return None
+
+
+# Spellings of the same function in torch's namespaces.
+def canonical(qualified: Optional[str]) -> Optional[str]:
+    if qualified is None:
+        return None
+    for prefix in ("torch.nn.functional.", "torch.functional.", "torch.special.", "torch.linalg."):
+        if qualified.startswith(prefix):
+            return "torch." + qualified[len(prefix):]
+    if qualified.startswith("torch.nn.modules."):
+        return "torch.nn." + qualified.rsplit(".", 1)[-1]
+    return qualified

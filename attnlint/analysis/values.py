@@ -1,0 +1,180 @@
+"""Abstract values: what the analysis knows about one expression.
+
+Every field may be unknown (``None``). Rules fire only on facts the analysis could show, so an
+unknown never turns into a finding. Values are immutable; ``with_`` returns a changed copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+# Roles an expression can play in attention.
+QUERY = "query"
+KEY = "key"
+VALUE = "value"
+SCORES = "scores"  # Q·Kᵀ and what flows from it up to the softmax
+WEIGHTS = "weights"  # softmax(scores)
+MASK = "mask"
+QKV = "qkv"  # a fused projection, not yet split
+
+# Layouts of a score matrix.
+QUERY_MAJOR = "query-major"  # (..., n_q, n_k): keys on the last axis
+KEY_MAJOR = "key-major"  # (..., n_k, n_q): keys on the second-to-last axis
+
+
+@dataclass(frozen=True)
+class ScoreFacts:
+    """How a score tensor was made, and what happened to it on the way to a softmax."""
+
+    product: cst.CSTNode  # the Q·Kᵀ expression (`@`, matmul, bmm, einsum, baddbmm)
+    layout: Optional[str]  # QUERY_MAJOR, KEY_MAJOR or None when roles do not tell
+    # The key axis as a negative index, when the product itself shows it (einsum subscripts).
+    key_axis: Optional[int]
+    # True: a scale (or temperature) was applied on some path; False: shown absent on every path.
+    scaled: Optional[bool]
+    # An expression whose shape gives the contracted (per-head) dimension, and its axis, e.g.
+    # (`keys`, -1); None when no operand is simple enough to name in a fix.
+    feature_dim: Optional[Tuple[cst.BaseExpression, int]] = None
+
+
+@dataclass(frozen=True)
+class MaskFacts:
+    """Where a mask came from and what its True/nonzero entries mean."""
+
+    origin: Optional[str] = None  # "causal", "padding", "comparison", "argument", ...
+    # "attend" (True = may attend), "masked" (True = masked out), "additive" (float to add).
+    convention: Optional[str] = None
+    causal_diagonal: Optional[int] = None  # triu(..., diagonal=d) / tril(..., diagonal=d)
+    can_mask_whole_row: Optional[bool] = None
+    # For buffers built at a fixed size: the expressions of that size (e.g. `context_length`).
+    built_size: Tuple[str, ...] = ()
+    sliced: bool = False
+    buffer_attr: Optional[str] = None  # `self.<attr>` when the mask is a registered buffer
+
+
+@dataclass
+class SoftmaxSite:
+    """One softmax call, and what the code around it shows about its axes."""
+
+    call: cst.Call
+    input: "Value"
+    # The `dim` as written: an int (maybe negative), None when no dim was given.
+    dim: Optional[int]
+    dim_given: bool
+    dim_known: bool  # False when dim is an expression we cannot evaluate
+    # The node holding the dim value (to rewrite), or None.
+    dim_node: Optional[cst.CSTNode]
+    form: str  # "function", "method" or "module" (nn.Softmax built elsewhere)
+    # For form == "module": the nn.Softmax(...) constructor call.
+    module_ctor: Optional[cst.Call] = None
+    # Negative axes of the weights that later code contracts with values (`w @ v` -> -1).
+    contracted_axes: Set[int] = field(default_factory=set)
+    # Statement that holds the call, and the variable the weights were bound to.
+    function: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str = "tensor"  # "tensor", "scalar", "module", "tuple", "shape", "unknown"
+    rank: Optional[int] = None
+    role: Optional[str] = None
+    # Last axis is the feature (head) dimension: true for projections of tokens.
+    feature_last: Optional[bool] = None
+    # The feature axis was moved to -2 (k.transpose(-2, -1), k.permute(0, 2, 3, 1), k.mT): ready
+    # to be the right operand of a Q·Kᵀ product. `base` is the value before that move.
+    feature_transposed: bool = False
+    base: Optional["Value"] = None
+    node: Optional[cst.CSTNode] = None  # the expression that produced this value
+    scaled: Optional[bool] = None  # for q/k: a scale was multiplied in
+    scores: Optional[ScoreFacts] = None
+    softmax: Optional[SoftmaxSite] = field(default=None, compare=False)
+    mask: Optional[MaskFacts] = None
+    is_parameter: bool = False  # a weight, not an activation
+    # For kind == "module": the nn class name (Linear, Softmax, ...) and its constructor call.
+    module_type: Optional[str] = None
+    ctor: Optional[cst.Call] = None
+    # For kind == "tuple": the element values.
+    elements: Tuple["Value", ...] = ()
+    # For kind == "scalar": a known integer value.
+    int_value: Optional[int] = None
+    # For kind == "shape": the tensor whose shape this is.
+    shape_of: Optional["Value"] = None
+    # Free-form facts other analyses attach (kept through shape-preserving ops).
+    extra: Tuple[Tuple[str, Any], ...] = ()
+
+    def with_(self, **changes: Any) -> "Value":
+        return replace(self, **changes)
+
+    def get_extra(self, key: str) -> Any:
+        for k, v in self.extra:
+            if k == key:
+                return v
+        return None
+
+    def add_extra(self, key: str, value: Any) -> "Value":
+        return replace(self, extra=tuple((k, v) for k, v in self.extra if k != key) + ((key, value),))
+
+
+UNKNOWN = Value(kind="unknown")
+
+
+def join(a: Optional[Value], b: Optional[Value]) -> Value:
+    """The value of a name that is `a` on one path and `b` on another: keep what both agree on."""
+    if a is None or b is None:
+        return UNKNOWN
+    if a is b:
+        return a
+    changes: Dict[str, Any] = {}
+    for f in fields(Value):
+        va, vb = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "softmax":
+            changes[f.name] = va if va is vb else None
+        elif f.name == "scores":
+            changes[f.name] = _join_scores(va, vb)
+        elif f.name == "scaled":
+            changes[f.name] = _join_tristate(va, vb)
+        elif va == vb:
+            changes[f.name] = va
+        else:
+            changes[f.name] = _default_of(f)
+    return Value(**changes)
+
+
+def _join_tristate(a: Optional[bool], b: Optional[bool]) -> Optional[bool]:
+    return a if a == b else None
+
+
+def _join_scores(a: Optional[ScoreFacts], b: Optional[ScoreFacts]) -> Optional[ScoreFacts]:
+    if a is None or b is None:
+        return None
+    if a.product is not b.product:
+        return None
+    return replace(
+        a,
+        scaled=_join_tristate(a.scaled, b.scaled),
+        layout=a.layout if a.layout == b.layout else None,
+        key_axis=a.key_axis if a.key_axis == b.key_axis else None,
+    )
+
+
+def _default_of(f) -> Any:
+    if f.default is not f.default_factory:  # type: ignore[comparison-overlap]
+        from dataclasses import MISSING
+
+        if f.default is not MISSING:
+            return f.default
+        if f.default_factory is not MISSING:  # type: ignore[misc]
+            return f.default_factory()  # type: ignore[misc]
+    return None
+
+
+def any_true(*flags: Optional[bool]) -> Optional[bool]:
+    """Tri-state OR: True if any is True; False only if all are False."""
+    if any(f is True for f in flags):
+        return True
+    if all(f is False for f in flags):
+        return False
+    return None

@@ -1,0 +1,80 @@
+"""The data that flows from rules to fixes and reporters.
+
+Positions follow LibCST: lines are 1-based, columns are 0-based code points, ends are exclusive.
+Reporters convert to whatever their consumer wants (1-based columns, UTF-8 byte columns).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+DOCS_URL = "https://attnlint.readthedocs.io/en/latest/rules/{name}/"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 0-based, in code points
+
+
+class Applicability(str, enum.Enum):
+    """How sure we are that a fix keeps behaviour where the old code was right (ruff's model)."""
+
+    SAFE = "safe"  # identical wherever the old code was correct; applied by --fix
+    UNSAFE = "unsafe"  # changes numbers; applied only with --unsafe-fixes
+    DISPLAY_ONLY = "display-only"  # shown, never applied
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: Tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    fix: Optional[Fix] = None
+    # The line a `# noqa` comment for this finding belongs on.
+    noqa_row: int = 0
+    url: Optional[str] = None
+
+    @property
+    def sort_key(self):
+        return (self.path, self.start, self.code)
+
+
+SYNTAX_ERROR_CODE = "ATN001"
+SYNTAX_ERROR_NAME = "syntax-error"
+
+
+@dataclass
+class FileResult:
+    """What checking (and maybe fixing) one file produced."""
+
+    path: str
+    diagnostics: list = field(default_factory=list)
+    # The source the diagnostics refer to (after fixes, if any were applied).
+    source: Optional[str] = None
+    # Number of fixes applied, by code.
+    fixed: dict = field(default_factory=dict)
+    # The fixed text when fixes were computed but not written (--diff, stdin).
+    fixed_source: Optional[str] = None
+    original_source: Optional[str] = None
+    # Set when the file could not be read or parsed; the file is skipped and nothing is written.
+    error: Optional[str] = None

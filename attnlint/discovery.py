@@ -1,0 +1,86 @@
+"""Which files to check: Python files under the given paths, minus excludes and .gitignore'd ones."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Iterable, List, Sequence, Set
+
+from attnlint.config import Settings
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def collect_files(paths: Sequence[str], settings: Settings) -> List[Path]:
+    """Files to check, sorted, without duplicates.
+
+    A file named on the command line is checked even when excluded (as ruff does) unless
+    `force-exclude` is set; pre-commit passes files explicitly, so its hook sets --force-exclude.
+    """
+    found: List[Path] = []
+    seen: Set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            candidates: Iterable[Path] = _walk(path, settings)
+        elif path.exists():
+            if settings.force_exclude and settings.is_excluded(path):
+                continue
+            candidates = [path]
+        else:
+            raise FileNotFoundError(raw)
+        for candidate in candidates:
+            key = candidate.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(candidate)
+    if settings.respect_gitignore and found:
+        ignored = _git_ignored(found)
+        found = [f for f in found if f.resolve() not in ignored]
+    return sorted(found)
+
+
+def _walk(root: Path, settings: Settings) -> Iterable[Path]:
+    for directory, dirnames, filenames in os.walk(root):
+        base = Path(directory)
+        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d))
+        for name in sorted(filenames):
+            if name.endswith(PYTHON_SUFFIXES):
+                path = base / name
+                if not settings.is_excluded(path):
+                    yield path
+
+
+def _git_ignored(files: Sequence[Path]) -> Set[Path]:
+    """Files git ignores, asked of git itself (so every .gitignore rule is honoured exactly)."""
+    by_top = {}
+    for f in files:
+        by_top.setdefault(f.resolve().parent, []).append(f.resolve())
+    ignored: Set[Path] = set()
+    tops = {}
+    for parent, members in by_top.items():
+        top = tops.get(parent)
+        if top is None:
+            try:
+                out = subprocess.run(
+                    ["git", "-C", str(parent), "rev-parse", "--show-toplevel"],
+                    capture_output=True, text=True, timeout=10,
+                )
+            except (OSError, subprocess.SubprocessError):
+                return ignored  # no git: nothing is ignored
+            if out.returncode != 0:
+                continue
+            top = tops[parent] = out.stdout.strip()
+        try:
+            out = subprocess.run(
+                ["git", "-C", top, "check-ignore", "--no-index", "--stdin", "-z"],
+                input="\0".join(str(m) for m in members) + "\0",
+                capture_output=True, text=True, timeout=30,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        for entry in out.stdout.split("\0"):
+            if entry:
+                ignored.add(Path(entry).resolve())
+    return ignored

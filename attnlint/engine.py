@@ -1,0 +1,351 @@
+"""The engine: files -> parse -> analysis -> rules -> findings -> (fixes).
+
+Speed is designed in, because LibCST is 60-100x slower than `ast`:
+- a text pre-filter: a file that contains none of the enabled rules' trigger strings is not parsed;
+- one parse and one shared analysis per file, whatever the number of rules;
+- only the PositionProvider metadata, without the defensive deep copy;
+- a process pool over files.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from attnlint.config import Settings
+from attnlint.diagnostics import (
+    SYNTAX_ERROR_CODE,
+    SYNTAX_ERROR_NAME,
+    Applicability,
+    Diagnostic,
+    Edit,
+    FileResult,
+    Fix,
+    Position,
+)
+from attnlint.noqa import NoqaMap, parse_noqa
+from attnlint.rules import registry
+from attnlint.rules.base import Insertion, NodeFix, Replacement, Rule, RuleContext
+
+# Fixes can enable other fixes (or overlap one another); re-check and re-apply up to this often.
+MAX_FIX_PASSES = 10
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules for a file
+# ---------------------------------------------------------------------------------------------
+def rules_for(path: str, settings: Settings) -> List[Rule]:
+    all_rules = registry.all_rules()
+    codes = [r.code for r in all_rules]
+    enabled = set(settings.selected_codes(codes)) - settings.ignored_for_path(path, codes)
+    return [r(settings.rule_options.get(r.code)) for r in all_rules if r.code in enabled]
+
+
+def might_match(source: str, rules: Sequence[Rule]) -> bool:
+    """Cheap pre-filter: can any rule fire on this text at all?"""
+    return any(trigger in source for rule in rules for trigger in rule.triggers)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking one source text
+# ---------------------------------------------------------------------------------------------
+def check_source(source: str, path: str = "<stdin>", settings: Optional[Settings] = None) -> FileResult:
+    settings = settings or Settings()
+    rules = rules_for(path, settings)
+    result = FileResult(path=path, source=source)
+    noqa = parse_noqa(source)
+    if noqa.file_exempt or not rules or not might_match(source, rules):
+        return result
+    rules = [r for r in rules if not noqa.file_silences(r.code)]
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        result.error = f"SyntaxError: {exc.message} at {exc.raw_line}:{exc.raw_column}"
+        result.diagnostics.append(_syntax_error(path, exc))
+        return result
+    except (RecursionError, ValueError) as exc:
+        result.error = f"cannot parse: {exc}"
+        return result
+    result.diagnostics = _run_rules(module, path, rules, noqa)
+    return result
+
+
+def _syntax_error(path: str, exc: cst.ParserSyntaxError) -> Diagnostic:
+    line = max(exc.raw_line, 1)
+    start = Position(line, max(exc.raw_column, 0))
+    return Diagnostic(
+        code=SYNTAX_ERROR_CODE,
+        name=SYNTAX_ERROR_NAME,
+        message=f"SyntaxError: {exc.message}; the file was not checked",
+        path=path,
+        start=start,
+        end=start,
+        noqa_row=line,
+    )
+
+
+def _run_rules(module: cst.Module, path: str, rules: Sequence[Rule], noqa: NoqaMap) -> List[Diagnostic]:
+    from attnlint.analysis import analyze_module
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    analysis = analyze_module(wrapper.module)
+    diagnostics: List[Diagnostic] = []
+    statement_spans: Optional[List[Tuple[int, int]]] = None
+    for rule in rules:
+        ctx = RuleContext(wrapper.module, analysis)
+        rule.check(ctx)
+        for report in ctx.reports:
+            span = positions[report.node]
+            start = Position(span.start.line, span.start.column)
+            end = Position(span.end.line, span.end.column)
+            if noqa.by_line:
+                if statement_spans is None:
+                    statement_spans = _statement_spans(wrapper.module, positions)
+                lines = _enclosing_lines(start.line, end.line, statement_spans)
+                if any(noqa.line_silences(line, rule.code) for line in lines):
+                    continue
+            diagnostics.append(
+                Diagnostic(
+                    code=rule.code,
+                    name=rule.name,
+                    message=report.message,
+                    path=path,
+                    start=start,
+                    end=end,
+                    fix=_to_fix(report.fix, wrapper.module, positions),
+                    noqa_row=start.line,
+                    url=rule.url(),
+                )
+            )
+    diagnostics.sort(key=lambda d: d.sort_key)
+    return diagnostics
+
+
+def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optional[Fix]:
+    if node_fix is None:
+        return None
+    edits = []
+    for change in node_fix.changes:
+        if isinstance(change, Replacement):
+            span = positions[change.old]
+            edits.append(
+                Edit(
+                    Position(span.start.line, span.start.column),
+                    Position(span.end.line, span.end.column),
+                    module.code_for_node(change.new),
+                )
+            )
+        elif isinstance(change, Insertion):
+            span = positions[change.anchor]
+            at = span.end if change.after else span.start
+            pos = Position(at.line, at.column)
+            edits.append(Edit(pos, pos, change.text))
+        else:  # pragma: no cover - programming error in a rule
+            raise TypeError(f"unknown change {change!r}")
+    edits.sort(key=lambda e: (e.start, e.end))
+    return Fix(node_fix.message, node_fix.applicability, tuple(edits))
+
+
+class _StatementCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.nodes: List[cst.CSTNode] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.nodes.append(node)
+
+
+def _statement_spans(module: cst.Module, positions) -> List[Tuple[int, int]]:
+    collector = _StatementCollector()
+    module.visit(collector)
+    spans = []
+    for node in collector.nodes:
+        span = positions[node]
+        spans.append((span.start.line, span.end.line))
+    return spans
+
+
+def _enclosing_lines(first: int, last: int, spans: List[Tuple[int, int]]) -> range:
+    """The lines of the innermost statement that holds the finding (noqa anywhere there counts)."""
+    best: Optional[Tuple[int, int]] = None
+    for lo, hi in spans:
+        if lo <= first and last <= hi and (best is None or hi - lo < best[1] - best[0]):
+            best = (lo, hi)
+    if best is None:
+        return range(first, last + 1)
+    return range(best[0], best[1] + 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixing one source text
+# ---------------------------------------------------------------------------------------------
+def fix_source(
+    source: str, path: str = "<stdin>", settings: Optional[Settings] = None, unsafe: Optional[bool] = None
+) -> FileResult:
+    """Apply every allowed fix, re-checking until nothing changes. Never returns unparsable code."""
+    settings = settings or Settings()
+    if unsafe is not None and unsafe != settings.unsafe_fixes:
+        from attnlint.config import with_overrides
+
+        settings = with_overrides(settings, unsafe_fixes=unsafe)
+    original = source
+    fixed: Dict[str, int] = {}
+    result = check_source(source, path, settings)
+    for _ in range(MAX_FIX_PASSES):
+        if result.error:
+            break
+        applicable = [
+            d for d in result.diagnostics if d.fix and settings.fix_allowed(d.code, d.fix.applicability)
+        ]
+        if not applicable:
+            break
+        new_source, applied = apply_fixes(source, applicable)
+        if not applied or new_source == source:
+            break
+        try:
+            cst.parse_module(new_source)
+        except Exception:  # a fix that breaks the file is dropped whole
+            break
+        source = new_source
+        for d in applied:
+            fixed[d.code] = fixed.get(d.code, 0) + 1
+        result = check_source(source, path, settings)
+    result.fixed = fixed
+    result.original_source = original
+    result.fixed_source = source
+    return result
+
+
+def _line_offsets(source: str) -> List[int]:
+    offsets = [0]
+    for line in source.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    return offsets
+
+
+def apply_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> Tuple[str, List[Diagnostic]]:
+    """Apply the fixes that do not overlap an earlier one; the rest wait for the next pass."""
+    offsets = _line_offsets(source)
+
+    def offset(pos: Position) -> int:
+        return offsets[pos.line - 1] + pos.column
+
+    chosen: List[Tuple[int, int, str]] = []
+    applied: List[Diagnostic] = []
+    taken: List[Tuple[int, int]] = []
+    for diag in sorted(diagnostics, key=lambda d: d.fix.edits[0].start if d.fix.edits else d.start):
+        spans = [(offset(e.start), offset(e.end), e.content) for e in diag.fix.edits]
+        if any(_overlaps(a, b, lo, hi) for a, b, _ in spans for lo, hi in taken):
+            continue
+        taken.extend((a, b) for a, b, _ in spans)
+        chosen.extend(spans)
+        applied.append(diag)
+    out = source
+    for start, end, content in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
+        out = out[:start] + content + out[end:]
+    return out, applied
+
+
+def _overlaps(a: int, b: int, lo: int, hi: int) -> bool:
+    if a == b or lo == hi:  # insertions clash only when strictly inside another edit
+        return lo < a < hi or a < lo < b or (a == lo and b == hi)
+    return a < hi and lo < b
+
+
+# ---------------------------------------------------------------------------------------------
+# Files on disk
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class DecodedFile:
+    text: str
+    encoding: str
+    bom: bool
+
+
+def read_source(path: Path) -> DecodedFile:
+    raw = path.read_bytes()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    bom = encoding == "utf-8-sig"
+    text = raw.decode(encoding)
+    if bom:
+        encoding = "utf-8"
+    return DecodedFile(text=text, encoding=encoding, bom=bom)
+
+
+def write_atomically(path: Path, decoded: DecodedFile, text: str) -> None:
+    """Write via a temp file in the same directory and `os.replace`: never half a file."""
+    data = text.encode(decoded.encoding)
+    if decoded.bom:
+        data = b"\xef\xbb\xbf" + data
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".attnlint-tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    display: str
+    fix: bool
+    write: bool  # False for --diff: compute the fixed text but leave the file alone
+
+
+def process_file(job: Job, settings: Settings) -> FileResult:
+    path = Path(job.path)
+    try:
+        decoded = read_source(path)
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        return FileResult(path=job.display, error=f"cannot read: {exc}")
+    if not job.fix:
+        return check_source(decoded.text, job.display, settings)
+    result = fix_source(decoded.text, job.display, settings)
+    if job.write and result.fixed and result.fixed_source != decoded.text:
+        try:
+            write_atomically(path, decoded, result.fixed_source)
+        except OSError as exc:
+            result.error = f"cannot write fixes: {exc}"
+            result.fixed = {}
+    return result
+
+
+def _process_chunk(jobs: Sequence[Job], settings: Settings) -> List[FileResult]:
+    return [process_file(job, settings) for job in jobs]
+
+
+def process_files(jobs: Sequence[Job], settings: Settings, workers: Optional[int] = None) -> List[FileResult]:
+    """Check (and fix) many files, over a process pool when it pays."""
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers <= 1 or len(jobs) < 8:
+        return [process_file(job, settings) for job in jobs]
+    # Chunks amortise the pickling; several chunks per worker balance uneven files.
+    size = max(1, min(64, len(jobs) // (workers * 4) or 1))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    results: List[FileResult] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for chunk_result in pool.map(_process_chunk, chunks, [settings] * len(chunks)):
+            results.extend(chunk_result)
+    return results

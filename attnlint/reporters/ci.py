@@ -1,0 +1,132 @@
+"""Formats read by CI services: GitHub workflow commands, reviewdog's rdjson, GitLab Code Quality."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Sequence
+
+from attnlint.diagnostics import Applicability, Diagnostic, FileResult, Position
+from attnlint.reporters.common import (
+    DOCS_HOME,
+    TOOL_NAME,
+    SourceLines,
+    diagnostic_url,
+    one_based,
+    stable_hash,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# GitHub Actions workflow commands
+# ---------------------------------------------------------------------------------------------
+def _escape_data(text: str) -> str:
+    # `%` first, or the escapes introduced below would be escaped again.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    # Properties are `key=value` pairs separated by `,` and ended by `::`.
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(diag: Diagnostic) -> str:
+    line, col = one_based(diag.start)
+    end_line, end_col = one_based(diag.end)
+    properties = ",".join(
+        f"{key}={_escape_property(str(value))}"
+        for key, value in (
+            ("title", f"{TOOL_NAME} ({diag.code})"),
+            ("file", diag.path),
+            ("line", line),
+            ("col", col),
+            ("endLine", end_line),
+            ("endColumn", end_col),
+        )
+    )
+    return f"::error {properties}::{_escape_data(f'{diag.code} {diag.message}')}"
+
+
+def render_github(results: Sequence[FileResult], full_report: str) -> str:
+    """Annotations, then the full report: GitHub shows only 10 error annotations per step, so the
+    log must hold everything (lines not starting with `::` are printed as they are)."""
+    annotations = [github_annotation(d) for r in results for d in r.diagnostics]
+    return "".join(line + "\n" for line in annotations) + full_report
+
+
+# ---------------------------------------------------------------------------------------------
+# reviewdog Diagnostic Result (rdjson)
+# ---------------------------------------------------------------------------------------------
+_RDJSON_SEVERITY = "ERROR"
+
+
+def _rdjson_range(lines: SourceLines, start: Position, end: Position) -> Dict[str, Any]:
+    # reviewdog counts columns in UTF-8 bytes from 1; its range end is exclusive, like ours.
+    return {
+        "start": {"line": start.line, "column": lines.byte_column(start)},
+        "end": {"line": end.line, "column": lines.byte_column(end)},
+    }
+
+
+def _rdjson_diagnostic(diag: Diagnostic, lines: SourceLines) -> Dict[str, Any]:
+    entry: Dict[str, Any] = {
+        "message": diag.message,
+        "location": {"path": diag.path, "range": _rdjson_range(lines, diag.start, diag.end)},
+        "severity": _RDJSON_SEVERITY,
+        "code": {"value": diag.code, "url": diagnostic_url(diag)},
+    }
+    # Suggestions become one-click "commit suggestion" buttons on pull requests: offer only fixes
+    # that cannot change behaviour, whatever --unsafe-fixes says for local runs.
+    if diag.fix is not None and diag.fix.applicability is Applicability.SAFE:
+        entry["suggestions"] = [
+            {"range": _rdjson_range(lines, edit.start, edit.end), "text": edit.content}
+            for edit in diag.fix.edits
+        ]
+    return entry
+
+
+def render_rdjson(results: Sequence[FileResult]) -> str:
+    diagnostics: List[Dict[str, Any]] = []
+    for result in results:
+        lines = SourceLines(result.source)
+        diagnostics.extend(_rdjson_diagnostic(diag, lines) for diag in result.diagnostics)
+    report = {
+        "source": {"name": TOOL_NAME, "url": DOCS_HOME},
+        "severity": _RDJSON_SEVERITY,
+        "diagnostics": diagnostics,
+    }
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# GitLab Code Quality
+# ---------------------------------------------------------------------------------------------
+def _gitlab_fingerprint(diag: Diagnostic, seen: Dict[str, int]) -> str:
+    """Path, code, span and message; a counter separates exact duplicates, because GitLab drops
+    findings whose fingerprints collide."""
+    start, end = diag.start, diag.end
+    span = (start.line, start.column, end.line, end.column)
+    base = stable_hash(diag.path, diag.code, *span, diag.message, length=32)
+    occurrence = seen.get(base, 0)
+    seen[base] = occurrence + 1
+    return base if occurrence == 0 else stable_hash(base, occurrence, length=32)
+
+
+def render_gitlab(results: Sequence[FileResult]) -> str:
+    seen: Dict[str, int] = {}
+    issues = []
+    for result in results:
+        for diag in result.diagnostics:
+            issues.append(
+                {
+                    "description": f"{diag.code} {diag.message}",
+                    "check_name": diag.code,
+                    "fingerprint": _gitlab_fingerprint(diag, seen),
+                    # GitLab's scale: info, minor, major, critical, blocker. Findings are bugs.
+                    "severity": "major",
+                    "location": {
+                        "path": diag.path,
+                        "lines": {"begin": diag.start.line, "end": diag.end.line},
+                    },
+                }
+            )
+    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,160 @@
+"""What a rule is.
+
+A rule is one class in one module: its code, its kebab-case name, the page a user reads (the class
+docstring, in ruff's sections), its valid and invalid examples (run as tests, Fixit's way), and a
+``check`` that asks the shared analysis questions and reports. Rules never walk the tree to derive
+tensor facts themselves: if a fact is missing, it belongs in :mod:`attnlint.analysis`.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from attnlint.diagnostics import DOCS_URL, Applicability
+
+if TYPE_CHECKING:  # pragma: no cover
+    from attnlint.analysis import ModuleAnalysis
+
+
+class FixAvailability(str, enum.Enum):
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NONE = "not"
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code on which the rule must stay silent."""
+
+    code: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return _dedent(self.code)
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must report.
+
+    ``line``/``column`` (1-based line, 0-based column, as LibCST) pin the first finding when given.
+    ``fixed`` is the whole source after this rule's fixes (unsafe ones included); ``None`` means the
+    example has no fix.
+    """
+
+    code: str
+    fixed: Optional[str] = None
+    line: Optional[int] = None
+    column: Optional[int] = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return _dedent(self.code)
+
+    @property
+    def fixed_source(self) -> Optional[str]:
+        return None if self.fixed is None else _dedent(self.fixed)
+
+
+def _dedent(code: str) -> str:
+    code = textwrap.dedent(code)
+    if code.startswith("\n"):
+        code = code[1:]
+    return code
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Replace one node's text by another node's code."""
+
+    old: cst.CSTNode
+    new: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """Insert text before the start of ``anchor`` (a node) or after its end."""
+
+    anchor: cst.CSTNode
+    text: str
+    after: bool = True
+
+
+@dataclass(frozen=True)
+class NodeFix:
+    """A fix in terms of nodes; the engine turns it into text edits using positions."""
+
+    message: str
+    applicability: Applicability
+    changes: Tuple[Any, ...]  # Replacement | Insertion
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    message: str
+    fix: Optional[NodeFix]
+
+
+class RuleContext:
+    """What a rule sees of one file: the module, the shared analysis, and a way to report."""
+
+    def __init__(self, module: cst.Module, analysis: "ModuleAnalysis") -> None:
+        self.module = module
+        self.analysis = analysis
+        self.reports: List[Report] = []
+
+    def report(self, node: cst.CSTNode, message: str, fix: Optional[NodeFix] = None) -> None:
+        self.reports.append(Report(node, message, fix))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    # One line, for `attnlint rules` and SARIF's shortDescription.
+    summary: ClassVar[str]
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    fix_applicability: ClassVar[Optional[Applicability]] = None
+    # A file that contains none of these substrings cannot hold a finding; it is not parsed.
+    triggers: ClassVar[Tuple[str, ...]] = ()
+    # Per-rule options and their defaults; `[tool.attnlint.<rule-name>]` overrides them.
+    default_options: ClassVar[Dict[str, Any]] = {}
+    VALID: ClassVar[Sequence[Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None) -> None:
+        unknown = set(options or {}) - set(self.default_options)
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) for {self.code} ({self.name}): {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(self.default_options)) or 'none'}"
+            )
+        self.options = {**self.default_options, **(options or {})}
+
+    def check(self, ctx: RuleContext) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --- documentation -------------------------------------------------------------------
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(name=cls.name)
+
+    @classmethod
+    def page(cls) -> str:
+        """The rule's documentation page body (markdown), from the class docstring."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def fix_sentence(cls) -> str:
+        return f"Fix is {cls.fix_availability.value} available."

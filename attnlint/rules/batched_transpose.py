@@ -1,0 +1,306 @@
+"""ATN103 batched-transpose."""
+
+from __future__ import annotations
+
+from attnlint.diagnostics import Applicability
+from attnlint.fixers.transpose import swap_last_two_axes
+from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
+
+
+class BatchedTranspose(Rule):
+    """
+    ## What it does
+    Checks for `.T` on a batched (3-D or 4-D) tensor used in a matrix product, such as
+    `queries @ keys.T` where `keys` is `(batch, tokens, d)`.
+
+    ## Why is this bad?
+    `.T` reverses *every* axis: on a `(batch, tokens, d)` tensor it gives `(d, tokens, batch)`,
+    not `(batch, d, tokens)`. The product then usually fails with a shape error, but when batch,
+    tokens and d happen to be equal it runs and silently mixes batch elements together. PyTorch
+    deprecated `.T` on tensors of more than two dimensions for this reason.
+
+    The rule only fires when the analysis can show the tensor has three or more dimensions (from
+    `b, n, d = x.shape`, `view`/`reshape`, a shape comment such as `# x: (batch, tokens, d)`, ...).
+    `.T` on a 2-D weight or on unbatched activations is correct and is not reported.
+
+    ## Example
+    ```python
+    def forward(self, x):  # x: (batch, num_tokens, d_in)
+        queries = x @ self.W_q
+        keys = x @ self.W_k
+        attn_scores = queries @ keys.T
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):  # x: (batch, num_tokens, d_in)
+        queries = x @ self.W_q
+        keys = x @ self.W_k
+        attn_scores = queries @ keys.transpose(-2, -1)
+    ```
+
+    ## Fix safety
+    The fix is safe: `x.transpose(-2, -1)` is the same view as `x.T` on 2-D input (bit for bit),
+    so it cannot change code that was right; on batched input it swaps only the last two axes,
+    which is what the product needs. `x.mT` is equivalent on PyTorch 1.11 and newer.
+    """
+
+    code = "ATN103"
+    name = "batched-transpose"
+    summary = "`.T` on a batched tensor reverses every axis, not just the last two"
+    fix_availability = FixAvailability.ALWAYS
+    fix_applicability = Applicability.SAFE
+    triggers = (".T",)
+
+    def check(self, ctx: RuleContext) -> None:
+        for site in ctx.analysis.dot_t_sites:
+            rank = site.receiver.rank
+            if not site.in_matmul or rank is None or rank < 3:
+                continue
+            subject = ctx.code(site.node.value)
+            ctx.report(
+                site.node,
+                f"`{subject}.T` reverses all {rank} axes of a batched tensor; "
+                "use `.transpose(-2, -1)` to swap only the last two",
+                fix=swap_last_two_axes(site.node),
+            )
+
+    VALID = [
+        # The seed notes' first example: 2-D inputs, `.T` is the matrix transpose.
+        Valid(
+            """
+            import torch
+            inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66]])
+            attn_scores = inputs @ inputs.T
+            """
+        ),
+        # A 2-D weight transposed: a linear layer.
+        Valid(
+            """
+            import torch.nn as nn
+            class Head(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.randn(d, d))
+                def forward(self, x):
+                    b, n, d = x.shape
+                    return x @ self.W.T
+            """
+        ),
+        # `.T` on a 2-D slice of a batched tensor.
+        Valid(
+            """
+            def first_scores(q, k):
+                b, n, d = k.shape
+                return q[0] @ k[0].T
+            """
+        ),
+        # Rank unknown: stay silent.
+        Valid(
+            """
+            def scores(q, k):
+                return q @ k.T
+            """
+        ),
+        # Batched, but written correctly.
+        Valid(
+            """
+            def scores(q, k):
+                b, n, d = k.shape
+                return q @ k.transpose(-2, -1)
+            """
+        ),
+        Valid(
+            """
+            def scores(q, k):
+                b, h, n, d = k.shape
+                return q @ k.mT
+            """
+        ),
+        # `.T` on a batched tensor outside any product (e.g. to print it) is not this rule's.
+        Valid(
+            """
+            def show(k):
+                b, n, d = k.shape
+                print(k.T.shape)
+            """
+        ),
+        # Linear layer weights: `F.linear`-style code.
+        Valid(
+            """
+            import torch
+            def project(x, weight):
+                return torch.matmul(x, weight.T)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            x = torch.randn(4, 8)
+            gram = x.T @ x
+            """
+        ),
+    ]
+
+    INVALID = [
+        # The seed notes' SelfAttentionV1: the shape is written in a comment.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            class SelfAttentionV1(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.W_q = nn.Parameter(torch.randn(d_in, d_out))
+                    self.W_k = nn.Parameter(torch.randn(d_in, d_out))
+                    self.W_v = nn.Parameter(torch.randn(d_in, d_out))
+
+                def forward(self, x):
+                    # x: (batch, num_tokens, d_in)
+                    queries = x @ self.W_q
+                    keys = x @ self.W_k
+                    values = x @ self.W_v
+                    attn_scores = queries @ keys.T  # (num_tokens, num_tokens)
+                    attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+                    return attn_weights @ values
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+            class SelfAttentionV1(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.W_q = nn.Parameter(torch.randn(d_in, d_out))
+                    self.W_k = nn.Parameter(torch.randn(d_in, d_out))
+                    self.W_v = nn.Parameter(torch.randn(d_in, d_out))
+
+                def forward(self, x):
+                    # x: (batch, num_tokens, d_in)
+                    queries = x @ self.W_q
+                    keys = x @ self.W_k
+                    values = x @ self.W_v
+                    attn_scores = queries @ keys.transpose(-2, -1)  # (num_tokens, num_tokens)
+                    attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+                    return attn_weights @ values
+            """,
+            line=16,
+            column=32,
+        ),
+        # Rank from unpacking the shape.
+        Invalid(
+            """
+            def attention(q, k, v):
+                b, n, d = k.shape
+                scores = q @ k.T / d ** 0.5
+                return scores.softmax(-1) @ v
+            """,
+            fixed="""
+            def attention(q, k, v):
+                b, n, d = k.shape
+                scores = q @ k.transpose(-2, -1) / d ** 0.5
+                return scores.softmax(-1) @ v
+            """,
+            line=3,
+            column=17,
+        ),
+        # Rank from `view` into heads, through `torch.matmul`.
+        Invalid(
+            """
+            import torch
+            def forward(self, x):
+                B, T, C = x.size()
+                k = self.key(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                q = self.query(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = torch.matmul(q, k.T)
+                return att
+            """,
+            fixed="""
+            import torch
+            def forward(self, x):
+                B, T, C = x.size()
+                k = self.key(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                q = self.query(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = torch.matmul(q, k.transpose(-2, -1))
+                return att
+            """,
+        ),
+        # A jaxtyping annotation gives the rank.
+        Invalid(
+            """
+            from jaxtyping import Float
+            from torch import Tensor
+            def scores(q: Float[Tensor, "b n d"], k: Float[Tensor, "b n d"]):
+                return q @ k.T
+            """,
+            fixed="""
+            from jaxtyping import Float
+            from torch import Tensor
+            def scores(q: Float[Tensor, "b n d"], k: Float[Tensor, "b n d"]):
+                return q @ k.transpose(-2, -1)
+            """,
+        ),
+        # torch.bmm with a batch built by unsqueeze.
+        Invalid(
+            """
+            import torch
+            def batched(q2d, k2d):
+                n, d = k2d.shape
+                q = q2d.unsqueeze(0)
+                k = k2d.unsqueeze(0)
+                return torch.bmm(q, k.T)
+            """,
+            fixed="""
+            import torch
+            def batched(q2d, k2d):
+                n, d = k2d.shape
+                q = q2d.unsqueeze(0)
+                k = k2d.unsqueeze(0)
+                return torch.bmm(q, k.transpose(-2, -1))
+            """,
+        ),
+        # Method form `q.matmul(k.T)`, 4-D from a constructor.
+        Invalid(
+            """
+            import torch
+            q = torch.randn(2, 4, 16, 32)
+            k = torch.randn(2, 4, 16, 32)
+            scores = q.matmul(k.T)
+            """,
+            fixed="""
+            import torch
+            q = torch.randn(2, 4, 16, 32)
+            k = torch.randn(2, 4, 16, 32)
+            scores = q.matmul(k.transpose(-2, -1))
+            """,
+        ),
+        # A trailing shape comment on the assignment.
+        Invalid(
+            """
+            def forward(self, x):
+                keys = self.W_k(x)  # (b, n, d_out)
+                queries = self.W_q(x)
+                return queries @ keys.T
+            """,
+            fixed="""
+            def forward(self, x):
+                keys = self.W_k(x)  # (b, n, d_out)
+                queries = self.W_q(x)
+                return queries @ keys.transpose(-2, -1)
+            """,
+        ),
+        # Parenthesised operand.
+        Invalid(
+            """
+            def scores(x):
+                b, n, d = x.shape
+                return x @ (x * 0.5).T
+            """,
+            fixed="""
+            def scores(x):
+                b, n, d = x.shape
+                return x @ (x * 0.5).transpose(-2, -1)
+            """,
+        ),
+    ]
