@@ -160,14 +160,17 @@ def _check(args) -> int:
     if args.diff:
         return _print_diff(results)
 
-    report = render(
-        args.output_format,
-        results,
-        unsafe_fixes=settings.unsafe_fixes,
-        show_fixes=args.show_fixes,
-        statistics=args.statistics,
-        fix_mode=fixing,
-    ) if not args.fix_only else _fix_only_summary(results)
+    try:
+        report = render(
+            args.output_format,
+            results,
+            unsafe_fixes=settings.unsafe_fixes,
+            show_fixes=args.show_fixes,
+            statistics=args.statistics,
+            fix_mode=fixing,
+        ) if not args.fix_only else _fix_only_summary(results)
+    except ValueError as exc:  # e.g. --statistics with a CI format
+        raise ConfigError(str(exc)) from exc
     _emit(report, args.output_file)
     for result in results:
         if result.error and not any(d.code == "ATN001" for d in result.diagnostics):

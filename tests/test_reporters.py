@@ -91,6 +91,10 @@ def diag(
     return Diagnostic(code, name, message, path, Position(line, start), Position(line, end), fix, noqa_row=line)
 
 
+def syntax_error(path: str) -> Diagnostic:
+    return Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, "Syntax error", path, Position(1, 0), Position(1, 1))
+
+
 def result(*diags: Diagnostic, path: str = "model.py", source: Optional[str] = SOURCE, **kw: Any) -> FileResult:
     return FileResult(path=path, diagnostics=list(diags), source=source, **kw)
 
@@ -290,7 +294,7 @@ def test_statistics_without_fixes_has_no_marker_column() -> None:
 # ---------------------------------------------------------------------------------------------
 def test_json_fields() -> None:
     d = diag(fix=make_fix(Applicability.UNSAFE))
-    no_fix = Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, "Syntax error", "model.py", Position(1, 0), Position(1, 1))
+    no_fix = syntax_error("model.py")
     data = json.loads(reporters.render("json", [result(no_fix, d)]))
     assert data[1] == {
         "code": "ATN101",
@@ -302,7 +306,9 @@ def test_json_fields() -> None:
         "fix": {
             "applicability": "unsafe",
             "message": "Scale the scores",
-            "edits": [{"content": "k.mT", "location": {"row": 2, "column": 23}, "end_location": {"row": 2, "column": 42}}],
+            "edits": [
+                {"content": "k.mT", "location": {"row": 2, "column": 23}, "end_location": {"row": 2, "column": 42}}
+            ],
         },
         "noqa_row": 2,
         "url": "https://attnlint.readthedocs.io/en/latest/rules/missing-attention-scale/",
@@ -391,17 +397,15 @@ def render_sarif(results: List[FileResult], **kw: Any) -> Dict[str, Any]:
 def sarif_sample() -> List[FileResult]:
     return [
         result(
-            diag(fix=make_fix()),
-            diag(line=3, start=8, end=27, fix=make_fix(Applicability.UNSAFE)),
+            diag(fix=make_fix(), path="src/my model.py"),
+            diag(line=3, start=8, end=27, fix=make_fix(Applicability.UNSAFE), path="src/my model.py"),
             path="src/my model.py",
         ),
         # Same line text in another file: fingerprints count per file.
         result(diag(line=3, start=8, end=27, path="other.py"), path="other.py"),
         FileResult(
             path="bad.py",
-            diagnostics=[
-                Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, "Syntax error", "bad.py", Position(1, 0), Position(1, 1))
-            ],
+            diagnostics=[syntax_error("bad.py")],
             source="def (:\n",
             error="SyntaxError: ...",
         ),

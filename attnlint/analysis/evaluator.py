@@ -661,9 +661,10 @@ class FunctionEvaluator:
         lowered = attr.lower()
         if module is None and values and "drop" in lowered:
             return values[0]
-        if module is None and values and role in (QUERY, KEY, "value") and any(
-            w in lowered for w in ("proj", "linear", "lin", "w_", "to_", "fc")
-        ) or (module is None and values and role in (QUERY, KEY, "value") and len(lowered) <= 3):
+        if module is None and values and role in (QUERY, KEY, "value", QKV) and (
+            any(w in lowered for w in ("proj", "linear", "lin", "w_", "to_", "fc", "c_attn"))
+            or len(lowered) <= 4
+        ):
             # `self.q_proj(x)`, `self.wq(x)` defined in an unseen __init__: a projection.
             return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
                          scaled=False, node=node)
