@@ -455,6 +455,8 @@ class FunctionEvaluator:
             tensor = left if _tensorish(left) or not _tensorish(right) else right
             if isinstance(op, cst.Divide) and tensor is right:
                 return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
+            if isinstance(op, cst.Divide) and tensor.softmax is not None:
+                tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
             return self._scaled(tensor).with_(node=node)
         if isinstance(op, (cst.Add, cst.Subtract)):
             return self._add(left, right, node)
@@ -504,6 +506,7 @@ class FunctionEvaluator:
         node: cst.CSTNode,
         left_node: Optional[cst.BaseExpression],
         right_node: Optional[cst.BaseExpression],
+        batched_3d: bool = False,
     ) -> Value:
         for operand_node in (left_node, right_node):
             site = self._dot_t_by_node.get(id(operand_node))
@@ -514,11 +517,18 @@ class FunctionEvaluator:
             left.softmax.contracted_axes.add(-1)
         if right.softmax is not None:
             right.softmax.contracted_axes.add(-2)
+        if batched_3d:  # bmm/baddbmm take 3-D operands only
+            left = left.with_(rank=3) if left.rank is None else left
+            right = right.with_(rank=3) if right.rank is None else right
+        right = self._resolve_pending_swap(right, left)
         rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
         if right.feature_transposed and right.base is not None:
             key = right.base
             scores = self._score_facts(left, key, node, left_node, key_node=_transpose_receiver(right_node))
             if scores is not None:
+                # Q and K share their batch axes; one known rank gives the other.
+                known = [r for r in (left.rank, right.rank) if r is not None]
+                rank = max(known) if known else None
                 return Value(kind="tensor", rank=rank, role=SCORES, scores=scores, feature_last=False,
                              scaled=scores.scaled, node=node)
         if right.is_parameter and right.role in (QUERY, KEY, "value", QKV):
@@ -526,6 +536,19 @@ class FunctionEvaluator:
             return Value(kind="tensor", rank=left.rank, role=right.role, feature_last=True,
                          scaled=False, node=node)
         return Value(kind="tensor", rank=rank, feature_last=None, node=node)
+
+    def _resolve_pending_swap(self, right: Value, left: Value) -> Value:
+        """Decide whether `k.transpose(a, a + 1)` (rank unknown) swapped k's last two axes."""
+        last = right.get_extra("pending_swap")
+        if last is None or right.base is None:
+            return right
+        rank = right.base.rank if right.base.rank is not None else left.rank
+        if rank is None:
+            rank = last + 1  # the reading attention code means: `transpose(2, 3)` on 4-D
+        if rank != last + 1:
+            return right.with_(rank=rank)
+        base = right.base.with_(rank=rank)
+        return self._transposed_last_two(base, right.node).with_(rank=rank)
 
     def _score_facts(
         self,
@@ -636,6 +659,7 @@ class FunctionEvaluator:
                 return Value(kind="tuple", elements=(tensors[0], tensors[1]), node=node)
             if tensors:
                 return tensors[0].with_(node=node)
+        _escape(values)
         return Value(kind="unknown", node=node)
 
     def _module_call(self, node: cst.Call, attr: str) -> Value:
@@ -670,6 +694,7 @@ class FunctionEvaluator:
                          scaled=False, node=node)
         if module is None and values and any(w in lowered for w in _ROTARY_WORDS):
             return self._user_function(node, attr)
+        _escape(values)
         return Value(kind="unknown", node=node)
 
     def _call_module_value(self, node: cst.Call, module: Value, attr: str) -> Value:
@@ -683,6 +708,7 @@ class FunctionEvaluator:
             role = role_from_name(attr) if attr else None
             return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
                          scaled=False, node=node)
+        _escape(values)
         return Value(kind="unknown", node=node).add_extra("module_call", kind)
 
     def _function_call(self, node: cst.Call, qualified: str) -> Value:
@@ -692,11 +718,12 @@ class FunctionEvaluator:
         if qualified in ("torch.matmul", "torch.bmm", "torch.mm"):
             if len(node.args) >= 2:
                 left, right = self.eval(node.args[0].value), self.eval(node.args[1].value)
-                return self.matmul(left, right, node, node.args[0].value, node.args[1].value)
+                return self.matmul(left, right, node, node.args[0].value, node.args[1].value,
+                                   batched_3d=qualified == "torch.bmm")
         if qualified == "torch.baddbmm" and len(node.args) >= 3:
             self.eval(node.args[0].value)
             left, right = self.eval(node.args[1].value), self.eval(node.args[2].value)
-            product = self.matmul(left, right, node, node.args[1].value, node.args[2].value)
+            product = self.matmul(left, right, node, node.args[1].value, node.args[2].value, batched_3d=True)
             if _arg(node, 99, "alpha") is not None and product.scores is not None:
                 product = self._scaled(product)
             return product
@@ -760,7 +787,7 @@ class FunctionEvaluator:
         if qualified.startswith("math.") or qualified.startswith("numpy."):
             self._args(node)
             return Value(kind="scalar", node=node)
-        self._args(node)
+        _escape(self._args(node))
         return Value(kind="unknown", node=node)
 
     def _method_call(self, node: cst.Call, receiver: Value, method: str, receiver_node) -> Value:
@@ -814,7 +841,7 @@ class FunctionEvaluator:
             return Value(kind="tuple", elements=(element,) * count, node=node)
         if method in ("matmul", "bmm", "mm") and args:
             other = self.eval(args[0].value)
-            return self.matmul(receiver, other, node, receiver_node, args[0].value)
+            return self.matmul(receiver, other, node, receiver_node, args[0].value, batched_3d=method == "bmm")
         if method in ("mul", "div", "mul_", "div_", "true_divide"):
             self._args(node)
             result = self._scaled(receiver).with_(node=node)
@@ -845,7 +872,7 @@ class FunctionEvaluator:
         if method in ("flatten",):
             self._args(node)
             return Value(kind="tensor", node=node, role=receiver.role)
-        self._args(node)
+        _escape([receiver] + self._args(node))
         return Value(kind="unknown", node=node)
 
     def _update_in_place(self, receiver_node, value: Value) -> None:
@@ -861,6 +888,12 @@ class FunctionEvaluator:
             return Value(kind="tensor", rank=value.rank, role=value.role, node=node, scaled=value.scaled)
         rank = value.rank
         last_two = {-1, -2}
+        ordered = sorted(d for d in dims if d is not None)
+        if rank is None and len(ordered) == 2 and ordered[0] >= 0 and ordered[1] == ordered[0] + 1:
+            # `k.transpose(2, 3)` with k's rank unknown: the last two axes exactly when k has
+            # rank 4; the product it feeds decides (see `matmul`).
+            return Value(kind="tensor", role=value.role, node=node, scaled=value.scaled, base=value,
+                         feature_last=value.feature_last).add_extra("pending_swap", ordered[1])
         if rank is not None:
             normalized = {d + rank if d < 0 else d for d in dims}
             swaps_last_two = normalized == {rank - 1, rank - 2}
@@ -925,6 +958,8 @@ class FunctionEvaluator:
             module_ctor=ctor,
             function=self.facts.name,
         )
+        if value.softmax is not None:
+            value.softmax.renormalized = True  # a softmax of weights: alternating normalisation
         if id(call) not in self._softmax_by_node:
             self._softmax_by_node[id(call)] = site
             self.facts.softmax_sites.append(site)
@@ -942,6 +977,13 @@ class FunctionEvaluator:
             if offset is not None and _is_rank_expr(node.left):
                 return -offset, True
         return None, False
+
+
+def _escape(values: Sequence[Value]) -> None:
+    """Weights handed to code we cannot see may be renormalised there: not plain attention."""
+    for value in values:
+        if value.softmax is not None:
+            value.softmax.renormalized = True
 
 
 def _is_rank_expr(node: cst.BaseExpression) -> bool:

@@ -72,8 +72,51 @@ class SoftmaxSite:
     module_ctor: Optional[cst.Call] = None
     # Negative axes of the weights that later code contracts with values (`w @ v` -> -1).
     contracted_axes: Set[int] = field(default_factory=set)
-    # Statement that holds the call, and the variable the weights were bound to.
+    # The function the call is in.
     function: Optional[str] = None
+    # The weights were divided again (Sinkhorn-style alternating normalisation): not plain attention.
+    renormalized: bool = False
+
+    @property
+    def rank(self) -> Optional[int]:
+        return self.input.rank
+
+    def key_axis(self) -> Optional[int]:
+        """The axis that holds the keys, as a negative index, or None when the code does not show it.
+
+        Two independent witnesses: the layout of the Q·Kᵀ product (operand roles, einsum
+        subscripts) and the axis later contracted with the values (`w @ v` sums over w's last
+        axis). When both speak they must agree; a disagreement means we understand neither.
+        """
+        scores = self.input.scores
+        by_product = scores.key_axis if scores is not None else None
+        by_use = next(iter(self.contracted_axes)) if len(self.contracted_axes) == 1 else None
+        if len(self.contracted_axes) > 1:
+            return None
+        if by_product is not None and by_use is not None and by_product != by_use:
+            return None
+        return by_product if by_product is not None else by_use
+
+    def normalized_axes(self) -> Optional[Set[int]]:
+        """The axis softmax normalises over, as negative indices for each rank the scores may have.
+
+        One element when the rank is known or the dim is negative; None when the dim is unknown.
+        """
+        if self.dim_given and not self.dim_known:
+            return None
+        ranks = [self.rank] if self.rank is not None else list(range(2, 7))
+        axes = set()
+        for rank in ranks:
+            dim = self.dim if self.dim_given else implicit_softmax_dim(rank)
+            if dim is None:
+                return None
+            axes.add(dim if dim < 0 else dim - rank)
+        return axes
+
+
+def implicit_softmax_dim(rank: int) -> int:
+    """What PyTorch picks when softmax gets no dim (torch.nn.functional._get_softmax_dim)."""
+    return 0 if rank in (0, 1, 3) else 1
 
 
 @dataclass(frozen=True)

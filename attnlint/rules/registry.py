@@ -11,8 +11,10 @@ from attnlint.rules.base import Rule
 @lru_cache(maxsize=None)
 def _rules() -> tuple:
     from attnlint.rules.batched_transpose import BatchedTranspose
+    from attnlint.rules.missing_attention_scale import MissingAttentionScale
+    from attnlint.rules.softmax_wrong_axis import SoftmaxWrongAxis
 
-    rules = [BatchedTranspose]
+    rules = [MissingAttentionScale, SoftmaxWrongAxis, BatchedTranspose]
     return tuple(sorted(rules, key=lambda r: r.code))
 
 

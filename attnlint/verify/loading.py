@@ -18,24 +18,25 @@ from torch import nn
 
 # Values for constructor arguments the caller did not give, by the names tutorials use. Chosen so the
 # entry works at the witness shapes: projection dims small (fast, and the cube witness batch = tokens
-# = dim stays tiny), d_in different from d_out (catches code that confuses them), context long enough
-# for every witness, dropout off, one head.
+# = dim stays tiny) and not a perfect square (sqrt(d) a power of two would make `/ sqrt(d)` and
+# `* (1/sqrt(d))` bit-identical and hide scale-placement differences), d_in different from d_out
+# (catches code that confuses them), context long enough for every witness, dropout off, one head.
 CONSTRUCTOR_DEFAULTS: Dict[str, Any] = {
-    "d_in": 5,
-    "in_dim": 5,
-    "input_dim": 5,
-    "in_features": 5,
-    "d_out": 4,
-    "out_dim": 4,
-    "output_dim": 4,
-    "out_features": 4,
-    "d_model": 4,
-    "embed_dim": 4,
-    "dim": 4,
-    "hidden_dim": 4,
-    "hidden_size": 4,
-    "d_k": 4,
-    "head_dim": 4,
+    "d_in": 7,
+    "in_dim": 7,
+    "input_dim": 7,
+    "in_features": 7,
+    "d_out": 6,
+    "out_dim": 6,
+    "output_dim": 6,
+    "out_features": 6,
+    "d_model": 6,
+    "embed_dim": 6,
+    "dim": 6,
+    "hidden_dim": 6,
+    "hidden_size": 6,
+    "d_k": 6,
+    "head_dim": 6,
     "context_length": 16,
     "block_size": 16,
     "max_len": 16,

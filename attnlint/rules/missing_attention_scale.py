@@ -1,0 +1,557 @@
+"""ATN101 missing-attention-scale."""
+
+from __future__ import annotations
+
+from attnlint.diagnostics import Applicability
+from attnlint.fixers.scale import scale_scores
+from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
+
+
+class MissingAttentionScale(Rule):
+    """
+    ## What it does
+    Checks for a softmax over query-key scores (`Q @ Kᵀ`, `matmul`, `bmm`, `einsum`) when no
+    scale was applied anywhere on the way: not to the queries, not to the keys, not to the
+    scores.
+
+    ## Why is this bad?
+    Scaled dot-product attention is `softmax(Q Kᵀ / sqrt(d_k)) V`. Without the `1/sqrt(d_k)`
+    factor the variance of the scores grows with the head dimension, the softmax saturates to
+    nearly one-hot weights, and its gradients vanish. The model still trains, just worse, so
+    nothing fails loudly.
+
+    Not reported: scale applied to q or k before the product, `baddbmm(..., alpha=...)`, a scale
+    inside an einsum operand, `F.scaled_dot_product_attention` (scales by default), division by a
+    temperature or a learned scale, normalised (cosine) attention, and any path on which the
+    analysis cannot see every operation.
+
+    ## Example
+    ```python
+    queries = self.W_q(x)
+    keys = self.W_k(x)
+    attn_scores = queries @ keys.transpose(-2, -1)
+    attn_weights = torch.softmax(attn_scores, dim=-1)
+    ```
+
+    ## Use instead
+    ```python
+    queries = self.W_q(x)
+    keys = self.W_k(x)
+    attn_scores = (queries @ keys.transpose(-2, -1)) * queries.shape[-1] ** -0.5
+    attn_weights = torch.softmax(attn_scores, dim=-1)
+    ```
+
+    ## Fix safety
+    The fix is unsafe: it changes every attention weight (that is the point), and a model
+    trained without the scale needs retraining or a matching change to its checkpoints. The
+    dimension is taken from the contracted axis of an operand, which is the per-head dimension;
+    scaling by the model width in multi-head code (a fix seen in public code) would be wrong.
+    The fix is offered when an operand is a plain name; otherwise the finding has no fix.
+    """
+
+    code = "ATN101"
+    name = "missing-attention-scale"
+    summary = "softmax over Q·Kᵀ scores with no 1/sqrt(d_k) scale"
+    fix_availability = FixAvailability.SOMETIMES
+    fix_applicability = Applicability.UNSAFE
+    triggers = ("softmax", "Softmax")
+
+    def check(self, ctx: RuleContext) -> None:
+        seen = set()
+        for site in ctx.analysis.softmax_sites:
+            scores = site.input.scores
+            if scores is None or scores.scaled is not False or id(scores.product) in seen:
+                continue
+            seen.add(id(scores.product))
+            ctx.report(
+                scores.product,
+                f"attention scores `{_short(ctx.code(scores.product))}` reach softmax without a "
+                "1/sqrt(d_k) scale; the softmax saturates as the head dimension grows",
+                fix=scale_scores(ctx.module, scores.product, scores.feature_dim),
+            )
+
+    VALID = [
+        # nanoGPT: scale on the product.
+        Valid(
+            """
+            import math
+            import torch.nn.functional as F
+            def forward(self, x):
+                B, T, C = x.size()
+                q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                att = F.softmax(att, dim=-1)
+                return att
+            """
+        ),
+        # Course notes: scale inside the softmax call.
+        Valid(
+            """
+            import torch
+            def forward(self, x):
+                queries = self.W_q(x)
+                keys = self.W_k(x)
+                attn_scores = queries @ keys.transpose(-2, -1)
+                return torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+            """
+        ),
+        # timm: pre-scaled queries.
+        Valid(
+            """
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                q = q * self.scale
+                attn = q @ k.transpose(-2, -1)
+                attn = attn.softmax(dim=-1)
+                return attn @ v
+            """
+        ),
+        # baddbmm with alpha (Megatron / BLOOM style).
+        Valid(
+            """
+            import torch
+            def forward(self, query, key, bias, inv_norm):
+                scores = torch.baddbmm(bias, query, key.transpose(1, 2), beta=1.0, alpha=inv_norm)
+                return torch.softmax(scores, dim=-1)
+            """
+        ),
+        # Scale folded into an einsum operand.
+        Valid(
+            """
+            import torch
+            def forward(self, q, k, v):
+                scores = torch.einsum("bhid,bhjd->bhij", q * self.scale, k)
+                return scores.softmax(dim=-1)
+            """
+        ),
+        # SDPA scales by default.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
+        # A temperature.
+        Valid(
+            """
+            import torch
+            def forward(self, q, k):
+                logits = torch.matmul(q, k.transpose(-1, -2)) / self.temperature
+                return logits.softmax(-1)
+            """
+        ),
+        # A learned scale, applied in place.
+        Valid(
+            """
+            def forward(self, q, k):
+                sim = q @ k.transpose(-2, -1)
+                sim *= self.logit_scale.exp()
+                return sim.softmax(dim=-1)
+            """
+        ),
+        # Cosine attention: normalised q and k with a fixed multiplier.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def forward(self, q, k, v):
+                q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+                sim = (q @ k.transpose(-2, -1)) * 10
+                return sim.softmax(dim=-1) @ v
+            """
+        ),
+        # Scaling decided at run time: scaled on one path, unknown overall; stay silent.
+        Valid(
+            """
+            import torch
+            def _attn(self, query, key, value):
+                attn_weights = torch.matmul(query, key.transpose(-1, -2))
+                if self.scale_attn_weights:
+                    attn_weights = attn_weights / torch.full([], value.size(-1) ** 0.5)
+                return torch.softmax(attn_weights, dim=-1)
+            """
+        ),
+        # Keys pre-scaled in a helper whose effect we cannot see.
+        Valid(
+            """
+            def forward(self, x):
+                q = self.q_proj(x)
+                k = scale_keys(self.k_proj(x))
+                return (q @ k.transpose(-2, -1)).softmax(-1)
+            """
+        ),
+        # Not attention: a classifier over tied embeddings.
+        Valid(
+            """
+            import torch
+            def forward(self, hidden):
+                logits = hidden @ self.embed.weight.T
+                return torch.softmax(logits, dim=-1)
+            """
+        ),
+        # Not attention: a self-similarity with no query/key roles (the notes' first example).
+        Valid(
+            """
+            import torch
+            inputs = torch.randn(3, 6)
+            attn_scores = inputs @ inputs.T
+            attn_weights = torch.softmax(attn_scores, dim=-1)
+            """
+        ),
+        # torch.mul with the scale.
+        Valid(
+            """
+            import torch
+            def forward(self, q, k):
+                s = torch.mul(torch.matmul(q, k.transpose(-2, -1)), self.scaling)
+                return s.softmax(-1)
+            """
+        ),
+        # q scaled in the projection line (BART style).
+        Valid(
+            """
+            import torch
+            def forward(self, hidden_states):
+                query_states = self.q_proj(hidden_states) * self.scaling
+                key_states = self.k_proj(hidden_states)
+                attn_weights = torch.bmm(query_states, key_states.transpose(1, 2))
+                return torch.softmax(attn_weights, dim=-1)
+            """
+        ),
+        # In-place division of the scores.
+        Valid(
+            """
+            def forward(self, q, k):
+                scores = q.matmul(k.transpose(-2, -1))
+                scores.div_(self.head_dim ** 0.5)
+                return scores.softmax(dim=-1)
+            """
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            def forward(self, x):
+                queries = self.W_q(x)
+                keys = self.W_k(x)
+                attn_scores = queries @ keys.transpose(-2, -1)
+                return torch.softmax(attn_scores, dim=-1)
+            """,
+            fixed="""
+            import torch
+            def forward(self, x):
+                queries = self.W_q(x)
+                keys = self.W_k(x)
+                attn_scores = (queries @ keys.transpose(-2, -1)) * queries.shape[-1] ** -0.5
+                return torch.softmax(attn_scores, dim=-1)
+            """,
+            line=5,
+            column=18,
+        ),
+        # The Annotated Transformer's attention() without its `/ math.sqrt(d_k)`.
+        Invalid(
+            """
+            import torch
+            def attention(query, key, value, mask=None, dropout=None):
+                scores = torch.matmul(query, key.transpose(-2, -1))
+                if mask is not None:
+                    scores = scores.masked_fill(mask == 0, -1e9)
+                p_attn = scores.softmax(dim=-1)
+                return torch.matmul(p_attn, value), p_attn
+            """,
+            fixed="""
+            import torch
+            def attention(query, key, value, mask=None, dropout=None):
+                scores = torch.matmul(query, key.transpose(-2, -1)) * query.shape[-1] ** -0.5
+                if mask is not None:
+                    scores = scores.masked_fill(mask == 0, -1e9)
+                p_attn = scores.softmax(dim=-1)
+                return torch.matmul(p_attn, value), p_attn
+            """,
+        ),
+        # Multi-head with view/transpose: the fix uses the per-head dim, not d_model.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            def forward(self, x):
+                B, T, C = x.size()
+                q = self.W_q(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+                k = self.W_k(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+                att = q @ k.transpose(-2, -1)
+                att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+                return F.softmax(att, dim=-1)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            def forward(self, x):
+                B, T, C = x.size()
+                q = self.W_q(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+                k = self.W_k(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+                return F.softmax(att, dim=-1)
+            """,
+        ),
+        # einsum: the contracted letter gives the axis.
+        Invalid(
+            """
+            import torch
+            def forward(self, q, k, v):
+                sim = torch.einsum("bhid,bhjd->bhij", q, k)
+                attn = sim.softmax(dim=-1)
+                return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """,
+            fixed="""
+            import torch
+            def forward(self, q, k, v):
+                sim = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+                attn = sim.softmax(dim=-1)
+                return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """,
+        ),
+        # bmm on (batch, tokens, d).
+        Invalid(
+            """
+            import torch
+            def forward(self, x):
+                query = self.query_proj(x)
+                key = self.key_proj(x)
+                weights = torch.softmax(torch.bmm(query, key.transpose(1, 2)), dim=2)
+                return weights
+            """,
+            fixed="""
+            import torch
+            def forward(self, x):
+                query = self.query_proj(x)
+                key = self.key_proj(x)
+                weights = torch.softmax(torch.bmm(query, key.transpose(1, 2)) * query.shape[-1] ** -0.5, dim=2)
+                return weights
+            """,
+        ),
+        # baddbmm without alpha: reported, no fix (the bias would be scaled too).
+        Invalid(
+            """
+            import torch
+            def forward(self, q, k, bias):
+                scores = torch.baddbmm(bias, q, k.transpose(1, 2))
+                return torch.softmax(scores, dim=-1)
+            """,
+        ),
+        # nn.Linear projections declared in __init__; key-major product.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.to_q = nn.Linear(d, d)
+                    self.to_k = nn.Linear(d, d)
+                def forward(self, x):
+                    q = self.to_q(x)
+                    k = self.to_k(x)
+                    s = k @ q.transpose(-2, -1)
+                    return s.softmax(dim=-2)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.to_q = nn.Linear(d, d)
+                    self.to_k = nn.Linear(d, d)
+                def forward(self, x):
+                    q = self.to_q(x)
+                    k = self.to_k(x)
+                    s = (k @ q.transpose(-2, -1)) * k.shape[-1] ** -0.5
+                    return s.softmax(dim=-2)
+            """,
+        ),
+        # Parameters as projection matrices (course notes' V1 without the scale).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+                    self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+                def forward(self, x):
+                    queries = x @ self.W_query
+                    keys = x @ self.W_key
+                    return torch.softmax(queries @ keys.T, dim=-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+                    self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+                def forward(self, x):
+                    queries = x @ self.W_query
+                    keys = x @ self.W_key
+                    return torch.softmax((queries @ keys.T) * queries.shape[-1] ** -0.5, dim=-1)
+            """,
+        ),
+        # nn.Softmax module from __init__.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v):
+                    attn = self.softmax(torch.matmul(q, k.transpose(-2, -1)))
+                    return attn @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v):
+                    attn = self.softmax(torch.matmul(q, k.transpose(-2, -1)) * q.shape[-1] ** -0.5)
+                    return attn @ v
+            """,
+        ),
+        # permute-based transpose of the keys (b, n, h, d) -> (b, h, d, n).
+        Invalid(
+            """
+            import torch
+            def forward(self, x):
+                b, n, _ = x.shape
+                q = self.wq(x).view(b, n, self.h, -1).permute(0, 2, 1, 3)
+                k = self.wk(x).view(b, n, self.h, -1).permute(0, 2, 3, 1)
+                return torch.softmax(q @ k, dim=-1)
+            """,
+            fixed="""
+            import torch
+            def forward(self, x):
+                b, n, _ = x.shape
+                q = self.wq(x).view(b, n, self.h, -1).permute(0, 2, 1, 3)
+                k = self.wk(x).view(b, n, self.h, -1).permute(0, 2, 3, 1)
+                return torch.softmax((q @ k) * q.shape[-1] ** -0.5, dim=-1)
+            """,
+        ),
+        # Fused qkv split, mask added, F.softmax with dtype.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def forward(self, x, mask):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                scores = q @ k.mT + mask
+                attn = F.softmax(scores, dim=-1, dtype=torch.float32)
+                return attn @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            def forward(self, x, mask):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                scores = (q @ k.mT) * q.shape[-1] ** -0.5 + mask
+                attn = F.softmax(scores, dim=-1, dtype=torch.float32)
+                return attn @ v
+            """,
+        ),
+        # Rotary embeddings do not scale.
+        Invalid(
+            """
+            import torch
+            def forward(self, x, cos, sin):
+                xq = self.wq(x)
+                xk = self.wk(x)
+                xq, xk = apply_rotary_emb(xq, xk, cos, sin)
+                scores = torch.matmul(xq, xk.transpose(2, 3))
+                return torch.softmax(scores.float(), dim=-1).type_as(xq)
+            """,
+            fixed="""
+            import torch
+            def forward(self, x, cos, sin):
+                xq = self.wq(x)
+                xk = self.wk(x)
+                xq, xk = apply_rotary_emb(xq, xk, cos, sin)
+                scores = torch.matmul(xq, xk.transpose(2, 3)) * xq.shape[-1] ** -0.5
+                return torch.softmax(scores.float(), dim=-1).type_as(xq)
+            """,
+        ),
+        # Method-form matmul and softmax.
+        Invalid(
+            """
+            def forward(self, queries, keys, values):
+                scores = queries.matmul(keys.transpose(-2, -1))
+                return scores.softmax(-1).matmul(values)
+            """,
+            fixed="""
+            def forward(self, queries, keys, values):
+                scores = queries.matmul(keys.transpose(-2, -1)) * queries.shape[-1] ** -0.5
+                return scores.softmax(-1).matmul(values)
+            """,
+        ),
+        # A mask applied with masked_fill in place, then dropout.
+        Invalid(
+            """
+            import torch
+            def forward(self, x, mask):
+                q = self.q_linear(x)
+                k = self.k_linear(x)
+                scores = torch.matmul(q, k.transpose(-2, -1))
+                scores.masked_fill_(mask, float("-inf"))
+                attn = self.dropout(torch.softmax(scores, dim=-1))
+                return attn
+            """,
+            fixed="""
+            import torch
+            def forward(self, x, mask):
+                q = self.q_linear(x)
+                k = self.k_linear(x)
+                scores = torch.matmul(q, k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                scores.masked_fill_(mask, float("-inf"))
+                attn = self.dropout(torch.softmax(scores, dim=-1))
+                return attn
+            """,
+        ),
+        # Learned bias added, still no scale.
+        Invalid(
+            """
+            import torch
+            def forward(self, q, k, rel_pos_bias):
+                s = q @ k.transpose(-2, -1) + rel_pos_bias
+                return s.softmax(dim=-1)
+            """,
+            fixed="""
+            import torch
+            def forward(self, q, k, rel_pos_bias):
+                s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5 + rel_pos_bias
+                return s.softmax(dim=-1)
+            """,
+        ),
+        # Operand expressions too complex to repeat: reported without a fix.
+        Invalid(
+            """
+            import torch
+            def forward(self, x):
+                scores = self.W_q(x) @ self.W_k(x).transpose(-2, -1)
+                return torch.softmax(scores, dim=-1)
+            """,
+        ),
+    ]
+
+
+def _short(code: str, limit: int = 60) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -1,0 +1,550 @@
+"""ATN102 softmax-wrong-axis."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from attnlint.analysis.values import KEY_MAJOR, SoftmaxSite
+from attnlint.diagnostics import Applicability
+from attnlint.fixers.softmax_dim import set_softmax_dim
+from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
+
+# Token axes a softmax over scores may legitimately normalise: keys are on one of the last two.
+_TOKEN_AXES = {-1, -2}
+
+
+class SoftmaxWrongAxis(Rule):
+    """
+    ## What it does
+    Checks for a softmax over attention scores whose `dim` is not the key axis: `dim=1` on
+    `(batch, queries, keys)` scores, `dim=1` or `dim=2` on `(batch, heads, queries, keys)`
+    scores, a softmax with no `dim` on 3-D or 4-D scores, `scores.softmax(1)`, and
+    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`.
+
+    ## Why is this bad?
+    Each query's attention weights must sum to one over the keys. A softmax over another axis
+    still returns numbers between 0 and 1, so training runs, but every query then mixes values
+    with weights normalised across queries, batch elements or heads. Without `dim`, PyTorch
+    picks one implicitly (dim 0 for 3-D input, dim 1 for 4-D): never the key axis.
+
+    The key axis comes from the code: the layout of the product (`q @ kᵀ` puts keys last,
+    `k @ qᵀ` puts them second to last; einsum output subscripts say it exactly) and the axis later
+    contracted with the values (`weights @ v` sums over the last axis). When these disagree, or
+    the code does not show them, nothing is reported.
+
+    Not reported: key-major layouts normalised over their key axis, 2-D scores with `dim=1`,
+    `dim=scores.dim() - 1`, classifier logits, and alternating (Sinkhorn-style) normalisation.
+
+    ## Example
+    ```python
+    attn_scores = queries @ keys.transpose(1, 2)  # (b, n_q, n_k)
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=1)
+    ```
+
+    ## Use instead
+    ```python
+    attn_scores = queries @ keys.transpose(1, 2)  # (b, n_q, n_k)
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+    ```
+
+    ## Fix safety
+    The fix is unsafe: it changes which axis sums to one, and so every attention weight. When the
+    dim comes from an `nn.Softmax` built in `__init__`, the fix edits that constructor; check that
+    the module is not shared with non-attention code.
+    """
+
+    code = "ATN102"
+    name = "softmax-wrong-axis"
+    summary = "softmax over attention scores normalises an axis other than the keys"
+    fix_availability = FixAvailability.SOMETIMES
+    fix_applicability = Applicability.UNSAFE
+    triggers = ("softmax", "Softmax")
+
+    def check(self, ctx: RuleContext) -> None:
+        for site in ctx.analysis.softmax_sites:
+            if site.input.scores is None or site.renormalized:
+                continue
+            axes = site.normalized_axes()
+            if not axes:
+                continue
+            key_axis = site.key_axis()
+            if key_axis is not None:
+                wrong = key_axis not in axes
+            else:
+                wrong = not (axes & _TOKEN_AXES)
+            if not wrong:
+                continue
+            fix = set_softmax_dim(site, key_axis) if key_axis is not None else None
+            ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
+
+    VALID = [
+        Valid(
+            """
+            import torch
+            def forward(self, x):
+                queries = self.W_q(x)
+                keys = self.W_k(x)
+                s = queries @ keys.transpose(1, 2)
+                return torch.softmax(s / keys.shape[-1] ** 0.5, dim=-1)
+            """
+        ),
+        # Key-major layout normalised over its key axis.
+        Valid(
+            """
+            def forward(self, q, k, v):
+                b, h, n, d = q.shape
+                s = (k @ q.transpose(-2, -1)) * d ** -0.5
+                w = s.softmax(dim=-2)
+                return w.transpose(-2, -1) @ v
+            """
+        ),
+        Valid(
+            """
+            import torch
+            def forward(self, q, k):
+                b, n, d = q.shape
+                s = torch.bmm(k, q.transpose(1, 2)) / d ** 0.5
+                return torch.softmax(s, dim=1)
+            """
+        ),
+        # 2-D unbatched scores, dim=1 is the key axis.
+        Valid(
+            """
+            import torch
+            def attend(query, key, value):
+                n, d = query.shape
+                scores = query @ key.T / d ** 0.5
+                return torch.softmax(scores, dim=1) @ value
+            """
+        ),
+        # dim written as "last axis".
+        Valid(
+            """
+            import torch
+            def attend(q, k):
+                scores = q @ k.transpose(-2, -1) * self.scale
+                return torch.softmax(scores, dim=scores.dim() - 1)
+            """
+        ),
+        # 1-D scores of one query against all keys.
+        Valid(
+            """
+            import torch
+            def attend(query, keys):
+                n, d = keys.shape
+                scores = keys @ query / d ** 0.5
+                return torch.softmax(scores, dim=0)
+            """
+        ),
+        # Classifier logits are not scores.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def classify(self, features):
+                logits = self.head(features)
+                return F.softmax(logits, dim=1)
+            """
+        ),
+        # Sinkhorn-style alternating normalisation.
+        Valid(
+            """
+            def sinkhorn(self, q, k):
+                b, n, d = q.shape
+                s = q @ k.transpose(-2, -1) * d ** -0.5
+                p = s.softmax(dim=-2)
+                p = p / p.sum(dim=-1, keepdim=True)
+                return p
+            """
+        ),
+        # einsum with keys on axis -1, correct.
+        Valid(
+            """
+            import torch
+            def forward(self, q, k, v):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * self.scale
+                attn = sim.softmax(dim=-1)
+                return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+            """
+        ),
+        # einsum producing key-major scores, softmax over its key axis.
+        Valid(
+            """
+            import torch
+            def forward(self, q, k, v):
+                sim = torch.einsum("bid,bjd->bji", q, k) * self.scale
+                attn = sim.softmax(dim=1)
+                return torch.einsum("bji,bjd->bid", attn, v)
+            """
+        ),
+        # nn.Softmax(dim=-1) in __init__.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v):
+                    b, h, n, d = q.shape
+                    return self.softmax(torch.matmul(q, k.transpose(2, 3)) / d ** 0.5) @ v
+            """
+        ),
+        # dim=3 on 4-D scores is the key axis.
+        Valid(
+            """
+            import torch
+            def forward(self, x):
+                B, T, C = x.shape
+                q = self.q_proj(x).view(B, T, self.h, -1).transpose(1, 2)
+                k = self.k_proj(x).view(B, T, self.h, -1).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * self.scale
+                return torch.softmax(att, dim=3)
+            """
+        ),
+        # Unknown rank and a positive dim that is right for 2-D scores: silent.
+        Valid(
+            """
+            import torch
+            def attend(query, key):
+                scores = query @ key.transpose(-2, -1) * self.scale
+                return torch.softmax(scores, dim=1)
+            """
+        ),
+        # Dim from a variable we cannot evaluate.
+        Valid(
+            """
+            import torch
+            def attend(query, key, axis):
+                b, n, d = query.shape
+                scores = query @ key.transpose(-2, -1) * self.scale
+                return torch.softmax(scores, dim=axis)
+            """
+        ),
+        # Not attention scores: additive (Bahdanau) energies from the seed article.
+        Valid(
+            """
+            import torch
+            def forward(self, encoder_outputs, decoder_hidden):
+                energy = torch.tanh(encoder_outputs @ self.W_a.T + decoder_hidden.unsqueeze(1) @ self.U_a.T)
+                attention_weights = torch.softmax(self.v_a @ energy.permute(2, 0, 1), dim=1)
+                return attention_weights
+            """
+        ),
+    ]
+
+    INVALID = [
+        # The course notes' CausalAttention with the softmax over queries.
+        Invalid(
+            """
+            import torch
+            def forward(self, x):
+                b, num_tokens, d_in = x.shape
+                queries = self.W_q(x)
+                keys = self.W_k(x)
+                values = self.W_v(x)
+                attn_scores = queries @ keys.transpose(1, 2)
+                attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=1)
+                return attn_weights @ values
+            """,
+            fixed="""
+            import torch
+            def forward(self, x):
+                b, num_tokens, d_in = x.shape
+                queries = self.W_q(x)
+                keys = self.W_k(x)
+                values = self.W_v(x)
+                attn_scores = queries @ keys.transpose(1, 2)
+                attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+                return attn_weights @ values
+            """,
+            line=8,
+            column=19,
+        ),
+        # 4-D scores, dim=1 is the heads axis.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            def forward(self, x):
+                B, T, C = x.size()
+                q = self.query(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                k = self.key(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * self.scale
+                return F.softmax(att, dim=1)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            def forward(self, x):
+                B, T, C = x.size()
+                q = self.query(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                k = self.key(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * self.scale
+                return F.softmax(att, dim=-1)
+            """,
+        ),
+        # 4-D scores, dim=2 is the query axis.
+        Invalid(
+            """
+            import torch
+            def forward(self, q, k, v):
+                b, h, n, d = q.shape
+                s = torch.matmul(q, k.transpose(2, 3)) / d ** 0.5
+                return torch.softmax(s, dim=2) @ v
+            """,
+            fixed="""
+            import torch
+            def forward(self, q, k, v):
+                b, h, n, d = q.shape
+                s = torch.matmul(q, k.transpose(2, 3)) / d ** 0.5
+                return torch.softmax(s, dim=-1) @ v
+            """,
+        ),
+        # No dim on 3-D scores: PyTorch picks dim 0, the batch.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            def forward(self, q, k):
+                b, n, d = q.shape
+                s = q @ k.transpose(1, 2) / d ** 0.5
+                return F.softmax(s)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            def forward(self, q, k):
+                b, n, d = q.shape
+                s = q @ k.transpose(1, 2) / d ** 0.5
+                return F.softmax(s, dim=-1)
+            """,
+        ),
+        # No dim on 4-D scores: PyTorch picks dim 1, the heads.
+        Invalid(
+            """
+            import torch
+            def forward(self, q, k):
+                b, h, n, d = k.shape
+                return torch.softmax(q @ k.transpose(-2, -1) * self.scale)
+            """,
+            fixed="""
+            import torch
+            def forward(self, q, k):
+                b, h, n, d = k.shape
+                return torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+            """,
+        ),
+        # Method form.
+        Invalid(
+            """
+            def forward(self, q, k, v):
+                b, n, d = q.shape
+                scores = q @ k.transpose(-2, -1) * d ** -0.5
+                return scores.softmax(1) @ v
+            """,
+            fixed="""
+            def forward(self, q, k, v):
+                b, n, d = q.shape
+                scores = q @ k.transpose(-2, -1) * d ** -0.5
+                return scores.softmax(-1) @ v
+            """,
+        ),
+        # nn.Softmax built in __init__ with the wrong dim.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=1)
+                def forward(self, q, k, v):
+                    b, n, d = q.shape
+                    scores = torch.bmm(q, k.transpose(1, 2)) / d ** 0.5
+                    return torch.bmm(self.softmax(scores), v)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v):
+                    b, n, d = q.shape
+                    scores = torch.bmm(q, k.transpose(1, 2)) / d ** 0.5
+                    return torch.bmm(self.softmax(scores), v)
+            """,
+        ),
+        # nn.Softmax() with no dim.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax()
+                def forward(self, q, k):
+                    b, h, n, d = q.shape
+                    return self.softmax(q @ k.transpose(-2, -1) * self.scale)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k):
+                    b, h, n, d = q.shape
+                    return self.softmax(q @ k.transpose(-2, -1) * self.scale)
+            """,
+        ),
+        # Query-major scores normalised with dim=-2.
+        Invalid(
+            """
+            import torch
+            def forward(self, query, key, value):
+                scores = torch.matmul(query, key.transpose(-2, -1)) * self.scale
+                attn = torch.softmax(scores, dim=-2)
+                return torch.matmul(attn, value)
+            """,
+            fixed="""
+            import torch
+            def forward(self, query, key, value):
+                scores = torch.matmul(query, key.transpose(-2, -1)) * self.scale
+                attn = torch.softmax(scores, dim=-1)
+                return torch.matmul(attn, value)
+            """,
+        ),
+        # Key-major scores normalised over the query axis.
+        Invalid(
+            """
+            def forward(self, q, k, v):
+                b, n, d = q.shape
+                s = k @ q.transpose(1, 2) * d ** -0.5
+                w = s.softmax(dim=2)
+                return w.transpose(1, 2) @ v
+            """,
+            fixed="""
+            def forward(self, q, k, v):
+                b, n, d = q.shape
+                s = k @ q.transpose(1, 2) * d ** -0.5
+                w = s.softmax(dim=-2)
+                return w.transpose(1, 2) @ v
+            """,
+        ),
+        # einsum: output subscripts put keys last.
+        Invalid(
+            """
+            import torch
+            def forward(self, q, k, v):
+                sim = torch.einsum("bhid,bhjd->bhij", q, k) * self.scale
+                attn = sim.softmax(dim=2)
+                return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """,
+            fixed="""
+            import torch
+            def forward(self, q, k, v):
+                sim = torch.einsum("bhid,bhjd->bhij", q, k) * self.scale
+                attn = sim.softmax(dim=-1)
+                return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """,
+        ),
+        # dim=0 is never the key axis of query-major scores, whatever the rank.
+        Invalid(
+            """
+            import torch
+            def attend(query, key, value):
+                scores = query @ key.transpose(-2, -1) * self.scale
+                return torch.softmax(scores, dim=0) @ value
+            """,
+            fixed="""
+            import torch
+            def attend(query, key, value):
+                scores = query @ key.transpose(-2, -1) * self.scale
+                return torch.softmax(scores, dim=-1) @ value
+            """,
+        ),
+        # Through a mask and dropout; the key axis is confirmed by `attn @ v`.
+        Invalid(
+            """
+            import torch
+            def forward(self, x, mask):
+                B, N, C = x.shape
+                q = self.q(x).reshape(B, N, self.h, C // self.h).permute(0, 2, 1, 3)
+                k = self.k(x).reshape(B, N, self.h, C // self.h).permute(0, 2, 1, 3)
+                v = self.v(x).reshape(B, N, self.h, C // self.h).permute(0, 2, 1, 3)
+                attn = (q @ k.transpose(-2, -1)) * self.scale
+                attn = attn.masked_fill(mask == 0, -1e9)
+                attn = self.attn_drop(attn.softmax(dim=1))
+                return attn @ v
+            """,
+            fixed="""
+            import torch
+            def forward(self, x, mask):
+                B, N, C = x.shape
+                q = self.q(x).reshape(B, N, self.h, C // self.h).permute(0, 2, 1, 3)
+                k = self.k(x).reshape(B, N, self.h, C // self.h).permute(0, 2, 1, 3)
+                v = self.v(x).reshape(B, N, self.h, C // self.h).permute(0, 2, 1, 3)
+                attn = (q @ k.transpose(-2, -1)) * self.scale
+                attn = attn.masked_fill(mask == 0, -1e9)
+                attn = self.attn_drop(attn.softmax(dim=-1))
+                return attn @ v
+            """,
+        ),
+        # Top-level script code with tensors built by constructors.
+        Invalid(
+            """
+            import torch
+            queries = torch.randn(2, 5, 16)
+            keys = torch.randn(2, 5, 16)
+            weights = torch.softmax(queries @ keys.transpose(1, 2) / 4.0, 1)
+            """,
+            fixed="""
+            import torch
+            queries = torch.randn(2, 5, 16)
+            keys = torch.randn(2, 5, 16)
+            weights = torch.softmax(queries @ keys.transpose(1, 2) / 4.0, -1)
+            """,
+        ),
+        # dim=-3 on 4-D scores.
+        Invalid(
+            """
+            import torch
+            def forward(self, xq, xk):
+                scores = torch.matmul(xq, xk.transpose(2, 3)) / self.head_dim ** 0.5
+                return torch.softmax(scores.float(), dim=-3)
+            """,
+            fixed="""
+            import torch
+            def forward(self, xq, xk):
+                scores = torch.matmul(xq, xk.transpose(2, 3)) / self.head_dim ** 0.5
+                return torch.softmax(scores.float(), dim=-1)
+            """,
+        ),
+    ]
+
+
+def _axis_names(rank: Optional[int], layout: Optional[str]):
+    if rank is None or rank < 2:
+        return None
+    tokens = ["keys", "queries"] if layout == KEY_MAJOR else ["queries", "keys"]
+    lead = {3: ["batch"], 4: ["batch", "heads"]}.get(rank, ["batch"] * (rank - 2))
+    return lead + tokens
+
+
+def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:
+    layout = site.input.scores.layout if site.input.scores else None
+    names = _axis_names(site.rank, layout)
+    axis = next(iter(axes)) if len(axes) == 1 else None
+    written = f"dim={site.dim}" if site.dim_given else "no dim"
+    if names is not None and axis is not None:
+        shape = "(" + ", ".join(names) + ")"
+        singular = {"queries": "query", "keys": "key", "heads": "head"}.get(names[axis], names[axis])
+        what = f"normalises over the {singular} axis"
+        if not site.dim_given:
+            what = f"makes PyTorch pick dim={axis + len(names)} implicitly, the {names[axis]} axis"
+        where = f"on {shape} scores"
+    else:
+        what, where = "does not normalise over the keys", "on these scores"
+    target = f"; use dim={key_axis}" if key_axis is not None else ""
+    return f"softmax with {written} {where} {what}: attention weights must sum to 1 over the keys{target}"

@@ -1,0 +1,118 @@
+"""Runtime verification: attnlint proves an autofix by running the buggy and the fixed code.
+
+Public API::
+
+    verify(rule_code, buggy_source, fixed_source, *, entry, params=None, devices=None,
+           dtypes=None, seed=0, timeout_s=180.0) -> list[VerificationReport]
+    verify_fix(rule_code, buggy_source, *, entry, **kwargs) -> list[VerificationReport]
+
+Each report is one (device, dtype) with a list of ``Check(name, passed, detail)`` and the raw
+``measurements``; ``report.ok`` is True only when every check passed. Problems with the user code
+(it does not build, crashes the interpreter, times out) come back as failed checks, never as
+exceptions; only an unknown rule raises ``ValueError``.
+
+This package is imported by the linter: it must stay free of torch at import time. torch is only
+ever imported in the verification child process (:mod:`attnlint.verify.child`), which also keeps
+CUDA out of the caller's process.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from attnlint.verify.extract import ExtractionError, extract_entry
+from attnlint.verify.recipes import RECIPE_BY_RULE_CODE, rule_code_for
+from attnlint.verify.report import Check, VerificationReport
+from attnlint.verify.runner import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_TIMEOUT_S, run_child
+
+__all__ = [
+    "Check",
+    "VerificationReport",
+    "verify",
+    "verify_fix",
+    "supported_rules",
+]
+
+
+def supported_rules() -> List[str]:
+    """Rule codes that have a verification recipe."""
+    return sorted(RECIPE_BY_RULE_CODE)
+
+
+def verify(
+    rule_code: str,
+    buggy_source: str,
+    fixed_source: str,
+    *,
+    entry: str,
+    params: Optional[Mapping[str, Any]] = None,
+    devices: Optional[Sequence[str]] = None,
+    dtypes: Optional[Mapping[str, Sequence[str]]] = None,
+    seed: int = 0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> List[VerificationReport]:
+    """Run rule ``rule_code``'s recipe on the buggy and the fixed source; one report per device/dtype.
+
+    ``entry`` names the top-level class (or function) under test; only it and the top-level
+    statements it uses are run (see :mod:`attnlint.verify.extract`). ``params`` are recipe options
+    (for ATN103: ``init_kwargs``, ``projections``, ``weight_layout``, ``d_in``, ``causal``,
+    ``scale``). ``devices=None`` means the CPU plus CUDA when the *child* finds it available (the
+    caller's process never touches CUDA); ``dtypes`` maps a device to dtype names and defaults to
+    float64/float32 on CPU and float32 (TF32 off)/float16/bfloat16 on CUDA.
+    """
+    code = rule_code_for(rule_code)
+    try:
+        original = extract_entry(buggy_source, entry)
+        fixed = extract_entry(fixed_source, entry)
+    except ExtractionError as exc:
+        return [_harness_failure(code, "extract_entry", str(exc))]
+    request: Dict[str, Any] = {
+        "rule_code": code,
+        "recipe": RECIPE_BY_RULE_CODE[code],
+        "original_source": original,
+        "fixed_source": fixed,
+        "entry": entry,
+        "params": dict(params or {}),
+        "devices": list(devices) if devices is not None else None,
+        "dtypes": {k: list(v) for k, v in dtypes.items()} if dtypes is not None else None,
+        "seed": int(seed),
+        "limits": {
+            # Wall-clock is enforced by the parent; CPU seconds catch a child that outlives it.
+            "cpu_seconds": int(max(60.0, 4 * timeout_s)),
+            "memory_bytes": DEFAULT_MEMORY_LIMIT_BYTES,
+        },
+    }
+    result = run_child(request, timeout_s=timeout_s)
+    if result.reply is None:
+        detail = result.error or "no reply"
+        if result.stderr_tail.strip():
+            detail += " | stderr: " + result.stderr_tail.strip().splitlines()[-1][:300]
+        return [_harness_failure(code, "child_process", detail)]
+    if "error" in result.reply:
+        return [_harness_failure(code, "child_process", str(result.reply["error"]))]
+    return [VerificationReport.from_dict(report) for report in result.reply.get("reports", [])]
+
+
+def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) -> List[VerificationReport]:
+    """Fix ``buggy_source`` with attnlint's own engine (this rule only, unsafe fixes on), then verify.
+
+    The engine is imported lazily so that ``attnlint.verify`` does not depend on the linter.
+    ``kwargs`` go to :func:`verify`.
+    """
+    code = rule_code_for(rule_code)
+    try:
+        from attnlint.config import Settings
+        from attnlint.engine import fix_source
+
+        # Only this rule's fixes: evidence for ATN103 must not be mixed with other rules' edits.
+        result = fix_source(buggy_source, settings=Settings(select=[code]), unsafe=True)
+    except Exception as exc:  # noqa: BLE001 - e.g. the rule is not registered in this build
+        return [_harness_failure(code, "fix_applied", f"the engine could not fix: {type(exc).__name__}: {exc}")]
+    fixed_source = result.fixed_source
+    if fixed_source is None or fixed_source == buggy_source:
+        return [_harness_failure(code, "fix_applied", "the engine produced no fix for this source")]
+    return verify(code, buggy_source, fixed_source, entry=entry, **kwargs)
+
+
+def _harness_failure(rule_code: str, name: str, detail: str) -> VerificationReport:
+    return VerificationReport(rule_code=rule_code, device="any", dtype="any", checks=[Check(name, False, detail)])
