@@ -58,11 +58,14 @@ def might_match(source: str, rules: Sequence[Rule]) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Checking one source text
 # ---------------------------------------------------------------------------------------------
-def check_source(source: str, path: str = "<stdin>", settings: Optional[Settings] = None) -> FileResult:
+def check_source(
+    source: str, path: str = "<stdin>", settings: Optional[Settings] = None, *, apply_noqa: bool = True
+) -> FileResult:
+    """Check one source text. `apply_noqa=False` leaves suppression to the caller (flake8)."""
     settings = settings or Settings()
     rules = rules_for(path, settings)
     result = FileResult(path=path, source=source)
-    noqa = parse_noqa(source)
+    noqa = parse_noqa(source) if apply_noqa else NoqaMap()
     if noqa.file_exempt or not rules or not might_match(source, rules):
         return result
     rules = [r for r in rules if not noqa.file_silences(r.code)]

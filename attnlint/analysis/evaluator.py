@@ -833,8 +833,14 @@ class FunctionEvaluator:
             rank = receiver.rank
             if method == "unbind" and rank is not None:
                 rank -= 1
-            element = Value(kind="tensor", rank=rank, scaled=receiver.scaled,
-                            feature_last=receiver.feature_last if method != "unbind" else None)
+            feature_last = receiver.feature_last if method != "unbind" else None
+            if method == "unbind":
+                dim_arg = _arg(node, 0, "dim")
+                dim = _int_literal(dim_arg.value) if dim_arg is not None else 0
+                if dim is not None and (dim == -1 or (receiver.rank is not None and dim == receiver.rank - 1)):
+                    # Unbinding the last axis removes the features: what is left is tokens.
+                    feature_last = False
+            element = Value(kind="tensor", rank=rank, scaled=receiver.scaled, feature_last=feature_last)
             if count is None:
                 # The count depends on a size we do not know: every unpacked part looks alike.
                 return Value(kind="tuple", node=node).add_extra("each", element)

@@ -63,3 +63,15 @@ def test_missing_entry_and_syntax_errors_are_reported():
         extract_entry("x = 1\n", "Nope")
     with pytest.raises(ExtractionError, match="cannot parse"):
         extract_entry("def broken(:\n", "broken")
+
+
+def test_guarded_imports_and_config_blocks_are_kept_whole():
+    source = (
+        "try:\n    import numpy as np\nexcept ImportError:\n    np = None\n"
+        "if True:\n    K = 3\nelse:\n    K = 4\n"
+        "import json\n"
+        "class Entry:\n    def f(self):\n        return np, K\n"
+    )
+    code = extract_entry(source, "Entry")
+    assert "import numpy as np" in code and "np = None" in code and "K = 4" in code
+    assert "import json" not in code

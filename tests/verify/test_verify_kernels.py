@@ -11,7 +11,10 @@ from attnlint.verify.kernels import combined_bool_mask, naive_attention, sdpa_re
 
 def _qkv(b=2, h=3, n_q=5, n_k=7, d=80, dtype=torch.float64, seed=0):
     g = torch.Generator().manual_seed(seed)
-    make = lambda n: torch.randn(b, h, n, d, generator=g, dtype=torch.float64).to(dtype)  # noqa: E731
+
+    def make(n):
+        return torch.randn(b, h, n, d, generator=g, dtype=torch.float64).to(dtype)
+
     return make(n_q), make(n_k), make(n_k)
 
 

@@ -102,3 +102,28 @@ def test_endless_user_code_times_out_and_is_killed():
     (report,) = verify("ATN103", source, _fixed(source), entry="Attn", timeout_s=4, **CPU32)
     assert not report.ok
     assert "timed out" in report.checks[0].detail
+
+
+def test_child_limits_itself_before_importing_torch():
+    resource = pytest.importorskip("resource")
+    code = (
+        "import resource, sys; from attnlint.verify.child import apply_limits; "
+        "apply_limits({'cpu_seconds': 77, 'memory_bytes': 3 * 1024**3}); "
+        "print(resource.getrlimit(resource.RLIMIT_CPU)[0], resource.getrlimit(resource.RLIMIT_CORE)[0], "
+        "resource.getrlimit(resource.RLIMIT_AS)[0], 'torch' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(REPO)!r}); {code}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    cpu, core, address_space, torch_loaded = done.stdout.split()
+    assert (int(cpu), int(core), torch_loaded) == (77, 0, "False")
+    # The address-space limit is skipped where an NVIDIA driver exists (CUDA reserves huge ranges).
+    from attnlint.verify.child import _nvidia_device_present
+
+    expected = resource.RLIM_INFINITY if _nvidia_device_present() else 3 * 1024**3
+    if not _nvidia_device_present() or int(address_space) == expected:
+        assert int(address_space) == expected

@@ -41,15 +41,21 @@ def test_more_than_twice_the_plain_error_fails():
     assert cmp.ratio > 1
 
 
-def test_floor_is_fa3_rounding_step_or_a_few_epsilons_whichever_is_larger():
+def test_floor_is_fa3_rounding_step_in_the_test_dtype():
     ref = _ref()
-    r32 = ref.float()
-    fa3 = 2 * float(((r32 + 0.3 - 0.3) - r32).abs().max())
-    eps_floor = EPS_FLOOR_MULTIPLIER * torch.finfo(torch.float32).eps * max(1.0, float(ref.abs().max()))
-    assert rounding_floor(ref, torch.float32) == pytest.approx(max(fa3, eps_floor))
-    # float64 has a floor too (out_pt is then the golden computation itself, error 0) but a tiny one.
-    assert 0 < rounding_floor(ref, torch.float64) < 1e-13
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        r = ref.to(dtype)
+        fa3 = 2 * float(((r + 0.3 - 0.3) - r).abs().double().max())
+        assert rounding_floor(ref, dtype) == fa3 > 0
     assert rounding_floor(ref, torch.bfloat16) > rounding_floor(ref, torch.float16) > rounding_floor(ref, torch.float32)
+
+
+def test_float64_floor_is_a_few_epsilons_because_the_plain_kernel_is_the_golden_one():
+    ref = _ref()
+    eps_floor = EPS_FLOOR_MULTIPLIER * torch.finfo(torch.float64).eps * max(1.0, float(ref.abs().max()))
+    assert rounding_floor(ref, torch.float64) >= eps_floor
+    assert rounding_floor(ref, torch.float64) < 1e-13
+    assert rounding_floor(torch.zeros(0, dtype=torch.float64), torch.float64) == 0.0
 
 
 def test_equal_outputs_pass_even_when_the_plain_kernel_is_exact():

@@ -381,7 +381,8 @@ def _check_unbatched(original: nn.Module, fixed: nn.Module, x: torch.Tensor) -> 
     shape = tuple(x.shape)
     if before.error is not None or after.error is not None:
         if before.error is not None and after.error is not None and type(before.error) is type(after.error):
-            return [UNBATCHED_BIT_IDENTICAL, True, f"both raise {type(after.error).__name__} on {shape} (batched-only class)"]
+            why = f"both raise {type(after.error).__name__} on {shape} (batched-only class)"
+            return [UNBATCHED_BIT_IDENTICAL, True, why]
         what = (
             f"original: {before.describe_error() if before.error else 'ran'}; "
             f"fixed: {after.describe_error() if after.error else 'ran'}"
@@ -397,7 +398,9 @@ def _check_unbatched(original: nn.Module, fixed: nn.Module, x: torch.Tensor) -> 
     return [UNBATCHED_BIT_IDENTICAL, False, f"not torch.equal on 2-D input {shape}: {why}"]
 
 
-def _check_non_cube(original: nn.Module, fixed: nn.Module, x: torch.Tensor, measurements: Dict[str, float]) -> List[Any]:
+def _check_non_cube(
+    original: nn.Module, fixed: nn.Module, x: torch.Tensor, measurements: Dict[str, float]
+) -> List[Any]:
     before, after = run_module(original, x), run_module(fixed, x)
     shape = tuple(x.shape)
     parts = [f"input {shape}"]
@@ -415,14 +418,17 @@ def _check_non_cube(original: nn.Module, fixed: nn.Module, x: torch.Tensor, meas
         expected = shape[:-1]
         if tuple(after.output.shape[:-1]) != expected or not bool(torch.isfinite(after.output).all()):
             passed = False
-            parts.append(f"fixed output shape {tuple(after.output.shape)} / finite={bool(torch.isfinite(after.output).all())}")
+            finite = bool(torch.isfinite(after.output).all())
+            parts.append(f"fixed output shape {tuple(after.output.shape)} / finite={finite}")
         else:
             parts.append(f"fixed runs -> {tuple(after.output.shape)}")
     measurements["non_cube_original_raised"] = float(before.error is not None)
     return [NON_CUBE_CRASH, passed, "; ".join(parts)]
 
 
-def _check_cube_bug(original: nn.Module, x: torch.Tensor, refs: References, measurements: Dict[str, float]) -> List[Any]:
+def _check_cube_bug(
+    original: nn.Module, x: torch.Tensor, refs: References, measurements: Dict[str, float]
+) -> List[Any]:
     outcome = run_module(original, x)
     shape = tuple(x.shape)
     if outcome.error is not None:
@@ -433,7 +439,8 @@ def _check_cube_bug(original: nn.Module, x: torch.Tensor, refs: References, meas
     measurements["cube_bound"] = comparison.bound
     warned = "; `.T` deprecation warning seen" if outcome.transpose_warning else ""
     if comparison.passed:
-        return [CUBE_SILENTLY_WRONG, False, f"original is within tolerance on the cube {shape}: {comparison.describe()}"]
+        why = f"original is within tolerance on the cube {shape}: {comparison.describe()}"
+        return [CUBE_SILENTLY_WRONG, False, why]
     return [CUBE_SILENTLY_WRONG, True, f"original runs on the cube {shape} but {comparison.describe()}{warned}"]
 
 
