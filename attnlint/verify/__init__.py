@@ -90,7 +90,10 @@ def verify(
         return [_harness_failure(code, "child_process", detail)]
     if "error" in result.reply:
         return [_harness_failure(code, "child_process", str(result.reply["error"]))]
-    return [VerificationReport.from_dict(report) for report in result.reply.get("reports", [])]
+    reports = [VerificationReport.from_dict(report) for report in result.reply.get("reports", [])]
+    if not reports:  # e.g. a device with no dtypes to run: no evidence must never read as success
+        return [_harness_failure(code, "no_evidence", f"nothing was run for devices={devices!r}, dtypes={dtypes!r}")]
+    return reports
 
 
 def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) -> List[VerificationReport]:

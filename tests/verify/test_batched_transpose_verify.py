@@ -123,21 +123,11 @@ def test_wrong_fix_is_rejected(wrong_fix, must_fail):
         assert failed == must_fail, report.summary()
         # The original is still shown to be buggy: the failure is the fix's, not the harness's.
         assert report.check(CUBE_BUG).passed
-
-
-def test_wrong_fix_error_is_far_outside_tolerance():
-    (report,) = verify(
-        "ATN103",
-        SEED,
-        SEED.replace(BUG, "queries @ keys.transpose(0, 1)"),
-        entry="SelfAttentionV1",
-        devices=["cpu"],
-        dtypes={"cpu": ["float32"]},
-    )
-    m = report.measurements
-    assert m["cube_fixed_max_error"] > 1e4 * m["cube_bound"]
-    assert report.check(UNBATCHED).passed  # it fools the 2-D check ...
-    assert not report.check(MATCHES_NAIVE).passed  # ... but not the cube witness
+        m = report.measurements
+        if "cube_fixed_max_error" in m:  # the wrong fix ran on the cube: wrong by far, not by rounding
+            assert m["cube_fixed_max_error"] > 1e4 * m["cube_bound"]
+    if wrong_fix.endswith("transpose(0, 1)"):
+        assert all(r.check(UNBATCHED).passed for r in reports)  # it fools the 2-D check, not the cube
 
 
 # ---------------------------------------------------------------------------------------------

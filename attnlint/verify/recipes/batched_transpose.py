@@ -317,7 +317,10 @@ def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
     dtypes_by_device: Mapping[str, Sequence[str]] = request.get("dtypes") or {}
     reports: List[Dict[str, Any]] = []
     for device in devices:
-        dtype_names = list(dtypes_by_device.get(device) or DTYPES_BY_DEVICE.get(device.split(":")[0], ()))
+        if device in dtypes_by_device:
+            dtype_names = list(dtypes_by_device[device])
+        else:
+            dtype_names = list(DTYPES_BY_DEVICE.get(device.split(":")[0], ()))
         for dtype_name in dtype_names:
             reports.append(_verify_on(original, fixed, spec, device, dtype_name, seed))
     return reports
