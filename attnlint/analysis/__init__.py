@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from attnlint.analysis import masks
 from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
 from attnlint.analysis.names import collect_aliases
 from attnlint.analysis.values import SoftmaxSite
@@ -27,6 +28,12 @@ class ModuleAnalysis:
     aliases: Dict[str, str]
     classes: Dict[str, ClassFacts] = field(default_factory=dict)
     functions: List[FunctionFacts] = field(default_factory=list)
+    class_names: frozenset = frozenset()
+    constants: Dict[str, object] = field(default_factory=dict)
+
+    def sites(self, kind: str) -> list:
+        """Every site of one kind (`fill_sites`, `mask_uses`, ...) over all functions."""
+        return [site for f in self.functions for site in getattr(f, kind)]
 
     @property
     def softmax_sites(self) -> List[SoftmaxSite]:
@@ -39,12 +46,39 @@ class ModuleAnalysis:
 
 def analyze_module(module: cst.Module) -> ModuleAnalysis:
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
+    analysis.class_names = frozenset(_class_names(module))
     top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = FunctionEvaluator(top, analysis.aliases, None)
+    evaluator = FunctionEvaluator(top, analysis.aliases, None, class_names=analysis.class_names)
     evaluator.run(module.body)
     analysis.functions.append(top)
+    # Module-level integer constants (`PAD_IDX = 0`) are visible inside functions.
+    analysis.constants = {
+        name: value for name, value in evaluator.env.items()
+        if value.kind == "scalar" and value.int_value is not None
+    }
     _walk(module.body, analysis, None)
     return analysis
+
+
+def _class_names(module: cst.Module):
+    class Collector(cst.CSTVisitor):
+        names: list = []
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.names.append(node.name.value)
+
+    collector = Collector()
+    collector.names = []
+    module.visit(collector)
+    return collector.names
+
+
+class _NameUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
@@ -75,7 +109,13 @@ def _analyze_function(
     node: cst.FunctionDef, analysis: ModuleAnalysis, cls: Optional[ClassFacts], record_attrs: bool = False
 ) -> None:
     facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
-    evaluator = FunctionEvaluator(facts, analysis.aliases, cls, record_attrs=record_attrs)
+    evaluator = FunctionEvaluator(facts, analysis.aliases, cls, record_attrs=record_attrs,
+                                  class_names=analysis.class_names, constants=analysis.constants)
+    if cls is not None and node.name.value == "forward":
+        params = node.params
+        cls.forward_params = tuple(
+            p.name.value for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        )
     evaluator.bind_params(node.params)
     header = getattr(node.body, "header", None)
     if header is not None and header.comment is not None:
@@ -83,6 +123,12 @@ def _analyze_function(
         evaluator.shape_comment(header.comment.value)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
     evaluator.run(body)
+    if any(masks.is_mask_param(name) for name in facts.params):
+        # Only functions that take a mask need to know which names they use.
+        uses = _NameUses()
+        for stmt in body:
+            stmt.visit(uses)
+        facts.used_names = uses.names
     analysis.functions.append(facts)
     # Nested functions and classes are analysed on their own.
     nested = [s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]

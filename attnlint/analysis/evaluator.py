@@ -13,9 +13,16 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from attnlint.analysis import shapes
+from attnlint.analysis import masks, shapes
 from attnlint.analysis.names import canonical, qualify, role_from_name
 from attnlint.analysis.values import (
+    ATTEND,
+    MASKED,
+    AttentionCallSite,
+    FillSite,
+    LossSite,
+    MaskFacts,
+    MaskUseSite,
     KEY,
     KEY_MAJOR,
     QKV,
@@ -62,8 +69,15 @@ class FunctionFacts:
     class_name: Optional[str]
     softmax_sites: List[SoftmaxSite] = field(default_factory=list)
     dot_t_sites: List[DotTSite] = field(default_factory=list)
+    fill_sites: List[FillSite] = field(default_factory=list)
+    mask_uses: List[MaskUseSite] = field(default_factory=list)
+    attention_calls: List[AttentionCallSite] = field(default_factory=list)
+    loss_sites: List[LossSite] = field(default_factory=list)
     returns: List[Value] = field(default_factory=list)
     params: Dict[str, Value] = field(default_factory=dict)
+    param_nodes: Dict[str, cst.Param] = field(default_factory=dict)
+    # Every name the body reads or writes (a parameter absent from it is never used).
+    used_names: set = field(default_factory=set)
 
 
 @dataclass
@@ -71,6 +85,7 @@ class ClassFacts:
     name: str
     node: cst.ClassDef
     attrs: Env = field(default_factory=dict)
+    forward_params: Tuple[str, ...] = ()
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -112,10 +127,14 @@ class FunctionEvaluator:
         aliases: Dict[str, str],
         class_facts: Optional[ClassFacts],
         record_attrs: bool = False,
+        class_names: frozenset = frozenset(),
+        constants: Optional[Env] = None,
     ) -> None:
         self.facts = facts
         self.aliases = aliases
         self.cls = class_facts
+        self.class_names = class_names  # classes defined in this file (user modules)
+        self.constants = constants or {}  # module-level constants (`PAD_IDX = 0`)
         self.record_attrs = record_attrs  # __init__: `self.x = ...` becomes a class fact
         self.env: Env = {}
         self.declared_ranks: Dict[str, int] = {}
@@ -133,10 +152,13 @@ class FunctionEvaluator:
             if param.annotation is not None:
                 rank = shapes.annotation_rank(param.annotation.annotation)
             value = Value(kind="tensor", rank=rank, role=role_from_name(name), scaled=False,
-                          node=param.name, feature_last=None)
+                          node=param.name, feature_last=None, mask=masks.from_param(name))
             value = value.add_extra("param", name)
+            if _names_lengths(name):
+                value = value.add_extra("lengths", True)
             self.env[name] = value
             self.facts.params[name] = value
+            self.facts.param_nodes[name] = param
 
     # ------------------------------------------------------------------ statements
     def run(self, body: Sequence[cst.CSTNode]) -> None:
@@ -303,7 +325,13 @@ class FunctionEvaluator:
                 else:
                     part = UNKNOWN
                 self._bind(element, part)
-        # Subscript and other stores change part of a tensor: nothing we track changes.
+        elif isinstance(target, cst.Subscript):
+            owner = _owner_name(target.value)
+            if owner is not None and owner in self.env and self.env[owner].get_extra("padded"):
+                # `targets[targets == pad] = -100`: the padding value is rewritten.
+                number = masks.number(value.node) if value.node is not None else None
+                self.env[owner] = self.env[owner].add_extra("padding_value", number)
+        # Other stores change part of a tensor: nothing we track changes.
 
     def _bind_shape(self, shape: Value, count: int, starred: bool) -> None:
         """`b, n, d = x.shape` tells that x has rank 3."""
@@ -324,9 +352,12 @@ class FunctionEvaluator:
     def _eval_Name(self, node: cst.Name) -> Value:
         if node.value in self.env:
             return self.env[node.value]
+        if node.value in self.constants:
+            return self.constants[node.value]
         if node.value in ("True", "False", "None"):
             return Value(kind="scalar")
-        return Value(kind="unknown", role=role_from_name(node.value), node=node)
+        value = Value(kind="unknown", role=role_from_name(node.value), node=node, mask=masks.from_param(node.value))
+        return value.add_extra("lengths", True) if _names_lengths(node.value) else value
 
     def _eval_Integer(self, node: cst.Integer) -> Value:
         return Value(kind="scalar", int_value=int(node.evaluated_value), node=node)
@@ -350,8 +381,9 @@ class FunctionEvaluator:
         inner = self.eval(node.expression)
         if isinstance(node.operator, cst.Minus) and inner.kind == "scalar" and inner.int_value is not None:
             return inner.with_(int_value=-inner.int_value, node=node)
-        if isinstance(node.operator, cst.BitInvert) and inner.kind == "tensor":
-            return inner.with_(node=node, scores=None, softmax=None).add_extra("inverted", True)
+        if isinstance(node.operator, cst.BitInvert) and inner.kind in ("tensor", "unknown"):
+            mask = masks.invert(inner.mask) if inner.mask is not None else None
+            return inner.with_(kind="tensor", node=node, scores=None, softmax=None, mask=mask)
         if isinstance(node.operator, cst.Not):
             return Value(kind="scalar")
         # Negation keeps rank but is not a score any more (`softmax(-dist)` is not Q·Kᵀ).
@@ -359,10 +391,36 @@ class FunctionEvaluator:
 
     def _eval_Comparison(self, node: cst.Comparison) -> Value:
         left = self.eval(node.left)
-        for comp in node.comparisons:
-            self.eval(comp.comparator)
-        if left.kind in ("tensor", "unknown") and left.rank is not None:
-            return Value(kind="tensor", rank=left.rank, node=node)
+        rights = [self.eval(comp.comparator) for comp in node.comparisons]
+        mask = None
+        if len(node.comparisons) == 1:
+            comp = node.comparisons[0]
+            literal = masks.number(comp.comparator)
+            if literal is None and rights and rights[0].int_value is not None:
+                literal = float(rights[0].int_value)  # a named constant (`PAD_IDX`)
+            if left.mask is not None:
+                mask = masks.compare(left.mask, comp.operator, literal)
+            elif left.get_extra("padded"):
+                # `tokens == pad_id` / `tokens != pad_id` on a padded batch.
+                pad = left.get_extra("padding_value")
+                if pad is not None and literal is not None and pad == literal:
+                    convention = MASKED if isinstance(comp.operator, cst.Equal) else (
+                        ATTEND if isinstance(comp.operator, cst.NotEqual) else None)
+                    if convention:
+                        mask = MaskFacts(origin="padding", convention=convention, dtype="bool",
+                                         can_mask_whole_row=True)
+            elif _is_lengths(rights[0]) or _is_lengths(left):
+                # `arange(T)[None, :] < lengths[:, None]`: True = a real token.
+                op = comp.operator
+                lengths_right = _is_lengths(rights[0])
+                keeps = isinstance(op, cst.LessThan) if lengths_right else isinstance(op, cst.GreaterThan)
+                drops = isinstance(op, cst.GreaterThanEqual) if lengths_right else isinstance(op, cst.LessThanEqual)
+                if keeps or drops:
+                    mask = MaskFacts(origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool",
+                                     can_mask_whole_row=True)
+        rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
+        if left.kind in ("tensor", "unknown") or mask is not None:
+            return Value(kind="tensor", rank=rank, node=node, mask=mask)
         return Value(kind="unknown", node=node)
 
     def _eval_BooleanOperation(self, node: cst.BooleanOperation) -> Value:
@@ -436,7 +494,11 @@ class FunctionEvaluator:
                     rank_known = False
         rank = base.rank - removed + added if (base.rank is not None and rank_known) else None
         mask = base.mask
-        if mask is not None:
+        bounded = any(
+            isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
+            for e in node.slice
+        )
+        if mask is not None and (bounded or removed):
             from dataclasses import replace
 
             mask = replace(mask, sliced=True)
@@ -466,8 +528,19 @@ class FunctionEvaluator:
             return Value(kind="unknown", node=node)
         if isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)):
             rank = left.rank if left.rank is not None else right.rank
-            return Value(kind="tensor", rank=rank, node=node)
+            mask = masks.combine(left.mask, right.mask, op) if not isinstance(op, cst.BitXor) else None
+            return Value(kind="tensor", rank=rank, node=node, mask=mask)
         return UNKNOWN
+
+    def _with_additive_fill(self, scores: Value, term: Value, node) -> Value:
+        """`scores + m` where m holds -inf at masked places: a fill, as masked_fill is."""
+        fill = term.get_extra("additive_fill")
+        if fill is None:
+            return scores
+        site = FillSite(call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill,
+                        in_place=False, additive=True)
+        self.facts.fill_sites.append(site)
+        return scores.add_extra("fills", (scores.get_extra("fills") or ()) + (site,))
 
     def _scaled(self, value: Value) -> Value:
         if value.scores is not None:
@@ -479,9 +552,9 @@ class FunctionEvaluator:
     def _add(self, left: Value, right: Value, node: cst.CSTNode) -> Value:
         """`scores + bias`, `scores - max`: additive terms keep the scores what they are."""
         if left.scores is not None and right.scores is None:
-            return left.with_(node=node)
+            return self._with_additive_fill(left.with_(node=node), right, node)
         if right.scores is not None and left.scores is None:
-            return right.with_(node=node)
+            return self._with_additive_fill(right.with_(node=node), left, node)
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node)
         ranks = [r for r in (left.rank, right.rank) if r is not None]
@@ -637,6 +710,9 @@ class FunctionEvaluator:
                 return self._call_module_value(node, target, func.value)
             if qualified is not None:  # `from torch.nn.functional import softmax`
                 return self._function_call(node, qualified)
+            if func.value in self.class_names:
+                self._args(node)
+                return Value(kind="module", module_type=func.value, ctor=node, node=node).add_extra("user_class", True)
             return self._user_function(node, func.value)
         if isinstance(func, cst.Call):  # nn.Softmax(dim=-1)(x)
             module = self.eval(func)
@@ -669,6 +745,10 @@ class FunctionEvaluator:
             if isinstance(name_node, cst.SimpleString) and isinstance(name_node.evaluated_value, str):
                 buffer_name = name_node.evaluated_value
                 value = value.add_extra("buffer", buffer_name)
+                if value.mask is not None:
+                    from dataclasses import replace
+
+                    value = value.with_(mask=replace(value.mask, buffer_attr=buffer_name))
                 if attr == "register_parameter":
                     value = value.with_(is_parameter=True)
                 self.env["self." + buffer_name] = value
@@ -702,6 +782,19 @@ class FunctionEvaluator:
         if kind == "Softmax":
             return self._softmax(node, node.args[0].value if node.args else None, module.ctor, form="module")
         values = self._args(node)
+        if kind in _MASK_APIS:
+            return self._attention_module_call(node, kind, values, module)
+        if kind == "CrossEntropyLoss" and len(values) >= 2:
+            self._loss_site(node, values[1], node.args[1].value, module.ctor)
+            return Value(kind="tensor", rank=0, node=node)
+        if module.get_extra("user_class"):
+            keywords = tuple(a.keyword.value for a in node.args if a.keyword is not None)
+            self.facts.attention_calls.append(
+                AttentionCallSite(call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords,
+                                  callee_class=kind)
+            )
+            _escape(values)
+            return Value(kind="unknown", node=node)
         if kind in _IDENTITY_MODULES and values:
             return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
         if kind in _PROJECTION_MODULES and values:
@@ -715,6 +808,27 @@ class FunctionEvaluator:
         short = qualified.rsplit(".", 1)[-1]
         if qualified in ("torch.softmax",):
             return self._softmax(node, node.args[0].value if node.args else None, None, form="function")
+        if short == "scaled_dot_product_attention":
+            return self._sdpa(node)
+        if short == "pad_sequence":
+            values = self._args(node)
+            pad_arg = _arg(node, 2, "padding_value")
+            pad = masks.number(pad_arg.value) if pad_arg is not None else 0.0
+            if pad_arg is not None and pad is None:
+                pad = self.eval(pad_arg.value).int_value
+            value = Value(kind="tensor", node=node).add_extra("padded", True).add_extra("padding_value", pad)
+            if pad_arg is not None:
+                value = value.add_extra("padding_node", pad_arg.value)
+            return value
+        if short == "cross_entropy" and len(node.args) >= 2:
+            values = self._args(node)
+            self._loss_site(node, values[1], node.args[1].value, node)
+            return Value(kind="tensor", rank=0, node=node)
+        if qualified == "torch.nan_to_num" and node.args:
+            values = self._args(node)
+            if values[0].softmax is not None:
+                values[0].softmax.guarded = True
+            return values[0].with_(node=node)
         if qualified in ("torch.matmul", "torch.bmm", "torch.mm"):
             if len(node.args) >= 2:
                 left, right = self.eval(node.args[0].value), self.eval(node.args[1].value)
@@ -752,7 +866,11 @@ class FunctionEvaluator:
                 rank = None
             else:
                 rank = len(sizes)
-            return Value(kind="tensor", rank=rank, node=node)
+            dtype_arg = _arg(node, 99, "dtype")
+            dtype = _dtype_of(dtype_arg.value, self.aliases) if dtype_arg is not None else "float"
+            size_texts = tuple(_code(a.value) for a in sizes)
+            value = Value(kind="tensor", rank=rank, node=node).add_extra("constructor", (qualified, dtype, size_texts))
+            return value
         if qualified in ("torch.tensor", "torch.as_tensor", "torch.Tensor") and node.args:
             rank = shapes.literal_rank(node.args[0].value)
             if not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
@@ -760,7 +878,9 @@ class FunctionEvaluator:
             return Value(kind="tensor", rank=rank, node=node)
         if qualified in ("torch.tril", "torch.triu"):
             values = self._args(node)
-            return Value(kind="tensor", rank=values[0].rank if values else None, node=node)
+            if not values:
+                return UNKNOWN
+            return self._triangular(short, values[0], _arg(node, 1, "diagonal"), node)
         if qualified == "torch.transpose" and len(node.args) >= 3:
             value = self.eval(node.args[0].value)
             return self._transpose(value, node.args[1].value, node.args[2].value, node)
@@ -768,8 +888,26 @@ class FunctionEvaluator:
             values = self._args(node)
             return values[0]
         if qualified == "torch.where" and len(node.args) == 3:
-            self.eval(node.args[0].value)
+            cond = self.eval(node.args[0].value)
             a, b = self.eval(node.args[1].value), self.eval(node.args[2].value)
+            for weights in (a, b):
+                if weights.softmax is not None:
+                    weights.softmax.guarded = True  # where(all_masked, 0, weights)
+            if a.get_extra("padded") or b.get_extra("padded"):
+                padded = a if a.get_extra("padded") else b
+                return padded.add_extra("padding_value", None)  # rewritten somewhere
+            for kept, other_node, keep_when_true in ((a, node.args[2].value, True), (b, node.args[1].value, False)):
+                fill = masks.fill_kind(other_node, self.aliases)
+                if fill is None or kept.kind == "scalar":
+                    continue
+                mask = cond.mask
+                if mask is not None and keep_when_true:
+                    mask = masks.invert(mask)  # where(keep, scores, fill): filled where ~keep
+                site = FillSite(call=node, mask_node=node.args[0].value, mask=cond.with_(mask=mask),
+                                fill=fill, in_place=False, keeps_where_true=keep_when_true,
+                                receiver_node=node.args[1].value if keep_when_true else node.args[2].value)
+                self.facts.fill_sites.append(site)
+                return kept.with_(node=node).add_extra("fills", (kept.get_extra("fills") or ()) + (site,))
             if a.scores is not None and b.scores is None:
                 return a.with_(node=node)
             if b.scores is not None and a.scores is None:
@@ -792,6 +930,25 @@ class FunctionEvaluator:
 
     def _method_call(self, node: cst.Call, receiver: Value, method: str, receiver_node) -> Value:
         args = node.args
+        dtype = _DTYPE_METHODS.get(method)
+        if method == "to" and args:
+            dtype = _dtype_of(args[0].value, self.aliases)
+        elif method == "type" and args:
+            dtype = _dtype_of(args[0].value, self.aliases)
+        if dtype is not None and receiver.kind != "unknown":
+            self._args(node)
+            mask = receiver.mask
+            if mask is not None:
+                from dataclasses import replace
+
+                mask = replace(mask, dtype=dtype)
+            return receiver.with_(node=node, mask=mask)
+        if method == "logical_not" and receiver.mask is not None:
+            return receiver.with_(node=node, mask=masks.invert(receiver.mask), scores=None, softmax=None)
+        if method in ("eq", "ne") and args and receiver.mask is not None:
+            op = cst.Equal() if method == "eq" else cst.NotEqual()
+            return Value(kind="tensor", rank=receiver.rank, node=node,
+                         mask=masks.compare(receiver.mask, op, masks.number(args[0].value)))
         if method == "softmax":
             return self._softmax(node, receiver_node, None, form="method")
         if method in _IDENTITY_METHODS:
@@ -818,7 +975,7 @@ class FunctionEvaluator:
             # A reshape keeps the last (feature) axis only when it is not merged or split.
             return Value(kind="tensor", rank=rank, role=receiver.role, scaled=receiver.scaled,
                          feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
-                         mask=receiver.mask, node=node)
+                         mask=receiver.mask, node=node, extra=_kept_extras(receiver))
         if method == "unsqueeze":
             self._args(node)
             rank = receiver.rank + 1 if receiver.rank is not None else None
@@ -855,9 +1012,11 @@ class FunctionEvaluator:
                 self._update_in_place(receiver_node, result)
             return result
         if method in ("masked_fill", "masked_fill_"):
+            return self._masked_fill(node, receiver, receiver_node, in_place=method.endswith("_"))
+        if method == "nan_to_num" and receiver.softmax is not None:
+            receiver.softmax.guarded = True
             self._args(node)
-            result = receiver.with_(node=node)
-            return result
+            return receiver.with_(node=node)
         if method in ("add", "sub", "add_", "sub_"):
             values = self._args(node)
             return self._add(receiver, values[0] if values else UNKNOWN, node)
@@ -874,12 +1033,111 @@ class FunctionEvaluator:
             return receiver.with_(node=node)
         if method in ("tril", "triu", "tril_", "triu_"):
             self._args(node)
-            return Value(kind="tensor", rank=receiver.rank, node=node)
+            diagonal_arg = _arg(node, 0, "diagonal")
+            return self._triangular(method.rstrip("_"), receiver, diagonal_arg, node)
         if method in ("flatten",):
             self._args(node)
-            return Value(kind="tensor", node=node, role=receiver.role)
+            return Value(kind="tensor", node=node, role=receiver.role, extra=_kept_extras(receiver))
         _escape([receiver] + self._args(node))
         return Value(kind="unknown", node=node)
+
+    def _triangular(self, kind: str, source: Value, diagonal_arg: Optional[cst.Arg], node) -> Value:
+        """`triu`/`tril` of a ones tensor: a causal mask (anything else: just a tensor)."""
+        ctor = source.get_extra("constructor")
+        result = Value(kind="tensor", rank=source.rank, node=node)
+        if ctor is None or ctor[0] not in ("torch.ones", "torch.full", "torch.ones_like"):
+            return result
+        diagonal = _int_literal(diagonal_arg.value) if diagonal_arg is not None else 0
+        if diagonal is None:
+            return result
+        return result.with_(mask=masks.triangular(kind, diagonal, ctor[1], ctor[2]))
+
+    def _masked_fill(self, node: cst.Call, receiver: Value, receiver_node, in_place: bool) -> Value:
+        mask_arg, value_arg = _arg(node, 0, "mask"), _arg(node, 1, "value")
+        mask = self.eval(mask_arg.value) if mask_arg is not None else UNKNOWN
+        if value_arg is not None:
+            self.eval(value_arg.value)
+        fill = masks.fill_kind(value_arg.value, self.aliases) if value_arg is not None else None
+        if receiver.softmax is not None:
+            # Weights zeroed where masked, after the softmax: fully masked rows are handled.
+            receiver.softmax.guarded = True
+            return receiver.with_(node=node)
+        if receiver.get_extra("padded") and value_arg is not None:
+            # `targets.masked_fill(targets == pad, -100)`: the padding value is rewritten.
+            result = receiver.add_extra("padding_value", masks.number(value_arg.value))
+            if in_place:
+                self._update_in_place(receiver_node, result)
+            return result
+        if mask_arg is None:
+            return receiver.with_(node=node)
+        site = FillSite(call=node, mask_node=mask_arg.value, mask=mask, fill=fill, in_place=in_place,
+                        receiver_node=receiver_node)
+        self.facts.fill_sites.append(site)
+        if receiver.scores is None:
+            # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
+            result = receiver.with_(node=node).add_extra("additive_fill", site)
+        else:
+            result = receiver.with_(node=node).add_extra("fills", (receiver.get_extra("fills") or ()) + (site,))
+        if in_place:
+            self._update_in_place(receiver_node, result)
+        return result
+
+    def _attention_module_call(self, node: cst.Call, kind: str, values: List[Value], module: Value) -> Value:
+        """nn.MultiheadAttention / nn.Transformer*: masks use True = masked."""
+        positions = _MASK_APIS[kind]
+        passed = []
+        for keyword, position in positions.items():
+            arg = _arg(node, position, keyword)
+            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                continue
+            passed.append(keyword)
+            value = self.eval(arg.value)
+            self.facts.mask_uses.append(
+                MaskUseSite(call=node, api=kind, keyword=keyword, expects=MASKED, mask_node=arg.value, mask=value)
+            )
+        causal_arg = _arg(node, 99, "is_causal")
+        self.facts.attention_calls.append(
+            AttentionCallSite(call=node, api=kind, inputs=tuple(values[:3]), mask_keywords=tuple(passed),
+                              is_causal=causal_arg is not None and not _is_false(causal_arg.value))
+        )
+        if kind == "MultiheadAttention":
+            return Value(kind="tuple", elements=(Value(kind="tensor", rank=values[0].rank if values else None),
+                                                 Value(kind="tensor")), node=node)
+        return Value(kind="tensor", rank=values[0].rank if values else None, node=node)
+
+    def _sdpa(self, node: cst.Call) -> Value:
+        values = [self.eval(a.value) for a in node.args]
+        mask_arg = _arg(node, 3, "attn_mask")
+        passed = ()
+        if mask_arg is not None and not (isinstance(mask_arg.value, cst.Name) and mask_arg.value.value == "None"):
+            passed = ("attn_mask",)
+            mask = self.eval(mask_arg.value)
+            self.facts.mask_uses.append(
+                MaskUseSite(call=node, api="sdpa", keyword="attn_mask", expects=ATTEND, mask_node=mask_arg.value, mask=mask)
+            )
+        causal_arg = _arg(node, 5, "is_causal")
+        positional = [v for v, a in zip(values, node.args) if a.keyword is None]
+        self.facts.attention_calls.append(
+            AttentionCallSite(call=node, api="sdpa", inputs=tuple(positional[:3]), mask_keywords=passed,
+                              is_causal=causal_arg is not None and not _is_false(causal_arg.value))
+        )
+        rank = positional[0].rank if positional else None
+        return Value(kind="tensor", rank=rank, node=node)
+
+    def _loss_site(self, call: cst.Call, targets: Value, targets_node, configured_at: Optional[cst.Call]) -> None:
+        ignore_arg = _arg(configured_at, 99, "ignore_index") if configured_at is not None else None
+        if ignore_arg is None and configured_at is None:
+            ignore_arg = _arg(call, 99, "ignore_index")
+        if ignore_arg is None:
+            ignore = -100  # PyTorch's default
+        else:
+            number = masks.number(ignore_arg.value)
+            ignore = int(number) if number is not None else self.eval(ignore_arg.value).int_value
+        self.facts.loss_sites.append(
+            LossSite(call=call, targets=targets, targets_node=targets_node, ignore_index=ignore,
+                     ignore_index_node=ignore_arg.value if ignore_arg is not None else None,
+                     configured_at=configured_at)
+        )
 
     def _update_in_place(self, receiver_node, value: Value) -> None:
         owner = _owner_name(receiver_node)
@@ -983,6 +1241,69 @@ class FunctionEvaluator:
             if offset is not None and _is_rank_expr(node.left):
                 return -offset, True
         return None, False
+
+
+_DTYPE_METHODS = {
+    "bool": "bool", "float": "float", "half": "float", "double": "float", "bfloat16": "float",
+    "long": "int", "int": "int", "byte": "int", "short": "int",
+}
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def _code(node: cst.CSTNode) -> str:
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+def _dtype_of(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
+    qualified = qualify(node, aliases)
+    if qualified is None and isinstance(node, cst.Name) and node.value in ("bool", "float", "int"):
+        return node.value
+    if qualified is None:
+        return None
+    name = qualified.rsplit(".", 1)[-1]
+    if name == "bool":
+        return "bool"
+    if name.startswith(("float", "bfloat", "half", "double")):
+        return "float"
+    if name.startswith(("int", "long", "uint", "short")):
+        return "int"
+    return None
+
+
+# Attention modules that take masks, and the positional index of each mask argument.
+_MASK_APIS = {
+    "MultiheadAttention": {"key_padding_mask": 3, "attn_mask": 5},
+    "TransformerEncoder": {"mask": 1, "src_key_padding_mask": 2},
+    "TransformerEncoderLayer": {"src_mask": 1, "src_key_padding_mask": 2},
+    "TransformerDecoderLayer": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
+                                "memory_key_padding_mask": 5},
+    "TransformerDecoder": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
+                           "memory_key_padding_mask": 5},
+    "Transformer": {"src_mask": 2, "tgt_mask": 3, "memory_mask": 4, "src_key_padding_mask": 5,
+                    "tgt_key_padding_mask": 6, "memory_key_padding_mask": 7},
+}
+
+
+# Facts about the data (not the layout) that survive a reshape.
+_DATA_EXTRAS = ("padded", "padding_value", "padding_node", "lengths", "param", "buffer")
+
+
+def _kept_extras(value: Value) -> tuple:
+    return tuple((k, v) for k, v in value.extra if k in _DATA_EXTRAS)
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("False", "None")
+
+
+def _names_lengths(name: str) -> bool:
+    from attnlint.analysis.names import words
+
+    return any(w in ("len", "lens", "lengths", "length", "seqlens") for w in words(name)) and not name.isupper()
+
+
+def _is_lengths(value: Value) -> bool:
+    return value.get_extra("lengths") is True
 
 
 def _escape(values: Sequence[Value]) -> None:

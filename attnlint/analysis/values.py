@@ -40,19 +40,83 @@ class ScoreFacts:
     feature_dim: Optional[Tuple[cst.BaseExpression, int]] = None
 
 
+# Mask conventions.
+ATTEND = "attend"  # True / 1 = may attend (SDPA's bool attn_mask, HF attention_mask)
+MASKED = "masked"  # True / 1 = masked out (nn.MultiheadAttention masks, triu(diagonal=1))
+
+
 @dataclass(frozen=True)
 class MaskFacts:
     """Where a mask came from and what its True/nonzero entries mean."""
 
-    origin: Optional[str] = None  # "causal", "padding", "comparison", "argument", ...
-    # "attend" (True = may attend), "masked" (True = masked out), "additive" (float to add).
-    convention: Optional[str] = None
-    causal_diagonal: Optional[int] = None  # triu(..., diagonal=d) / tril(..., diagonal=d)
+    origin: Optional[str] = None  # "causal", "padding", "argument", "lengths", ...
+    convention: Optional[str] = None  # ATTEND, MASKED, or None when the code does not show it
+    dtype: Optional[str] = None  # "bool", "float", "int"
+    # Can some row (query) have every key masked? True for padding masks (an empty sequence, or
+    # left padding with a causal mask); False for a causal mask that keeps the diagonal.
     can_mask_whole_row: Optional[bool] = None
-    # For buffers built at a fixed size: the expressions of that size (e.g. `context_length`).
+    # For masks built at a fixed size (a buffer from `context_length`): the size expressions.
     built_size: Tuple[str, ...] = ()
     sliced: bool = False
     buffer_attr: Optional[str] = None  # `self.<attr>` when the mask is a registered buffer
+    # The parameter the mask came from, when it did (`attention_mask`).
+    param: Optional[str] = None
+
+
+@dataclass
+class FillSite:
+    """`scores.masked_fill(mask, value)`: where masked scores get their fill."""
+
+    call: cst.Call
+    mask_node: cst.BaseExpression
+    mask: "Value"  # the value whose True entries get the fill
+    fill: Optional[str]  # "-inf", "finite", or None when unknown
+    in_place: bool
+    # `scores + m` with m = zeros.masked_fill(mask, -inf): the same fill, as an additive mask.
+    additive: bool = False
+    # `torch.where(keep, scores, fill)`: mask_node holds the *kept* entries, not the filled ones.
+    keeps_where_true: bool = False
+    # The scores expression that is filled (`scores` in `scores.masked_fill(...)`).
+    receiver_node: Optional[cst.BaseExpression] = None
+
+
+@dataclass
+class MaskUseSite:
+    """A mask handed to an attention API, with the convention that API expects."""
+
+    call: cst.Call
+    api: str  # "sdpa", "mha", "transformer", ...
+    keyword: str  # attn_mask, key_padding_mask, src_key_padding_mask, ...
+    expects: str  # ATTEND or MASKED
+    mask_node: cst.BaseExpression
+    mask: "Value"
+
+
+@dataclass
+class AttentionCallSite:
+    """A call that computes attention: SDPA, nn.MultiheadAttention, nn.Transformer*, a submodule."""
+
+    call: cst.Call
+    api: str  # "sdpa", "mha", "transformer", "submodule"
+    inputs: Tuple["Value", ...]
+    mask_keywords: Tuple[str, ...]  # the mask arguments that were passed
+    is_causal: bool = False
+    # For api == "submodule": the class whose forward is called, when defined in this file.
+    callee_class: Optional[str] = None
+
+
+@dataclass
+class LossSite:
+    """A cross-entropy call and the targets it was given."""
+
+    call: cst.Call
+    targets: "Value"
+    targets_node: cst.BaseExpression
+    # The ignore_index as an int when known; None when written as an expression we cannot read.
+    ignore_index: Optional[int]
+    ignore_index_node: Optional[cst.BaseExpression]
+    # Where `ignore_index=` goes: the F.cross_entropy call or the nn.CrossEntropyLoss(...) ctor.
+    configured_at: Optional[cst.Call]
 
 
 @dataclass
@@ -76,6 +140,8 @@ class SoftmaxSite:
     function: Optional[str] = None
     # The weights were divided again (Sinkhorn-style alternating normalisation): not plain attention.
     renormalized: bool = False
+    # Fully masked rows are zeroed after the softmax (where / masked_fill / nan_to_num).
+    guarded: bool = False
 
     @property
     def rank(self) -> Optional[int]:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from attnlint.analysis.values import SoftmaxSite
 from attnlint.diagnostics import Applicability
+from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import NodeFix, Replacement
 
 
@@ -18,23 +19,9 @@ def set_softmax_dim(site: SoftmaxSite, axis: int) -> Optional[NodeFix]:
     """
     literal = str(axis)
     message = f"Use `dim={literal}` (the key axis)"
-    if site.dim_given and site.dim_node is not None:
-        new = cst.parse_expression(literal)
-        return NodeFix(message, Applicability.UNSAFE, (Replacement(site.dim_node, new),))
+    if site.dim_node is not None:  # written positionally, as `dim=...`, or as `dim=None`
+        return NodeFix(message, Applicability.UNSAFE, (Replacement(site.dim_node, cst.parse_expression(literal)),))
     call = site.module_ctor if site.form == "module" else site.call
     if call is None:
         return None
-    if site.dim_node is not None:  # `dim=None` written out
-        return NodeFix(message, Applicability.UNSAFE, (Replacement(site.dim_node, cst.parse_expression(literal)),))
-    new_arg = cst.Arg(
-        value=cst.parse_expression(literal),
-        keyword=cst.Name("dim"),
-        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-    )
-    args = list(call.args)
-    if args:
-        last = args[-1]
-        if last.comma is cst.MaybeSentinel.DEFAULT:
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    new_call = call.with_changes(args=args + [new_arg])
-    return NodeFix(message, Applicability.UNSAFE, (Replacement(call, new_call),))
+    return set_keyword(call, "dim", literal, message)

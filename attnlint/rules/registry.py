@@ -10,11 +10,19 @@ from attnlint.rules.base import Rule
 
 @lru_cache(maxsize=None)
 def _rules() -> tuple:
+    from attnlint.rules.all_masked_row_nan import AllMaskedRowNan
     from attnlint.rules.batched_transpose import BatchedTranspose
+    from attnlint.rules.cross_entropy_ignore_index import CrossEntropyIgnoreIndex
+    from attnlint.rules.inverted_mask_convention import InvertedMaskConvention
     from attnlint.rules.missing_attention_scale import MissingAttentionScale
     from attnlint.rules.softmax_wrong_axis import SoftmaxWrongAxis
+    from attnlint.rules.unmasked_padding import UnmaskedPadding
+    from attnlint.rules.unsliced_causal_mask import UnslicedCausalMask
 
-    rules = [MissingAttentionScale, SoftmaxWrongAxis, BatchedTranspose]
+    rules = [
+        MissingAttentionScale, SoftmaxWrongAxis, BatchedTranspose,
+        CrossEntropyIgnoreIndex, UnmaskedPadding, AllMaskedRowNan, UnslicedCausalMask, InvertedMaskConvention,
+    ]
     return tuple(sorted(rules, key=lambda r: r.code))
 
 

@@ -1,0 +1,150 @@
+"""Mask facts: how each way of building or transforming a mask changes what its True entries mean.
+
+Pure functions over :class:`MaskFacts`; the evaluator calls them as it meets the operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Dict, Optional
+
+import libcst as cst
+
+from attnlint.analysis.names import canonical, qualify, words
+from attnlint.analysis.values import ATTEND, MASKED, MaskFacts
+
+# Parameter names and what they mean in the ecosystem that uses them.
+_PARAM_MASKS = {
+    # Hugging Face: 1 = real token, 0 = padding.
+    "attention_mask": MaskFacts(origin="argument", convention=ATTEND, can_mask_whole_row=True),
+    # PyTorch's nn.MultiheadAttention / nn.Transformer: True = padding (ignored).
+    "key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
+    "src_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
+    "tgt_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
+    "memory_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
+    "padding_mask": MaskFacts(origin="argument", convention=MASKED, can_mask_whole_row=True),
+    "pad_mask": MaskFacts(origin="argument", convention=MASKED, can_mask_whole_row=True),
+}
+# Names that say "a mask" without saying its convention.
+_GENERIC_MASK_NAMES = {"mask", "attn_mask", "src_mask", "tgt_mask", "causal_mask", "memory_mask"}
+
+
+def from_param(name: str) -> Optional[MaskFacts]:
+    if name in _PARAM_MASKS:
+        return replace(_PARAM_MASKS[name], param=name)
+    if name in _GENERIC_MASK_NAMES:
+        return MaskFacts(origin="argument", param=name)
+    return None
+
+
+def is_mask_param(name: str) -> bool:
+    return name in _PARAM_MASKS or name in _GENERIC_MASK_NAMES
+
+
+def is_padding_name(name: str) -> bool:
+    return "pad" in words(name) or "padding" in name.lower()
+
+
+def invert(mask: MaskFacts) -> MaskFacts:
+    flipped = {ATTEND: MASKED, MASKED: ATTEND}.get(mask.convention or "")
+    return replace(mask, convention=flipped, dtype="bool" if mask.dtype != "float" else mask.dtype)
+
+
+def compare(mask: MaskFacts, op: cst.BaseCompOp, literal: Optional[float]) -> Optional[MaskFacts]:
+    """`mask == 0` flips the convention; `mask == 1`, `mask != 0`, `mask > 0` keep it."""
+    if literal is None:
+        return None
+    if isinstance(op, cst.Equal):
+        flips = literal == 0
+    elif isinstance(op, cst.NotEqual):
+        flips = literal != 0
+    elif isinstance(op, (cst.GreaterThan,)) and literal == 0:
+        flips = False
+    elif isinstance(op, (cst.LessThanEqual,)) and literal == 0:
+        flips = True
+    else:
+        return None
+    result = invert(mask) if flips else mask
+    return replace(result, dtype="bool")
+
+
+def triangular(kind: str, diagonal: int, dtype: Optional[str], size: tuple) -> MaskFacts:
+    """`triu(ones, diagonal=d)`: ones strictly above (d=1) mark the future, i.e. True = masked.
+    `tril(ones, diagonal=d)`: ones on and below the diagonal mark what may be attended."""
+    if kind == "triu":
+        return MaskFacts(origin="causal", convention=MASKED, dtype=dtype, built_size=size,
+                         can_mask_whole_row=diagonal <= 0)
+    return MaskFacts(origin="causal", convention=ATTEND, dtype=dtype, built_size=size,
+                     can_mask_whole_row=diagonal < 0)
+
+
+def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
+    """`a & b` / `a | b` of two masks in one convention: still that convention."""
+    if a is None or b is None:
+        return a or b
+    if a.convention != b.convention or a.convention is None:
+        return MaskFacts(origin="combined", dtype="bool")
+    whole = None
+    if a.can_mask_whole_row or b.can_mask_whole_row:
+        whole = True
+    elif a.can_mask_whole_row is False and b.can_mask_whole_row is False:
+        # Masking more (True = masked, `|`; True = attend, `&`) can only empty rows further.
+        grows = isinstance(op, cst.BitOr) if a.convention == MASKED else isinstance(op, cst.BitAnd)
+        whole = None if grows else False
+    return MaskFacts(origin="combined", convention=a.convention, dtype="bool", can_mask_whole_row=whole)
+
+
+def fill_kind(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
+    """"-inf" for every spelling of negative infinity, "finite" for a number, else None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = node.expression
+        if isinstance(inner, (cst.Integer, cst.Float)):
+            return "finite"
+        if _is_inf(inner, aliases):
+            return "-inf"
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "max":
+            return "finite"  # -torch.finfo(dtype).max
+        return None
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return "finite"
+    if isinstance(node, cst.Call):
+        qualified = canonical(qualify(node.func, aliases))
+        if isinstance(node.func, cst.Name) and node.func.value == "float" and node.args:
+            arg = node.args[0].value
+            if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+                text = arg.evaluated_value.strip().lower()
+                if text in ("-inf", "-infinity"):
+                    return "-inf"
+                try:
+                    float(text)
+                    return "finite" if "inf" not in text and "nan" not in text else None
+                except ValueError:
+                    return None
+        if qualified == "torch.tensor" and node.args:
+            return fill_kind(node.args[0].value, aliases)
+    if isinstance(node, cst.Attribute) and node.attr.value == "min":
+        return "finite"  # torch.finfo(dtype).min
+    return None
+
+
+def _is_inf(node: cst.BaseExpression, aliases: Dict[str, str]) -> bool:
+    qualified = qualify(node, aliases)
+    if qualified in ("torch.inf", "math.inf", "numpy.inf", "numpy.Inf", "numpy.infty"):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" and node.args:
+        arg = node.args[0].value
+        return isinstance(arg, cst.SimpleString) and arg.evaluated_value in ("inf", "Inf", "infinity")
+    return False
+
+
+def number(node: Optional[cst.BaseExpression]) -> Optional[float]:
+    if isinstance(node, cst.Integer):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.Float):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = number(node.expression)
+        return None if inner is None else -inner
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return 1.0 if node.value == "True" else 0.0
+    return None

@@ -1,0 +1,82 @@
+"""Rewrites of masks: invert a convention, slice a fixed-size buffer, zero fully masked rows."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from attnlint.analysis.values import FillSite
+from attnlint.diagnostics import Applicability
+from attnlint.rules.base import NodeFix, Replacement
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def _atom(module: cst.Module, node: cst.BaseExpression) -> str:
+    """Code for `node` that can take a postfix (`.all()`) or prefix (`~`) operator as a unit."""
+    code = module.code_for_node(node)
+    return code if isinstance(node, _ATOMS) or node.lpar else f"({code})"
+
+
+def is_repeatable(node: cst.CSTNode) -> bool:
+    """Names, attributes, subscripts, comparisons and pure tensor methods: safe to evaluate twice."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return is_repeatable(node.value)
+    if isinstance(node, cst.UnaryOperation):
+        return is_repeatable(node.expression)
+    if isinstance(node, cst.Comparison):
+        return is_repeatable(node.left) and all(is_repeatable(c.comparator) for c in node.comparisons)
+    if isinstance(node, cst.BinaryOperation):
+        return is_repeatable(node.left) and is_repeatable(node.right)
+    if isinstance(node, cst.Subscript):
+        return is_repeatable(node.value) and all(
+            isinstance(e.slice, cst.Slice) or is_repeatable(e.slice.value) for e in node.slice
+        )
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        pure = {"bool", "float", "unsqueeze", "view", "reshape", "expand", "logical_not", "eq", "ne", "to", "T", "mT"}
+        return node.func.attr.value in pure and is_repeatable(node.func.value) and all(
+            is_repeatable(a.value) for a in node.args
+        )
+    return False
+
+
+def invert_mask(module: cst.Module, mask_node: cst.BaseExpression, expects: str) -> NodeFix:
+    """`mask` -> `~mask`. Unsafe: it changes which positions are attended."""
+    new = cst.parse_expression(f"~{_atom(module, mask_node)}")
+    meaning = "True = may attend" if expects == "attend" else "True = masked"
+    return NodeFix(f"Invert the mask (this argument expects {meaning})", Applicability.UNSAFE,
+                   (Replacement(mask_node, new),))
+
+
+def slice_buffer(module: cst.Module, buffer: cst.Attribute, rows: str, cols: str) -> NodeFix:
+    """`self.mask` -> `self.mask[..., :rows, :cols]`, keeping any leading dims.
+
+    Safe: identical when the current length equals the size the buffer was built with; for
+    shorter inputs the old code raised a shape error.
+    """
+    new = cst.parse_expression(f"{module.code_for_node(buffer)}[..., :{rows}, :{cols}]")
+    return NodeFix("Slice the mask buffer to the current lengths", Applicability.SAFE,
+                   (Replacement(buffer, new),))
+
+
+def zero_fully_masked_rows(module: cst.Module, softmax_call: cst.Call, fill: FillSite) -> Optional[NodeFix]:
+    """`softmax(s)` -> `softmax(s).masked_fill(m.all(dim=-1, keepdim=True), 0.0)`.
+
+    Rows whose every key was filled with -inf become exactly 0 (as SDPA defines them) instead of
+    NaN, and because masked_fill's backward zeroes the gradient there, q and k gradients stay
+    finite. Not offered for additive -inf masks: there the NaN reaches q/k gradients through the
+    addition whatever happens after the softmax.
+    """
+    if fill.additive or not is_repeatable(fill.mask_node):
+        return None
+    masked = _atom(module, fill.mask_node)
+    if fill.keeps_where_true:
+        masked = f"(~{masked})"
+    new = cst.parse_expression(
+        f"{module.code_for_node(softmax_call)}.masked_fill({masked}.all(dim=-1, keepdim=True), 0.0)"
+    )
+    return NodeFix("Zero the weights of fully masked rows after the softmax", Applicability.UNSAFE,
+                   (Replacement(softmax_call, new),))
