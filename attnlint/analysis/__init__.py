@@ -95,7 +95,11 @@ def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
 
 
 def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
-    facts = ClassFacts(name=node.name.value, node=node)
+    bases = tuple(
+        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "")
+        for b in node.bases
+    )
+    facts = ClassFacts(name=node.name.value, node=node, bases=bases)
     analysis.classes[facts.name] = facts
     methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
     # __init__ first: what it builds is what the other methods use.

@@ -86,6 +86,7 @@ class ClassFacts:
     node: cst.ClassDef
     attrs: Env = field(default_factory=dict)
     forward_params: Tuple[str, ...] = ()
+    bases: Tuple[str, ...] = ()  # base class names as written (last dotted part)
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -70,7 +70,7 @@ class UnmaskedPadding(Rule):
     triggers = ("mask", "pad_sequence")
 
     def check(self, ctx: RuleContext) -> None:
-        protocols = _shared_signatures(ctx.analysis.functions)
+        protocols = _shared_signatures(ctx.analysis)
         for function in ctx.analysis.functions:
             self._unused_mask_parameters(ctx, function, protocols)
             for call in function.attention_calls:
@@ -318,13 +318,37 @@ class UnmaskedPadding(Rule):
     ]
 
 
-def _shared_signatures(functions) -> set:
-    """(method name, mask parameter) pairs that several classes in the file implement."""
+def _shared_signatures(analysis) -> set:
+    """(method name, mask parameter) pairs that form an interface several classes implement.
+
+    `__call__` of attention processors, backends of one attention class (`LlamaSdpaAttention`
+    subclassing `LlamaAttention`): one implementation may ignore what another needs. Plain
+    `forward` methods of unrelated modules are not an interface.
+    """
     owners = {}
-    for function in functions:
+    for function in analysis.functions:
         if function.class_name is None:
             continue
         for name in function.params:
             if masks.is_mask_param(name):
                 owners.setdefault((function.name, name), set()).add(function.class_name)
-    return {key for key, classes in owners.items() if len(classes) > 1}
+    shared = set()
+    for (method, name), classes in owners.items():
+        if len(classes) < 2:
+            continue
+        if method != "forward" or _related(classes, analysis.classes):
+            shared.add((method, name))
+    return shared
+
+
+def _related(classes: set, facts) -> bool:
+    """Do two of these classes share a base defined in this file (or subclass one another)?"""
+    local = set(facts)
+    families = {}
+    for name in classes:
+        bases = [b for b in facts[name].bases if b in local] if name in facts else []
+        root = bases[0] if bases else name
+        families.setdefault(root, set()).add(name)
+    return any(len(members) > 1 for members in families.values()) or any(
+        b in classes for name in classes if name in facts for b in facts[name].bases
+    )
