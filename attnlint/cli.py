@@ -21,6 +21,7 @@ from typing import List, Optional, Sequence
 
 from attnlint import __version__
 from attnlint.config import ConfigError, Settings, load_settings, with_overrides
+from attnlint.sourcetext import split_lines_keepends
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "rule", "rules", "verify")
@@ -56,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
     check.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
     check.add_argument("--statistics", action="store_true", help="count findings by rule")
-    check.add_argument("--select", type=_codes, help="rule codes or prefixes to enable (ALL for every rule)")
-    check.add_argument("--extend-select", type=_codes, help="codes to enable on top of the selection")
-    check.add_argument("--ignore", type=_codes, help="codes or prefixes to disable")
+    check.add_argument("--select", type=_codes, action="extend", help="rule codes or prefixes to enable (ALL for every rule)")
+    check.add_argument("--extend-select", type=_codes, action="extend", help="codes to enable on top of the selection")
+    check.add_argument("--ignore", type=_codes, action="extend", help="codes or prefixes to disable")
     check.add_argument("--output-format", choices=FORMATS,
                        default=os.environ.get("ATTNLINT_OUTPUT_FORMAT", "full"))
     check.add_argument("-o", "--output-file", help="write the report here instead of stdout")
@@ -115,11 +116,16 @@ def _settings(args) -> Settings:
     if config is not None and not config.is_file():
         raise ConfigError(f"config file not found: {config}")
     settings = load_settings(config)
+    if args.select is not None:
+        # ruff's rule: the last selection wins; a CLI --select starts from scratch.
+        base_ignore, base_extend = [], []
+    else:
+        base_ignore, base_extend = settings.ignore, settings.extend_select
     return with_overrides(
         settings,
         select=args.select,
-        ignore=(settings.ignore + args.ignore) if args.ignore else None,
-        extend_select=(settings.extend_select + args.extend_select) if args.extend_select else None,
+        ignore=base_ignore + (args.ignore or []),
+        extend_select=base_extend + (args.extend_select or []),
         unsafe_fixes=args.unsafe_fixes,
         force_exclude=args.force_exclude,
     )
@@ -173,7 +179,7 @@ def _check(args) -> int:
         raise ConfigError(str(exc)) from exc
     _emit(report, args.output_file)
     for result in results:
-        if result.error and not any(d.code == "ATN001" for d in result.diagnostics):
+        if result.error and not result.diagnostics:
             print(f"attnlint: error: {result.path}: {result.error}", file=sys.stderr)
     return _exit_code(args, results)
 
@@ -217,6 +223,11 @@ def _check_stdin(args, settings: Settings, fixing: bool) -> int:
 
     source = sys.stdin.read()
     display = args.stdin_filename or "-"
+    if args.stdin_filename and settings.force_exclude and settings.is_excluded(Path(args.stdin_filename)):
+        # An excluded path is left alone, as on disk: echo the text when fixing, report nothing.
+        if fixing and not args.diff:
+            sys.stdout.write(source)
+        return EXIT_CLEAN
     if fixing:
         result = engine.fix_source(source, display, settings)
         if args.diff:
@@ -241,7 +252,7 @@ def _print_diff(results) -> int:
         changed += sum(result.fixed.values())
         sys.stdout.writelines(
             difflib.unified_diff(
-                before.splitlines(keepends=True), after.splitlines(keepends=True),
+                split_lines_keepends(before), split_lines_keepends(after),
                 fromfile=f"a/{result.path}", tofile=f"b/{result.path}",
             )
         )
@@ -259,7 +270,7 @@ def _add_noqa(results, files) -> int:
     for result in results:
         rows = {}
         for diag in result.diagnostics:
-            if diag.code == "ATN001":
+            if diag.code in ("ATN001", "ATN002"):
                 continue
             rows.setdefault(diag.noqa_row, []).append(diag.code)
         if not rows:

@@ -86,9 +86,12 @@ class Settings:
                     off |= set(_expand(code, all_codes))
         return off
 
+    def is_fixable(self, code: str) -> bool:
+        return _matches_any(code, self.fixable) and not _matches_any(code, self.unfixable)
+
     def fix_allowed(self, code: str, applicability: Applicability) -> bool:
         """Whether --fix may apply a fix of this code and applicability under these settings."""
-        if not _matches_any(code, self.fixable) or _matches_any(code, self.unfixable):
+        if not self.is_fixable(code):
             return False
         return self.effective_applicability(code, applicability) is Applicability.SAFE or (
             self.unsafe_fixes
@@ -158,9 +161,14 @@ def find_config(start: Path) -> Optional[Path]:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError):
+                text = candidate.read_text(encoding="utf-8")
+            except OSError:
                 continue
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                # A broken file is an error, not a reason to fall back to another configuration.
+                raise ConfigError(f"{candidate}: invalid TOML: {exc}") from exc
             if "attnlint" in data.get("tool", {}):
                 return candidate
     return None

@@ -59,8 +59,11 @@ class Diagnostic:
         return (self.path, self.start, self.code)
 
 
+# Findings about files rather than code (ruff's E999 / E902): not rules, never suppressible.
 SYNTAX_ERROR_CODE = "ATN001"
 SYNTAX_ERROR_NAME = "syntax-error"
+IO_ERROR_CODE = "ATN002"
+IO_ERROR_NAME = "io-error"
 
 
 @dataclass

@@ -19,15 +19,18 @@ def collect_files(paths: Sequence[str], settings: Settings) -> List[Path]:
     `force-exclude` is set; pre-commit passes files explicitly, so its hook sets --force-exclude.
     """
     found: List[Path] = []
+    walked: List[Path] = []  # found by walking a directory (named files are not gitignore-filtered)
     seen: Set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            candidates: Iterable[Path] = _walk(path, settings)
+            candidates: Iterable[Path] = list(_walk(path, settings))
+            from_walk = True
         elif path.exists():
             if settings.force_exclude and settings.is_excluded(path):
                 continue
             candidates = [path]
+            from_walk = settings.force_exclude
         else:
             raise FileNotFoundError(raw)
         for candidate in candidates:
@@ -35,8 +38,10 @@ def collect_files(paths: Sequence[str], settings: Settings) -> List[Path]:
             if key not in seen:
                 seen.add(key)
                 found.append(candidate)
-    if settings.respect_gitignore and found:
-        ignored = _git_ignored(found)
+                if from_walk:
+                    walked.append(candidate)
+    if settings.respect_gitignore and walked:
+        ignored = _git_ignored(walked)
         found = [f for f in found if f.resolve() not in ignored]
     return sorted(found)
 

@@ -23,6 +23,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from attnlint.config import Settings
 from attnlint.diagnostics import (
+    IO_ERROR_CODE,
+    IO_ERROR_NAME,
     SYNTAX_ERROR_CODE,
     SYNTAX_ERROR_NAME,
     Applicability,
@@ -33,6 +35,7 @@ from attnlint.diagnostics import (
     Position,
 )
 from attnlint.noqa import NoqaMap, parse_noqa
+from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
 from attnlint.rules.base import Insertion, NodeFix, Replacement, Rule, RuleContext
 
@@ -78,7 +81,7 @@ def check_source(
     except (RecursionError, ValueError) as exc:
         result.error = f"cannot parse: {exc}"
         return result
-    result.diagnostics = _run_rules(module, path, rules, noqa)
+    result.diagnostics = _run_rules(module, path, rules, noqa, settings)
     return result
 
 
@@ -96,7 +99,9 @@ def _syntax_error(path: str, exc: cst.ParserSyntaxError) -> Diagnostic:
     )
 
 
-def _run_rules(module: cst.Module, path: str, rules: Sequence[Rule], noqa: NoqaMap) -> List[Diagnostic]:
+def _run_rules(
+    module: cst.Module, path: str, rules: Sequence[Rule], noqa: NoqaMap, settings: Settings
+) -> List[Diagnostic]:
     from attnlint.analysis import analyze_module
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -125,7 +130,7 @@ def _run_rules(module: cst.Module, path: str, rules: Sequence[Rule], noqa: NoqaM
                     path=path,
                     start=start,
                     end=end,
-                    fix=_to_fix(report.fix, wrapper.module, positions),
+                    fix=_configured(_to_fix(report.fix, wrapper.module, positions), rule.code, settings),
                     noqa_row=start.line,
                     url=rule.url(),
                 )
@@ -157,6 +162,18 @@ def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optio
             raise TypeError(f"unknown change {change!r}")
     edits.sort(key=lambda e: (e.start, e.end))
     return Fix(node_fix.message, node_fix.applicability, tuple(edits))
+
+
+def _configured(fix: Optional[Fix], code: str, settings: Settings) -> Optional[Fix]:
+    """The fix as this configuration sees it: extend-(un)safe-fixes, and unfixable -> display-only."""
+    if fix is None:
+        return None
+    applicability = settings.effective_applicability(code, fix.applicability)
+    if not settings.is_fixable(code):
+        applicability = Applicability.DISPLAY_ONLY
+    if applicability is fix.applicability:
+        return fix
+    return Fix(fix.message, applicability, fix.edits)
 
 
 class _StatementCollector(cst.CSTVisitor):
@@ -228,16 +245,9 @@ def fix_source(
     return result
 
 
-def _line_offsets(source: str) -> List[int]:
-    offsets = [0]
-    for line in source.splitlines(keepends=True):
-        offsets.append(offsets[-1] + len(line))
-    return offsets
-
-
 def apply_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> Tuple[str, List[Diagnostic]]:
     """Apply the fixes that do not overlap an earlier one; the rest wait for the next pass."""
-    offsets = _line_offsets(source)
+    offsets = line_offsets(source)
 
     def offset(pos: Position) -> int:
         return offsets[pos.line - 1] + pos.column
@@ -322,7 +332,13 @@ def process_file(job: Job, settings: Settings) -> FileResult:
     try:
         decoded = read_source(path)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        return FileResult(path=job.display, error=f"cannot read: {exc}")
+        start = Position(1, 0)
+        message = f"cannot read the file: {exc}"
+        return FileResult(
+            path=job.display,
+            error=message,
+            diagnostics=[Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, job.display, start, start, noqa_row=1)],
+        )
     if not job.fix:
         return check_source(decoded.text, job.display, settings)
     result = fix_source(decoded.text, job.display, settings)

@@ -15,6 +15,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from attnlint.sourcetext import split_lines, split_lines_keepends
+
 # flake8's own pattern (case-insensitive, optional space after the colon).
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _FILE_NOQA = re.compile(
@@ -60,7 +62,7 @@ def _comments(source: str) -> Iterable[Tuple[int, str]]:
                 yield tok.start[0], tok.string
     except (tokenize.TokenError, IndentationError, SyntaxError):
         # Not tokenizable: fall back to a line scan (a `#` inside a string may then count).
-        for lineno, line in enumerate(source.splitlines(), 1):
+        for lineno, line in enumerate(split_lines(source), 1):
             idx = line.find("#")
             if idx >= 0:
                 yield lineno, line[idx:]
@@ -92,22 +94,62 @@ def parse_noqa(source: str) -> NoqaMap:
 
 
 def add_noqa(source: str, rows_codes: Dict[int, List[str]]) -> str:
-    """Append `# noqa: CODES` to the given rows (merging with an existing noqa comment)."""
-    lines = source.splitlines(keepends=True)
+    """Add `# noqa: CODES` for findings reported on the given rows; the result always parses.
+
+    The comment goes at the end of the reported row when a comment can end that row (flake8
+    only reads that row); when the row ends inside a string or with a `\\` continuation it goes
+    at the end of the statement (attnlint applies noqa to the whole statement). An existing
+    `# noqa: X` comment on that row is merged; a bare `# noqa` already covers everything.
+    """
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    # Rows where a comment may be placed: those that end with NL/NEWLINE (after any comment).
+    comment_at: Dict[int, tokenize.TokenInfo] = {}
+    line_ends: Dict[int, int] = {}  # row -> column where the code (and any comment) ends
+    statement_end: Dict[int, int] = {}  # row -> last row of its logical line
+    logical_start = 1
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            comment_at[tok.start[0]] = tok
+        if tok.type in (tokenize.NL, tokenize.NEWLINE):
+            line_ends[tok.start[0]] = tok.start[1]
+        if tok.type == tokenize.NEWLINE:
+            for row in range(logical_start, tok.start[0] + 1):
+                statement_end[row] = tok.start[0]
+            logical_start = tok.end[0] + 1
+        elif tok.type in (tokenize.NL, tokenize.COMMENT) and tok.start[0] == logical_start:
+            pass
+    targets: Dict[int, set] = {}
     for row, codes in rows_codes.items():
-        if not 1 <= row <= len(lines):
+        place = row if row in line_ends else statement_end.get(row)
+        if place is None or place not in line_ends:
             continue
+        targets.setdefault(place, set()).update(codes)
+    lines = split_lines_keepends(source)
+    for row, codes in targets.items():
         line = lines[row - 1]
         body = line.rstrip("\r\n")
         ending = line[len(body):]
-        match = _NOQA.search(body)
-        if match and match.group("codes") is None:
-            continue  # a bare noqa already covers everything
-        if match:
-            existing = _parse_codes(match.group("codes")) or frozenset()
-            merged = sorted(existing | set(codes))
-            body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+        comment = comment_at.get(row)
+        if comment is not None:
+            match = _NOQA.search(comment.string)
+            if match and match.group("codes") is None:
+                continue  # a bare noqa already covers everything
+            if match:
+                merged = sorted((_parse_codes(match.group("codes")) or frozenset()) | codes)
+                new_comment = comment.string[: match.start()] + "# noqa: " + ", ".join(merged) + comment.string[match.end():]
+            else:
+                new_comment = comment.string + "  # noqa: " + ", ".join(sorted(codes))
+            body = body[: comment.start[1]] + new_comment + body[comment.end[1]:]
         else:
-            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(set(codes)))
+            end = line_ends[row]
+            body = body[:end].rstrip() + "  # noqa: " + ", ".join(sorted(codes)) + body[end:]
         lines[row - 1] = body + ending
-    return "".join(lines)
+    result = "".join(lines)
+    try:
+        compile(result, "<add-noqa>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError:
+        return source
+    return result

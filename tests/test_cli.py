@@ -268,8 +268,6 @@ def test_select_ignore(work, capsys, args, expected):
     assert code == (1 if expected else 0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a repeated --ignore/--select/--extend-select keeps only "
-                   "the last value (argparse `type=` without action='extend'); ruff accumulates them")
 @pytest.mark.parametrize(
     "args,expected",
     [
@@ -430,8 +428,6 @@ def test_add_noqa_then_check_passes(work, capsys):
     assert (code, out) == (0, "All checks passed!\n")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --add-noqa appends the comment after a `\\` line "
-                   "continuation, which makes the file a syntax error (noqa.add_noqa/cli._add_noqa)")
 def test_add_noqa_after_backslash_continuation_keeps_file_valid(work, capsys):
     source = (
         "def f(q, k):\n"
@@ -447,8 +443,6 @@ def test_add_noqa_after_backslash_continuation_keeps_file_valid(work, capsys):
     assert (code, out) == (0, "All checks passed!\n")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --add-noqa appends the comment inside a triple-quoted "
-                   "string that starts on the finding's line: it changes the string and silences nothing")
 def test_add_noqa_on_line_opening_multiline_string(work, capsys):
     source = (
         "def f(q, k):\n"

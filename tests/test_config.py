@@ -118,9 +118,6 @@ def test_cli_extend_select_adds_to_config(project, capsys):
     assert findings(out) == ["t101.py:ATN101", "t102.py:ATN102", "t103.py:ATN103"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: CLI --select does not override the config's `ignore` "
-                   "(ruff: config ignore=[F401] + `--select F401` enforces F401); cli._settings keeps "
-                   "settings.ignore/extend_select when --select is given")
 def test_cli_select_overrides_config_ignore(project, capsys):
     project('[tool.attnlint]\nignore = ["ATN103"]\n')
     code, out, _ = check(capsys, "--select", "ATN103")
@@ -241,9 +238,6 @@ def test_respect_gitignore_false(git_project, capsys):
     assert findings(out) == ["build_gen.py:ATN103", "ignored/i.py:ATN103", "t103.py:ATN103"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a gitignored file named explicitly on the command line is "
-                   "dropped even without --force-exclude (discovery.collect_files filters explicit files "
-                   "through _git_ignored), unlike excluded files and unlike ruff")
 def test_explicit_gitignored_file_is_checked(git_project, capsys):
     git_project('[tool.attnlint]\nselect = ["ATN103"]\n')
     code, out, _ = check(capsys, "build_gen.py")
@@ -290,9 +284,6 @@ def test_extend_safe_fixes_makes_unsafe_fix_apply(project, capsys):
     assert (project.root / "t102.py").read_text(encoding="utf-8") == T102_FIXED
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the report ignores fixable/unfixable/extend-(un)safe-fixes: "
-                   "an unfixable ATN103 is still shown as `[*]` and counted as `fixable with the --fix "
-                   "option` (reporters.common.fix_applies/count_fixes only see Fix.applicability)")
 def test_unfixable_is_not_advertised_as_fixable(project, capsys):
     project('[tool.attnlint]\nunfixable = ["ATN103"]\n')
     code, out, _ = check(capsys, "t103.py")
@@ -300,8 +291,6 @@ def test_unfixable_is_not_advertised_as_fixable(project, capsys):
     assert "fixable with the --fix option" not in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: extend-unsafe-fixes demotes ATN103 for --fix but the report "
-                   "still marks it `[*]` / `1 fixable with the --fix option`")
 def test_extend_unsafe_fixes_reflected_in_report(project, capsys):
     project('[tool.attnlint]\nextend-unsafe-fixes = ["ATN103"]\n')
     code, out, _ = check(capsys, "t103.py")
@@ -342,9 +331,6 @@ def test_invalid_toml_with_config_option_exits_2(project, capsys):
     assert "invalid TOML" in err
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a discovered pyproject.toml that is not valid TOML is "
-                   "skipped silently (config.find_config `continue`s on TOMLDecodeError), so the run "
-                   "uses defaults (or a parent's config) instead of exiting 2")
 def test_invalid_discovered_pyproject_exits_2(project, capsys):
     project("[tool.attnlint]\nselect = [\"ATN103\"\n")
     code, out, err = check(capsys)
@@ -462,9 +448,6 @@ def test_stdin_filename_gets_per_file_ignores(project, capsys, monkeypatch):
     assert findings(out) == ["src/x.py:ATN103"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `-` with --stdin-filename ignores exclude + --force-exclude "
-                   "(cli._check_stdin never calls settings.is_excluded); ruff skips an excluded "
-                   "stdin filename under --force-exclude, which editor integrations rely on")
 def test_stdin_filename_force_excluded(project, capsys, monkeypatch):
     import io
     import sys

@@ -211,9 +211,6 @@ def test_add_noqa_result_silences(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out == "All checks passed!\n"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: add_noqa matches `# noqa` with a regex on the raw line, so "
-                   "a `# noqa: X` inside a string literal on the finding's line is rewritten (the "
-                   "string's value changes) and the finding is not silenced")
 def test_add_noqa_does_not_touch_string_literals():
     source = (
         "def attention(q, k, v):\n"

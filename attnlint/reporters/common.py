@@ -31,12 +31,12 @@ DOCS_HOME = DOCS_URL.split("rules/", 1)[0]
 
 # Only these end a line for LibCST (and Python's tokenizer). `str.splitlines` also splits on form
 # feeds, vertical tabs and Unicode separators, which would shift every line number after them.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from attnlint.sourcetext import split_lines as _split_lines
 
 
 def split_lines(source: str) -> List[str]:
     """The file's lines as LibCST numbers them, without their line endings."""
-    return _LINE_BREAK.split(source)
+    return _split_lines(source)
 
 
 class SourceLines:
