@@ -11,11 +11,15 @@ from typing import Dict
 
 # rule code -> recipe module in this package (named for the rule's kebab-case name).
 RECIPE_BY_RULE_CODE: Dict[str, str] = {
+    "ATN101": "missing_attention_scale",
+    "ATN102": "softmax_wrong_axis",
     "ATN103": "batched_transpose",
 }
 
 # The rules' kebab-case names are accepted too.
 RULE_CODE_BY_NAME: Dict[str, str] = {
+    "missing-attention-scale": "ATN101",
+    "softmax-wrong-axis": "ATN102",
     "batched-transpose": "ATN103",
 }
 

@@ -31,7 +31,8 @@ named ``num_heads``/``n_heads``/``n_head``/``heads``/``num_attention_heads``/``h
 ``out_proj``/``o_proj``/``W_o``/``to_out``/``c_proj``/``proj``/``fc_out``/``dense``/``out`` (or
 ``params["out_proj"]``; ``None`` means there is none). Other params: ``init_kwargs``,
 ``weight_layout``/``d_in`` (matrix parameters, as for ATN103), ``causal`` (top-left causal mask),
-``scale`` (default ``head_dim ** -0.5``), ``witness = {"batch": 2, "tokens": 7}``.
+``scale`` (default ``head_dim ** -0.5``), ``witness = {"batch": 2, "tokens": 7}``, ``threads``
+(intra-op threads in the child, default 1).
 
 A forward that returns a tuple (``(output, weights)``) is judged on its first element. A
 misidentified projection can only make a correct fix fail verification, never let a wrong one pass.
@@ -198,7 +199,9 @@ def locate_heads(module: nn.Module, params: Mapping[str, Any]) -> Tuple[int, str
         if not isinstance(value, int):
             raise LookupError(f"params['heads'] names {given!r}, which is not an int attribute")
         return value, given
-    ints = {name: value for name, value in vars(module).items() if isinstance(value, int) and not isinstance(value, bool)}
+    ints = {
+        name: value for name, value in vars(module).items() if isinstance(value, int) and not isinstance(value, bool)
+    }
     attr = _by_alias(list(ints), HEADS_ALIASES)
     return (ints[attr], attr) if attr is not None else (1, "default: no heads attribute")
 
@@ -312,7 +315,9 @@ def run_module(module: nn.Module, x: torch.Tensor) -> Outcome:
     return Outcome(out, None)
 
 
-def gradient_comparison(module: nn.Module, reference_module: nn.Module, x: torch.Tensor, spec: Spec, seed: int) -> Comparison:
+def gradient_comparison(
+    module: nn.Module, reference_module: nn.Module, x: torch.Tensor, spec: Spec, seed: int
+) -> Comparison:
     """FlashAttention's rule on d(out . g)/dx, references from ``reference_module``'s parameters."""
     with torch.enable_grad():
         x_test = x.detach().clone().requires_grad_(True)
@@ -355,10 +360,16 @@ ExtraChecks = Callable[
 ]
 
 
-def run_recipe(request: Mapping[str, Any], rule_code: str, extra_checks: Optional[ExtraChecks] = None) -> List[Dict[str, Any]]:
+def run_recipe(
+    request: Mapping[str, Any], rule_code: str, extra_checks: Optional[ExtraChecks] = None
+) -> List[Dict[str, Any]]:
+    """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype."""
     entry = request["entry"]
     params: Mapping[str, Any] = request.get("params") or {}
     seed = int(request.get("seed", 0))
+    # The witnesses are tiny: intra-op threads only add scheduling noise, which on a busy machine
+    # costs seconds per run. One thread by default (this child process is ours alone).
+    torch.set_num_threads(max(1, int(params.get("threads", 1))))
     stage = "load the original source"
     try:
         original_module = load_source(request["original_source"], "attnlint_verify_original")
@@ -390,7 +401,9 @@ def run_recipe(request: Mapping[str, Any], rule_code: str, extra_checks: Optiona
     return reports
 
 
-def _report(rule_code: str, device: str, dtype: str, checks: List[List[Any]], measurements: Dict[str, float]) -> Dict[str, Any]:
+def _report(
+    rule_code: str, device: str, dtype: str, checks: List[List[Any]], measurements: Dict[str, float]
+) -> Dict[str, Any]:
     return {"rule_code": rule_code, "device": device, "dtype": dtype, "checks": checks, "measurements": measurements}
 
 
@@ -422,11 +435,13 @@ def _verify_on(
     guard = exact_fp32_matmul() if device.startswith("cuda") else contextlib.nullcontext()
     with guard:
         try:
-            inputs = {name: make_input(shape, seed, device, dtype) for name, shape in witness_shapes(spec, params).items()}
+            shapes = witness_shapes(spec, params)
+            inputs = {name: make_input(shape, seed, device, dtype) for name, shape in shapes.items()}
             # The references use the *original* module's parameters (the fixed one holds the same
             # values after the strict load): nothing of the code under judgement goes into them.
             refs = {name: references(original, x, spec) for name, x in inputs.items()}
             checks.append(_check_witness_bug(original, inputs["witness"], refs["witness"], spec, measurements))
+            _measure_equal_outputs(original, fixed, inputs["witness"], measurements)
             _measure_single_token(original, fixed, inputs["single_token"], refs["single_token"], measurements)
             checks.extend(_check_fixed(fixed, original, inputs, refs, spec, seed, measurements))
             if extra_checks is not None:
@@ -452,8 +467,19 @@ def _check_witness_bug(
     measurements["witness_original_ratio"] = comparison.ratio
     where = f"witness {shape}, {spec.describe()}"
     if comparison.passed:
-        return [WITNESS_SILENTLY_WRONG, False, f"bug NOT visible: original is within tolerance on the {where}: {comparison.describe()}"]
+        why = f"bug NOT visible: original is within tolerance on the {where}: {comparison.describe()}"
+        return [WITNESS_SILENTLY_WRONG, False, why]
     return [WITNESS_SILENTLY_WRONG, True, f"original runs on the {where} but {comparison.describe()}"]
+
+
+def _measure_equal_outputs(
+    original: nn.Module, fixed: nn.Module, x: torch.Tensor, measurements: Dict[str, float]
+) -> None:
+    """Whether the fix changed a single bit on the witness (it must not where the bug is invisible)."""
+    before, after = run_module(original, x), run_module(fixed, x)
+    if before.output is not None and after.output is not None:
+        measurements["witness_original_equals_fixed"] = float(bit_identical(before.output, after.output))
+        measurements["witness_original_vs_fixed_max_diff"] = max_abs_diff(before.output, after.output)
 
 
 def _measure_single_token(
