@@ -81,7 +81,7 @@ class UnmaskedPadding(Rule):
         # A method that implements a signature shared by several classes here (attention
         # processors, backends) may ignore a parameter by design: the mask is for the others.
         unused = [n for n in unused if (function.name, n) not in protocols]
-        if not unused:
+        if not unused or _is_drop_in_layer(function):
             return
         calls = [c for c in function.attention_calls if self._takes_mask(ctx, c)]
         computes_attention = any(s.input.scores is not None for s in function.softmax_sites)
@@ -110,15 +110,17 @@ class UnmaskedPadding(Rule):
         ctx.report(call.call, "a padded batch (pad_sequence) goes into attention with no padding mask")
 
     def _takes_mask(self, ctx: RuleContext, call: AttentionCallSite) -> bool:
+        """Does this call consume a mask? Torch's attention APIs do; a submodule defined here
+        does when its forward feeds one of its mask parameters into attention."""
         if call.api != "submodule":
             return True
-        callee = ctx.analysis.classes.get(call.callee_class or "")
-        return callee is not None and any(masks.is_mask_param(p) for p in callee.forward_params)
+        forward = _forward_of(ctx.analysis, call.callee_class)
+        return forward is not None and bool(_masks_into_attention(forward))
 
     def _keyword_for(self, ctx: RuleContext, call: AttentionCallSite, name: str) -> Optional[str]:
         if call.api == "submodule":
-            callee = ctx.analysis.classes.get(call.callee_class or "")
-            return name if callee is not None and name in callee.forward_params else None
+            forward = _forward_of(ctx.analysis, call.callee_class)
+            return name if forward is not None and name in _masks_into_attention(forward) else None
         return _PASS_AS.get(call.api, {}).get(name)
 
     VALID = [
@@ -209,6 +211,235 @@ class UnmaskedPadding(Rule):
                     return self.mix(x)
             """
         ),
+        # HF Llama eager attention: additive `attention_mask`.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class LlamaAttention(nn.Module):
+                def forward(self, hidden_states, attention_mask=None):
+                    q, k, v = self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)
+                    attn_weights = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+                    if attention_mask is not None:
+                        causal_mask = attention_mask[:, :, :, : k.shape[-2]]
+                        attn_weights = attn_weights + causal_mask
+                    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
+                    return torch.matmul(attn_weights, v)
+            """
+        ),
+        # x-transformers style: `mask` used with a finite fill.
+        Valid(
+            """
+            import torch
+            from torch import einsum
+            def attend(q, k, v, mask=None, scale=None):
+                sim = einsum("b h i d, b h j d -> b h i j", q, k) * scale
+                if mask is not None:
+                    sim = sim.masked_fill(~mask, -torch.finfo(sim.dtype).max)
+                attn = sim.softmax(dim=-1)
+                return einsum("b h i j, b h j d -> b h i d", attn, v)
+            """
+        ),
+        # A pad_sequence batch with a key_padding_mask from lengths.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Enc(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.mha = nn.MultiheadAttention(d, 4, batch_first=True)
+                def forward(self, seqs, lengths):
+                    x = pad_sequence(seqs, batch_first=True)
+                    pad = torch.arange(x.size(1), device=x.device)[None, :] >= lengths[:, None]
+                    return self.mha(x, x, x, key_padding_mask=pad)[0]
+            """
+        ),
+        # A pad_sequence batch into SDPA with a boolean attn_mask from lengths.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def encode(seqs, lengths):
+                x = pad_sequence(seqs, batch_first=True).unsqueeze(1)
+                keep = torch.arange(x.size(-2))[None, :] < lengths[:, None]
+                return F.scaled_dot_product_attention(x, x, x, attn_mask=keep[:, None, None, :])
+            """
+        ),
+        # Right-padded batch into a causal TransformerEncoder (mask and is_causal).
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class CausalLM(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d, 8, batch_first=True)
+                    self.decoder = nn.TransformerEncoder(layer, 6)
+                def forward(self, seqs):
+                    x = pad_sequence(seqs, batch_first=True)
+                    causal = nn.Transformer.generate_square_subsequent_mask(x.size(1))
+                    return self.decoder(x, mask=causal, is_causal=True)
+            """
+        ),
+        # A layer that passes its mask on (and takes **kwargs).
+        Valid(
+            """
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def forward(self, x, attention_mask=None):
+                    return x
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attention = Attention()
+                def forward(self, hidden_states, attention_mask=None, **kwargs):
+                    return self.attention(hidden_states, attention_mask=attention_mask)
+            """
+        ),
+        # Masks passed positionally to nn.MultiheadAttention.
+        Valid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+                def forward(self, src, src_mask, src_key_padding_mask):
+                    return self.attn(src, src, src, src_key_padding_mask, False, src_mask)[0]
+            """
+        ),
+        # Mask handed to a helper method that does the attention.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def _attn(self, q, k, v, attn_mask):
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+                def forward(self, x, attn_mask=None):
+                    q, k, v = self.qkv(x).chunk(3, dim=-1)
+                    return self._attn(q, k, v, attn_mask)
+            """
+        ),
+        # A GRU over a packed batch: no attention, the unused `mask` is not this rule's.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence, pack_padded_sequence
+            class RNNEncoder(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.rnn = nn.GRU(d, d, batch_first=True)
+                def forward(self, seqs, lengths, mask=None):
+                    x = pad_sequence(seqs, batch_first=True)
+                    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+                    return self.rnn(packed)
+            """
+        ),
+        # ViT attention: no mask parameter and no padding.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class ViTAttention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.scale = (dim // heads) ** -0.5
+                    self.qkv = nn.Linear(dim, dim * 3)
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                    attn = (q @ k.transpose(-2, -1)) * self.scale
+                    return (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, N, C)
+            """
+        ),
+        # HF backend subclasses: the flash variant ignores the mask by design.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class LlamaAttention(nn.Module):
+                def forward(self, hidden_states, attention_mask=None):
+                    q, k, v = self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+            class LlamaFlashAttention2(LlamaAttention):
+                def forward(self, hidden_states, attention_mask=None):
+                    q, k, v = self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
+        # A mask parameter that is checked and rejected.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, attn_mask=None):
+                if attn_mask is not None:
+                    raise NotImplementedError("masking is not supported by this kernel")
+                return F.scaled_dot_product_attention(q, k, v)
+            """
+        ),
+        # Embedding padding_idx and `tokens == PAD` as the key_padding_mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, d, padding_idx=PAD)
+                    layer = nn.TransformerEncoderLayer(d, 8, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 6)
+                def forward(self, token_lists):
+                    tokens = pad_sequence(token_lists, batch_first=True, padding_value=PAD)
+                    return self.encoder(self.embed(tokens), src_key_padding_mask=tokens == PAD)
+            """
+        ),
+        # Decoder layer passing tgt_mask and memory_key_padding_mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class DecoderLayer(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.self_attn = nn.MultiheadAttention(d, h, batch_first=True)
+                    self.cross_attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, memory, tgt_mask=None, memory_key_padding_mask=None):
+                    x = x + self.self_attn(x, x, x, attn_mask=tgt_mask, is_causal=True)[0]
+                    return x + self.cross_attn(x, memory, memory, key_padding_mask=memory_key_padding_mask)[0]
+            """
+        ),
+        # key_padding_mask passed positionally for a pad_sequence batch.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Enc(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.mha = nn.MultiheadAttention(d, 4, batch_first=True)
+                def forward(self, seqs):
+                    x = pad_sequence(seqs, batch_first=True)
+                    pad = (x == 0).all(dim=-1)
+                    return self.mha(x, x, x, pad)[0]
+            """
+        ),
+        # A mask parameter asserted to be None.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, attn_mask=None):
+                assert attn_mask is None, "use is_causal instead"
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
     ]
 
     INVALID = [
@@ -254,7 +485,10 @@ class UnmaskedPadding(Rule):
             import torch.nn as nn
             class Attention(nn.Module):
                 def forward(self, x, mask=None):
-                    return x
+                    s = self.q(x) @ self.k(x).transpose(-2, -1) * self.scale
+                    if mask is not None:
+                        s = s.masked_fill(mask == 0, -1e9)
+                    return s.softmax(-1) @ self.v(x)
             class Block(nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -266,7 +500,10 @@ class UnmaskedPadding(Rule):
             import torch.nn as nn
             class Attention(nn.Module):
                 def forward(self, x, mask=None):
-                    return x
+                    s = self.q(x) @ self.k(x).transpose(-2, -1) * self.scale
+                    if mask is not None:
+                        s = s.masked_fill(mask == 0, -1e9)
+                    return s.softmax(-1) @ self.v(x)
             class Block(nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -315,6 +552,271 @@ class UnmaskedPadding(Rule):
                     return self.encoder(pad_sequence(seqs, batch_first=True))
             """,
         ),
+        # HF-style self-attention with einsum that ignores `attention_mask`: no fix (it computes attention itself).
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def __init__(self, hidden, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.head_dim = hidden // heads
+                    self.qkv = nn.Linear(hidden, 3 * hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    B, T, C = hidden_states.shape
+                    q, k, v = self.qkv(hidden_states).view(B, T, 3, self.heads, self.head_dim).unbind(2)
+                    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(self.head_dim)
+                    probs = scores.softmax(dim=-1)
+                    return torch.einsum("bhqk,bkhd->bqhd", probs, v).reshape(B, T, C)
+            """,
+        ),
+        # `key_padding_mask` has no SDPA keyword to go to: reported without a fix.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, key_padding_mask=None, dropout_p=0.0):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+            """,
+        ),
+        # `padding_mask` goes to nn.MultiheadAttention as its key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            class EncoderBlock(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.norm = nn.LayerNorm(d_model)
+                    self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+                def forward(self, x, padding_mask=None):
+                    h = self.norm(x)
+                    h, _ = self.self_attn(h, h, h, need_weights=False)
+                    return x + h
+            """,
+            fixed="""
+            import torch.nn as nn
+            class EncoderBlock(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.norm = nn.LayerNorm(d_model)
+                    self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+                def forward(self, x, padding_mask=None):
+                    h = self.norm(x)
+                    h, _ = self.self_attn(h, h, h, need_weights=False, key_padding_mask=padding_mask)
+                    return x + h
+            """,
+        ),
+        # A TransformerEncoder wrapper that drops `src_key_padding_mask`.
+        Invalid(
+            """
+            import torch.nn as nn
+            class TextEncoder(nn.Module):
+                def __init__(self, d_model, n_heads, n_layers):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d_model, n_heads, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, n_layers)
+                def forward(self, x, src_key_padding_mask=None):
+                    return self.encoder(x)
+            """,
+            fixed="""
+            import torch.nn as nn
+            class TextEncoder(nn.Module):
+                def __init__(self, d_model, n_heads, n_layers):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d_model, n_heads, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, n_layers)
+                def forward(self, x, src_key_padding_mask=None):
+                    return self.encoder(x, src_key_padding_mask=src_key_padding_mask)
+            """,
+        ),
+        # timm-style Attention with a fused and an eager path, neither using `attn_mask`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, dim, num_heads=8, fused_attn=True):
+                    super().__init__()
+                    self.num_heads = num_heads
+                    self.head_dim = dim // num_heads
+                    self.scale = self.head_dim ** -0.5
+                    self.qkv = nn.Linear(dim, dim * 3)
+                    self.proj = nn.Linear(dim, dim)
+                    self.fused_attn = fused_attn
+                def forward(self, x, attn_mask=None):
+                    B, N, C = x.shape
+                    qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                    q, k, v = qkv.unbind(0)
+                    if self.fused_attn:
+                        x = F.scaled_dot_product_attention(q, k, v)
+                    else:
+                        q = q * self.scale
+                        attn = q @ k.transpose(-2, -1)
+                        attn = attn.softmax(dim=-1)
+                        x = attn @ v
+                    return self.proj(x.transpose(1, 2).reshape(B, N, C))
+            """,
+        ),
+        # HF-style layer that does not pass `attention_mask` on to its attention submodule.
+        Invalid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def forward(self, x, attention_mask=None):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=attention_mask)
+            class Layer(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.attention = Attention()
+                    self.mlp = nn.Linear(dim, dim)
+                def forward(self, hidden_states, attention_mask=None):
+                    hidden_states = hidden_states + self.attention(hidden_states)
+                    return hidden_states + self.mlp(hidden_states)
+            """,
+            fixed="""
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def forward(self, x, attention_mask=None):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=attention_mask)
+            class Layer(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.attention = Attention()
+                    self.mlp = nn.Linear(dim, dim)
+                def forward(self, hidden_states, attention_mask=None):
+                    hidden_states = hidden_states + self.attention(hidden_states, attention_mask=attention_mask)
+                    return hidden_states + self.mlp(hidden_states)
+            """,
+        ),
+        # `from torch import nn`: a TransformerEncoderLayer wrapper.
+        Invalid(
+            """
+            from torch import nn
+            class Layer(nn.Module):
+                def __init__(self, d_model, nhead):
+                    super().__init__()
+                    self.layer = nn.TransformerEncoderLayer(d_model, nhead, batch_first=True)
+                def forward(self, src, src_key_padding_mask=None):
+                    return self.layer(src)
+            """,
+            fixed="""
+            from torch import nn
+            class Layer(nn.Module):
+                def __init__(self, d_model, nhead):
+                    super().__init__()
+                    self.layer = nn.TransformerEncoderLayer(d_model, nhead, batch_first=True)
+                def forward(self, src, src_key_padding_mask=None):
+                    return self.layer(src, src_key_padding_mask=src_key_padding_mask)
+            """,
+        ),
+        # Top-level script: a pad_sequence batch into nn.MultiheadAttention.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            seqs = [torch.randn(5, 64), torch.randn(3, 64)]
+            batch = pad_sequence(seqs, batch_first=True)
+            mha = nn.MultiheadAttention(64, 4, batch_first=True)
+            out, weights = mha(batch, batch, batch)
+            """,
+        ),
+        # Cross-attention that drops `memory_key_padding_mask`: no MHA keyword of that name, no fix.
+        Invalid(
+            """
+            import torch.nn as nn
+            class CrossAttentionBlock(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.cross_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+                def forward(self, x, memory, memory_key_padding_mask=None):
+                    out, _ = self.cross_attn(x, memory, memory)
+                    return x + out
+            """,
+        ),
+        # The Annotated Transformer's attention() with `mask` unused, bmm, `from torch.nn import functional as F`.
+        Invalid(
+            """
+            import torch
+            from torch.nn import functional as F
+            def dot_product_attention(query, key, value, mask=None):
+                d_k = query.size(-1)
+                scores = torch.bmm(query, key.transpose(1, 2)) / d_k ** 0.5
+                p_attn = F.softmax(scores, dim=-1)
+                return torch.bmm(p_attn, value), p_attn
+            """,
+        ),
+        # A pad_sequence batch into SDPA with an explicit is_causal=False.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def encode(seqs):
+                x = pad_sequence(seqs, batch_first=True).unsqueeze(1)
+                return F.scaled_dot_product_attention(x, x, x, is_causal=False)
+            """,
+        ),
+        # Passes attn_mask but not key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                    self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                def forward(self, x, attn_mask=None, key_padding_mask=None):
+                    x = x + self.attn(x, x, x, attn_mask=attn_mask)[0]
+                    return x + self.ff(x)
+            """,
+            fixed="""
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                    self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                def forward(self, x, attn_mask=None, key_padding_mask=None):
+                    x = x + self.attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask)[0]
+                    return x + self.ff(x)
+            """,
+        ),
+        # A pad_sequence set of elements into nn.TransformerEncoder with no mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class SetEncoder(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d, 8, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 4)
+                def forward(self, elements):
+                    x = pad_sequence(elements, batch_first=True)
+                    x = self.encoder(x)
+                    return x.mean(dim=1)
+            """,
+        ),
+        # Padded source and target into nn.Transformer with no masks.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Translator(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.transformer = nn.Transformer(d, 8, batch_first=True)
+                def forward(self, src_seqs, tgt_seqs):
+                    src = pad_sequence(src_seqs, batch_first=True)
+                    tgt = pad_sequence(tgt_seqs, batch_first=True)
+                    return self.transformer(src, tgt)
+            """,
+        ),
     ]
 
 
@@ -352,3 +854,35 @@ def _related(classes: set, facts) -> bool:
     return any(len(members) > 1 for members in families.values()) or any(
         b in classes for name in classes if name in facts for b in facts[name].bases
     )
+
+
+# Signatures of PyTorch layers that containers call with masks: a forward with the same
+# parameters is a drop-in replacement and may ignore masks its use never sets.
+_TORCH_LAYER_SIGNATURES = (
+    ("src", "src_mask", "src_key_padding_mask"),
+    ("tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"),
+)
+
+
+def _is_drop_in_layer(function: FunctionFacts) -> bool:
+    params = list(function.params)
+    return any(params[: len(sig)] == list(sig) for sig in _TORCH_LAYER_SIGNATURES)
+
+
+def _forward_of(analysis, class_name: Optional[str]) -> Optional[FunctionFacts]:
+    for function in analysis.functions:
+        if function.class_name == class_name and function.name == "forward":
+            return function
+    return None
+
+
+def _masks_into_attention(function: FunctionFacts) -> set:
+    """The mask parameters of `function` that reach a fill or an attention API's mask argument."""
+    reached = set()
+    for site in list(function.fill_sites) + list(function.mask_uses):
+        facts = site.mask.mask
+        if facts is not None and facts.param:
+            reached.add(facts.param)
+    for call in function.attention_calls:
+        reached.update(k for k in call.mask_keywords if k in function.params)
+    return reached
