@@ -224,6 +224,10 @@ def settings_from_table(table: Dict[str, Any], root: Path, config_path: Optional
                     f"{', '.join(sorted(unknown))}; known: "
                     f"{', '.join(sorted(rule.default_options)) or 'none'}"
                 )
+            try:
+                rule(options)  # the rule validates its own option values
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from exc
             settings.rule_options[rule.code] = options
         else:
             raise ConfigError(f"{where}: unknown key `{key}`")

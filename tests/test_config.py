@@ -395,13 +395,10 @@ def test_load_settings_reads_keys(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Per-rule options
 # ---------------------------------------------------------------------------------------------
-RULES_WITH_OPTIONS = [r for r in registry.all_rules() if r.default_options]
 
 
 @pytest.mark.parametrize("table", ["batched-transpose", "ATN103"])
 def test_unknown_rule_option_exits_2(project, capsys, table):
-    if registry.by_code()["ATN103"].default_options:
-        pytest.skip("ATN103 has options now; pick a truly unknown option name")
     project(f'[tool.attnlint.{table}]\nfoo = 1\n')
     code, out, err = check(capsys)
     assert code == 2
@@ -424,12 +421,23 @@ def test_load_settings_rejects_unknown_option(tmp_path):
         load_settings(cfg)
 
 
-@pytest.mark.skipif(not RULES_WITH_OPTIONS, reason="no rule has options yet")
-def test_rule_option_changes_a_result(project, capsys):  # pragma: no cover - no options yet
-    pytest.fail(
-        f"rules now have options ({', '.join(r.code for r in RULES_WITH_OPTIONS)}): write a test that "
-        "setting one in [tool.attnlint.<rule-name>] changes what `attnlint check` reports"
-    )
+def test_rule_option_changes_a_result(project, capsys):
+    """`[tool.attnlint.batched-transpose] replacement = "mT"` reaches the rule and changes the fix."""
+    code, out, _ = check(capsys, "--fix", "t103.py")
+    assert code == 0
+    assert Path("t103.py").read_text(encoding="utf-8") == T103_FIXED
+    write(Path("t103.py"), T103)
+    project('[tool.attnlint.batched-transpose]\nreplacement = "mT"\n')
+    code, out, _ = check(capsys, "--fix", "t103.py")
+    assert code == 0
+    assert Path("t103.py").read_text(encoding="utf-8") == T103.replace("k.T /", "k.mT /")
+
+
+def test_rule_option_value_is_validated(project, capsys):
+    project('[tool.attnlint.ATN103]\nreplacement = "permute"\n')
+    code, out, err = check(capsys)
+    assert code == 2
+    assert "option `replacement` of ATN103 (batched-transpose) must be one of 'transpose', 'mT'" in err
 
 
 # ---------------------------------------------------------------------------------------------

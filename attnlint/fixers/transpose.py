@@ -8,12 +8,18 @@ from attnlint.diagnostics import Applicability
 from attnlint.rules.base import NodeFix, Replacement
 
 
-def swap_last_two_axes(dot_t: cst.Attribute) -> NodeFix:
-    """`x.T` -> `x.transpose(-2, -1)`.
+def swap_last_two_axes(dot_t: cst.Attribute, spelling: str = "transpose") -> NodeFix:
+    """`x.T` -> `x.transpose(-2, -1)` (or `x.mT`, PyTorch 1.11+).
 
     Safe: on 2-D input both are the same view (bit for bit); on batched input only the new form
     swaps the matrix axes instead of reversing every axis.
     """
+    if spelling == "mT":
+        return NodeFix(
+            message="Replace `.T` with `.mT`",
+            applicability=Applicability.SAFE,
+            changes=(Replacement(dot_t, dot_t.with_changes(attr=cst.Name("mT"))),),
+        )
     new = cst.Call(
         func=cst.Attribute(value=dot_t.value, attr=cst.Name("transpose")),
         args=[

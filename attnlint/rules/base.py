@@ -130,6 +130,8 @@ class Rule:
     triggers: ClassVar[Tuple[str, ...]] = ()
     # Per-rule options and their defaults; `[tool.attnlint.<rule-name>]` overrides them.
     default_options: ClassVar[Dict[str, Any]] = {}
+    # For options that take one of a few values: the values allowed.
+    option_choices: ClassVar[Dict[str, Tuple[Any, ...]]] = {}
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
@@ -141,6 +143,12 @@ class Rule:
                 f"known: {', '.join(sorted(self.default_options)) or 'none'}"
             )
         self.options = {**self.default_options, **(options or {})}
+        for name, allowed in self.option_choices.items():
+            if self.options[name] not in allowed:
+                raise ValueError(
+                    f"option `{name.replace('_', '-')}` of {self.code} ({self.name}) must be one of "
+                    f"{', '.join(repr(a) for a in allowed)}, not {self.options[name]!r}"
+                )
 
     def check(self, ctx: RuleContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -42,7 +42,8 @@ class BatchedTranspose(Rule):
     ## Fix safety
     The fix is safe: `x.transpose(-2, -1)` is the same view as `x.T` on 2-D input (bit for bit),
     so it cannot change code that was right; on batched input it swaps only the last two axes,
-    which is what the product needs. `x.mT` is equivalent on PyTorch 1.11 and newer.
+    which is what the product needs. `x.mT` is equivalent on PyTorch 1.11 and newer: set the
+    option `replacement = "mT"` to get it instead.
     """
 
     code = "ATN103"
@@ -51,6 +52,8 @@ class BatchedTranspose(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.SAFE
     triggers = (".T",)
+    default_options = {"replacement": "transpose"}
+    option_choices = {"replacement": ("transpose", "mT")}
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.dot_t_sites:
@@ -62,7 +65,7 @@ class BatchedTranspose(Rule):
                 site.node,
                 f"`{subject}.T` reverses all {rank} axes of a batched tensor; "
                 "use `.transpose(-2, -1)` to swap only the last two",
-                fix=swap_last_two_axes(site.node),
+                fix=swap_last_two_axes(site.node, self.options["replacement"]),
             )
 
     VALID = [
@@ -289,6 +292,20 @@ class BatchedTranspose(Rule):
                 queries = self.W_q(x)
                 return queries @ keys.transpose(-2, -1)
             """,
+        ),
+        # The `replacement = "mT"` option.
+        Invalid(
+            """
+            def scores(q, k):
+                b, h, n, d = k.shape
+                return q @ k.T
+            """,
+            fixed="""
+            def scores(q, k):
+                b, h, n, d = k.shape
+                return q @ k.mT
+            """,
+            options={"replacement": "mT"},
         ),
         # Parenthesised operand.
         Invalid(
