@@ -108,8 +108,13 @@ class Settings:
         return applicability
 
     # --- files ----------------------------------------------------------------------------
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: Path, walk_root: Optional[Path] = None) -> bool:
+        """Matched against the path relative to the project root; for a path outside the
+        project (a site-packages tree), relative to the directory being walked, so that the
+        `venv` in `/work/venv/lib/...` does not exclude everything under it."""
         rel = _relative_posix(str(path), self.root)
+        if rel.startswith("../") and walk_root is not None:
+            rel = _relative_posix(str(path), walk_root)
         parts = PurePosixPath(rel).parts
         for pattern in list(self.exclude) + list(self.extend_exclude):
             pattern = pattern.rstrip("/")

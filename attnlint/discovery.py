@@ -49,11 +49,11 @@ def collect_files(paths: Sequence[str], settings: Settings) -> List[Path]:
 def _walk(root: Path, settings: Settings) -> Iterable[Path]:
     for directory, dirnames, filenames in os.walk(root):
         base = Path(directory)
-        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d))
+        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d, root))
         for name in sorted(filenames):
             if name.endswith(PYTHON_SUFFIXES):
                 path = base / name
-                if not settings.is_excluded(path):
+                if not settings.is_excluded(path, root):
                     yield path
 
 

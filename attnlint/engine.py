@@ -104,14 +104,22 @@ def _run_rules(
 ) -> List[Diagnostic]:
     from attnlint.analysis import analyze_module
 
+    analysis = analyze_module(module)
+    contexts = []
+    for rule in rules:
+        ctx = RuleContext(module, analysis)
+        rule.check(ctx)
+        if ctx.reports:
+            contexts.append((rule, ctx))
+    if not contexts:
+        return []
+    # Positions cost a full code generation; most files have no finding and never pay it.
+    # `unsafe_skip_copy` keeps node identity, so the reported nodes are the wrapper's nodes.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    analysis = analyze_module(wrapper.module)
     diagnostics: List[Diagnostic] = []
     statement_spans: Optional[List[Tuple[int, int]]] = None
-    for rule in rules:
-        ctx = RuleContext(wrapper.module, analysis)
-        rule.check(ctx)
+    for rule, ctx in contexts:
         for report in ctx.reports:
             span = positions[report.node]
             start = Position(span.start.line, span.start.column)

@@ -16,7 +16,7 @@ import libcst as cst
 
 from attnlint.analysis import masks
 from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
-from attnlint.analysis.names import collect_aliases
+from attnlint.analysis.names import collect_aliases, iter_statements
 from attnlint.analysis.values import SoftmaxSite
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts"]
@@ -51,26 +51,18 @@ def analyze_module(module: cst.Module) -> ModuleAnalysis:
     evaluator = FunctionEvaluator(top, analysis.aliases, None, class_names=analysis.class_names)
     evaluator.run(module.body)
     analysis.functions.append(top)
-    # Module-level integer constants (`PAD_IDX = 0`) are visible inside functions.
+    # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
+    # are visible inside functions.
     analysis.constants = {
         name: value for name, value in evaluator.env.items()
-        if value.kind == "scalar" and value.int_value is not None
+        if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
     }
     _walk(module.body, analysis, None)
     return analysis
 
 
 def _class_names(module: cst.Module):
-    class Collector(cst.CSTVisitor):
-        names: list = []
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            self.names.append(node.name.value)
-
-    collector = Collector()
-    collector.names = []
-    module.visit(collector)
-    return collector.names
+    return [s.name.value for s in iter_statements(module.body) if isinstance(s, cst.ClassDef)]
 
 
 class _NameUses(cst.CSTVisitor):

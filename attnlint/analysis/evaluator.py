@@ -255,7 +255,8 @@ class FunctionEvaluator:
             if isinstance(op, (cst.MultiplyAssign, cst.DivideAssign)):
                 self._bind(small.target, self._scaled(current), name_roles=False)
             elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
-                self._bind(small.target, self._add(current, operand, small), name_roles=False)
+                self._bind(small.target, self._add(current, operand, small, small.target, small.value),
+                           name_roles=False)
             else:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
@@ -298,6 +299,12 @@ class FunctionEvaluator:
                     value = value.with_(role=role, kind="tensor")
             if value.rank is None and name in self.declared_ranks and value.kind in ("tensor", "unknown"):
                 value = value.with_(rank=self.declared_ranks[name])
+            if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
+                named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
+                if named is not None and named.convention is not None:
+                    from dataclasses import replace
+
+                    value = value.with_(mask=replace(named, origin="name", param=None))
             self.env[name] = value
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             attr = target.attr.value
@@ -439,7 +446,12 @@ class FunctionEvaluator:
             if key in self.env:
                 return self.env[key]
             if self.cls is not None and attr in self.cls.attrs:
-                return self.cls.attrs[attr]
+                value = self.cls.attrs[attr]
+                if value.mask is not None and value.mask.buffer_attr:
+                    from dataclasses import replace
+
+                    value = value.with_(mask=replace(value.mask, buffer_node=node))
+                return value
             return Value(kind="unknown", role=role_from_name(attr), node=node).add_extra("attr", attr)
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
             return Value(kind="unknown", node=node)  # torch.float32, math.pi, F.softmax ...
@@ -494,6 +506,9 @@ class FunctionEvaluator:
                 else:
                     rank_known = False
         rank = base.rank - removed + added if (base.rank is not None and rank_known) else None
+        if not rank_known and base.get_extra("padded"):
+            # `targets[keep]`: a selection by a tensor; the padding may well be gone.
+            base = base.with_(extra=tuple((k, v) for k, v in base.extra if k not in _DATA_EXTRAS))
         mask = base.mask
         bounded = any(
             isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
@@ -522,7 +537,7 @@ class FunctionEvaluator:
                 tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
             return self._scaled(tensor).with_(node=node)
         if isinstance(op, (cst.Add, cst.Subtract)):
-            return self._add(left, right, node)
+            return self._add(left, right, node, node.left, node.right)
         if isinstance(op, (cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift, cst.RightShift)):
             if left.kind == "scalar" and right.kind == "scalar":
                 return Value(kind="scalar", node=node)
@@ -533,9 +548,15 @@ class FunctionEvaluator:
             return Value(kind="tensor", rank=rank, node=node, mask=mask)
         return UNKNOWN
 
-    def _with_additive_fill(self, scores: Value, term: Value, node) -> Value:
+    def _with_additive_fill(self, scores: Value, term: Value, node, scores_node=None, term_node=None) -> Value:
         """`scores + m` where m holds -inf at masked places: a fill, as masked_fill is."""
         fill = term.get_extra("additive_fill")
+        if fill is None and term.mask is not None:
+            # `scores + mask`: an additive mask whose fill value we cannot see.
+            site = FillSite(call=node, mask_node=term_node if term_node is not None else term.node, mask=term,
+                            fill=None, in_place=False, additive=True, receiver_node=scores_node)
+            self.facts.fill_sites.append(site)
+            return scores.add_extra("fills", (scores.get_extra("fills") or ()) + (site,))
         if fill is None:
             return scores
         site = FillSite(call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill,
@@ -550,12 +571,12 @@ class FunctionEvaluator:
             return value.with_(scores=replace(value.scores, scaled=True), scaled=True)
         return value.with_(scaled=True)
 
-    def _add(self, left: Value, right: Value, node: cst.CSTNode) -> Value:
+    def _add(self, left: Value, right: Value, node: cst.CSTNode, left_node=None, right_node=None) -> Value:
         """`scores + bias`, `scores - max`: additive terms keep the scores what they are."""
         if left.scores is not None and right.scores is None:
-            return self._with_additive_fill(left.with_(node=node), right, node)
+            return self._with_additive_fill(left.with_(node=node), right, node, left_node, right_node)
         if right.scores is not None and left.scores is None:
-            return self._with_additive_fill(right.with_(node=node), left, node)
+            return self._with_additive_fill(right.with_(node=node), left, node, right_node, left_node)
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node)
         ranks = [r for r in (left.rank, right.rank) if r is not None]
@@ -706,7 +727,7 @@ class FunctionEvaluator:
                 return self._call_module_value(node, receiver, func.attr.value)
             return self._method_call(node, receiver, func.attr.value, func.value)
         if isinstance(func, cst.Name):
-            target = self.env.get(func.value)
+            target = self.env.get(func.value, self.constants.get(func.value))
             if target is not None and target.kind == "module":
                 return self._call_module_value(node, target, func.value)
             if qualified is not None:  # `from torch.nn.functional import softmax`
@@ -1020,7 +1041,8 @@ class FunctionEvaluator:
             return receiver.with_(node=node)
         if method in ("add", "sub", "add_", "sub_"):
             values = self._args(node)
-            return self._add(receiver, values[0] if values else UNKNOWN, node)
+            return self._add(receiver, values[0] if values else UNKNOWN, node, receiver_node,
+                             args[0].value if args else None)
         if method in ("size", "dim", "numel", "item", "__len__"):
             self._args(node)
             if method == "dim":
@@ -1134,10 +1156,16 @@ class FunctionEvaluator:
         else:
             number = masks.number(ignore_arg.value)
             ignore = int(number) if number is not None else self.eval(ignore_arg.value).int_value
+        where = configured_at if configured_at is not None else call
+        reduction_arg = _arg(where, 99, "reduction")
+        reduction: Optional[str] = "mean"
+        if reduction_arg is not None:
+            literal = reduction_arg.value
+            reduction = literal.evaluated_value if isinstance(literal, cst.SimpleString) else None
         self.facts.loss_sites.append(
             LossSite(call=call, targets=targets, targets_node=targets_node, ignore_index=ignore,
                      ignore_index_node=ignore_arg.value if ignore_arg is not None else None,
-                     configured_at=configured_at)
+                     configured_at=configured_at, reduction=reduction)
         )
 
     def _update_in_place(self, receiver_node, value: Value) -> None:

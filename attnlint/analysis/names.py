@@ -70,35 +70,56 @@ DEFAULT_ALIASES: Dict[str, str] = {
 }
 
 
+def iter_statements(body):
+    """Every statement, nested ones too, without descending into expressions (cheap)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for attr in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, attr, None)
+            if block is None:
+                continue
+            if isinstance(block, cst.If):  # elif chain
+                yield from iter_statements([block])
+                continue
+            inner = getattr(block, "body", None)
+            if isinstance(inner, (list, tuple)):
+                yield from iter_statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from iter_statements(handler.body.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from iter_statements(case.body.body)
+
+
 def collect_aliases(module: cst.Module) -> Dict[str, str]:
-    """Local name -> dotted qualified name, from the module's top-level and nested imports."""
+    """Local name -> dotted qualified name, from the module's imports (nested ones too)."""
     aliases: Dict[str, str] = {}
-
-    class Collector(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            for alias in node.names:
-                dotted = _dotted(alias.name)
-                if dotted is None:
+    for stmt in iter_statements(module.body):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    dotted = _dotted(alias.name)
+                    if dotted is None:
+                        continue
+                    if alias.asname is not None:
+                        aliases[_asname(alias)] = dotted
+                    else:
+                        aliases[dotted.split(".")[0]] = dotted.split(".")[0]
+            elif isinstance(small, cst.ImportFrom):
+                if small.relative or small.module is None or isinstance(small.names, cst.ImportStar):
                     continue
-                if alias.asname is not None:
-                    aliases[_asname(alias)] = dotted
-                else:
-                    aliases[dotted.split(".")[0]] = dotted.split(".")[0]
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-                return
-            base = _dotted(node.module)
-            if base is None:
-                return
-            for alias in node.names:
-                name = _dotted(alias.name)
-                if name is None:
+                base = _dotted(small.module)
+                if base is None:
                     continue
-                local = _asname(alias) if alias.asname is not None else name
-                aliases[local] = f"{base}.{name}"
-
-    module.visit(Collector())
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    if name is None:
+                        continue
+                    local = _asname(alias) if alias.asname is not None else name
+                    aliases[local] = f"{base}.{name}"
     merged = dict(DEFAULT_ALIASES)
     merged.update(aliases)
     return merged

@@ -59,6 +59,8 @@ class MaskFacts:
     built_size: Tuple[str, ...] = ()
     sliced: bool = False
     buffer_attr: Optional[str] = None  # `self.<attr>` when the mask is a registered buffer
+    # Where the buffer was read (`self.mask` inside `self.mask.bool()`), to slice it there.
+    buffer_node: Optional[cst.CSTNode] = field(default=None, compare=False)
     # The parameter the mask came from, when it did (`attention_mask`).
     param: Optional[str] = None
 
@@ -117,6 +119,8 @@ class LossSite:
     ignore_index_node: Optional[cst.BaseExpression]
     # Where `ignore_index=` goes: the F.cross_entropy call or the nn.CrossEntropyLoss(...) ctor.
     configured_at: Optional[cst.Call]
+    # "mean", "sum", "none", or None when written as an expression.
+    reduction: Optional[str] = "mean"
 
 
 @dataclass
@@ -245,11 +249,28 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             changes[f.name] = _join_scores(va, vb)
         elif f.name == "scaled":
             changes[f.name] = _join_tristate(va, vb)
+        elif f.name == "extra":
+            changes[f.name] = _join_extra(va, vb)
         elif va == vb:
             changes[f.name] = va
         else:
             changes[f.name] = _default_of(f)
     return Value(**changes)
+
+
+def _join_extra(a: tuple, b: tuple) -> tuple:
+    """Keep the extras both paths agree on; -inf fills from either path are kept (a NaN on one
+    path is a NaN), marked partial when some path lacks them."""
+    da, db = dict(a), dict(b)
+    out = tuple((k, v) for k, v in a if k in db and db[k] == v and k not in ("fills", "fills_partial"))
+    fa, fb = da.get("fills") or (), db.get("fills") or ()
+    fills = tuple(fa) + tuple(f for f in fb if all(f is not g for g in fa))
+    if fills:
+        partial = da.get("fills_partial") or db.get("fills_partial") or (
+            any(all(f is not g for g in fb) for f in fa) or any(all(f is not g for g in fa) for f in fb)
+        )
+        out += (("fills", fills), ("fills_partial", bool(partial)))
+    return out
 
 
 def _join_tristate(a: Optional[bool], b: Optional[bool]) -> Optional[bool]:

@@ -44,8 +44,12 @@ def is_repeatable(node: cst.CSTNode) -> bool:
 
 
 def invert_mask(module: cst.Module, mask_node: cst.BaseExpression, expects: str) -> NodeFix:
-    """`mask` -> `~mask`. Unsafe: it changes which positions are attended."""
-    new = cst.parse_expression(f"~{_atom(module, mask_node)}")
+    """`mask` -> `~mask` (and `~mask` -> `mask`). Unsafe: it changes which positions are attended."""
+    if isinstance(mask_node, cst.UnaryOperation) and isinstance(mask_node.operator, cst.BitInvert) \
+            and not mask_node.lpar:
+        new = mask_node.expression
+    else:
+        new = cst.parse_expression(f"~{_atom(module, mask_node)}")
     meaning = "True = may attend" if expects == "attend" else "True = masked"
     return NodeFix(f"Invert the mask (this argument expects {meaning})", Applicability.UNSAFE,
                    (Replacement(mask_node, new),))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.masking import zero_fully_masked_rows
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -57,6 +59,9 @@ class AllMaskedRowNan(Rule):
         for site in ctx.analysis.softmax_sites:
             if site.guarded:
                 continue
+            # A fill on only some paths (`if mask is not None: ...`): the mask may be None on the
+            # others, so a fix that reads it is not offered.
+            partial = bool(site.input.get_extra("fills_partial"))
             for fill in site.input.get_extra("fills") or ():
                 facts = fill.mask.mask
                 if fill.fill != "-inf" or facts is None or not facts.can_mask_whole_row:
@@ -64,12 +69,17 @@ class AllMaskedRowNan(Rule):
                 if id(fill.call) in reported:
                     continue
                 reported.add(id(fill.call))
-                source = f"`{facts.param}`" if facts.param else f"this {facts.origin or ''} mask".replace("  ", " ")
+                if facts.param:
+                    source = f"`{facts.param}`"
+                elif isinstance(fill.mask_node, (cst.Name, cst.Attribute)):
+                    source = f"`{ctx.code(fill.mask_node)}`"
+                else:
+                    source = "this padding mask"
                 ctx.report(
                     fill.call,
                     f"-inf fill from {source} can mask every key of a row (an empty or left-padded "
                     "sequence); softmax then returns NaN for that row",
-                    fix=zero_fully_masked_rows(ctx.module, site.call, fill),
+                    fix=None if partial else zero_fully_masked_rows(ctx.module, site.call, fill),
                 )
 
     VALID = [
@@ -160,9 +170,234 @@ class AllMaskedRowNan(Rule):
                 return s.softmax(-1) @ v
             """
         ),
+        # A pure causal additive -inf mask keeps the diagonal.
+        Valid(
+            """
+            import torch
+            def attention(q, k, v):
+                T = q.size(-2)
+                mask = torch.full((T, T), float("-inf"), device=q.device).triu(diagonal=1)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s + mask
+                return s.softmax(-1) @ v
+            """
+        ),
+        # nanoGPT: `bias[:, :, :T, :T] == 0` keeps the diagonal.
+        Valid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+                    self.n_head = config.n_head
+                    self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
+                                                .view(1, 1, config.block_size, config.block_size))
+                def forward(self, x):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(C, dim=2)
+                    q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+                    att = F.softmax(att, dim=-1)
+                    return (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            """
+        ),
+        # x-transformers: `-torch.finfo(dtype).max` fill.
+        Valid(
+            """
+            import torch
+            from torch import einsum
+            def attend(q, k, v, mask):
+                dots = einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                dots = dots.masked_fill(~mask[:, None, None, :], -torch.finfo(dots.dtype).max)
+                attn = dots.softmax(dim=-1)
+                return einsum("b h i j, b h j d -> b h i d", attn, v)
+            """
+        ),
+        # nn.Transformer.generate_square_subsequent_mask: pure causal.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            def causal_attention(q, k, v):
+                T = q.size(-2)
+                mask = nn.Transformer.generate_square_subsequent_mask(T)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                return (s + mask).softmax(dim=-1) @ v
+            """
+        ),
+        # Guard with torch.where after the softmax.
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                m = key_padding_mask[:, None, None, :]
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(m, float("-inf"))
+                attn = s.softmax(dim=-1)
+                attn = torch.where(m.all(dim=-1, keepdim=True), torch.zeros_like(attn), attn)
+                return attn @ v
+            """
+        ),
+        # Guard with .nan_to_num() after the softmax.
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, attention_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+                attn = s.softmax(dim=-1).nan_to_num(0.0)
+                return attn @ v
+            """
+        ),
+        # SDPA with an additive -inf bias: SDPA's business.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attention(q, k, v, key_padding_mask):
+                bias = torch.zeros(key_padding_mask.shape, dtype=q.dtype).masked_fill(key_padding_mask, float("-inf"))
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias[:, None, None, :])
+            """
+        ),
+        # Finite -1e4 fill (fp16-friendly).
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, attention_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(attention_mask[:, None, None, :] == 0, -1e4)
+                return s.softmax(-1) @ v
+            """
+        ),
+        # `~tril(...)`: pure causal.
+        Valid(
+            """
+            import torch
+            def causal(q, k, v):
+                T = q.size(-2)
+                future = ~torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(future, float("-inf"))
+                return s.softmax(-1) @ v
+            """
+        ),
+        # `ones(T, T).triu(1).bool()` in place: pure causal.
+        Valid(
+            """
+            import torch
+            def causal(q, k, v):
+                T = q.size(-2)
+                future = torch.ones(T, T, device=q.device).triu(1).bool()
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s.masked_fill_(future, -torch.inf)
+                return torch.softmax(s, dim=-1) @ v
+            """
+        ),
+        # HF eager: torch.where with finfo.min.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attention(q, k, v, attention_mask):
+                dtype = q.dtype
+                min_value = torch.finfo(dtype).min
+                s = torch.matmul(q, k.transpose(2, 3)) * q.size(-1) ** -0.5
+                s = torch.where(attention_mask[:, None, None, :].bool(), s, torch.tensor(min_value, dtype=dtype))
+                return torch.matmul(F.softmax(s, dim=-1, dtype=torch.float32).to(dtype), v)
+            """
+        ),
+        # A tril buffer sliced, used with torch.where.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Causal(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+                def forward(self, q, k, v):
+                    T = q.size(-2)
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    s = torch.where(self.causal[:T, :T], s, float("-inf"))
+                    return s.softmax(-1) @ v
+            """
+        ),
+        # Guard on the batch axis: empty sequences zeroed after the softmax.
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                attn = s.softmax(dim=-1)
+                empty = key_padding_mask.all(dim=-1)
+                attn = attn.masked_fill(empty[:, None, None, None], 0.0)
+                return attn @ v
+            """
+        ),
+        # HF Llama eager attention: additive finfo.min mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class LlamaAttention(nn.Module):
+                def forward(self, hidden_states, attention_mask=None):
+                    q, k, v = self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)
+                    attn_weights = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+                    if attention_mask is not None:
+                        causal_mask = attention_mask[:, :, :, : k.shape[-2]]
+                        attn_weights = attn_weights + causal_mask
+                    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
+                    return torch.matmul(attn_weights, v)
+            """
+        ),
     ]
 
     INVALID = [
+        # A script-level tensor named as a padding mask.
+        Invalid(
+            """
+            import torch
+            q = torch.randn(2, 4, 8, 16)
+            k = torch.randn(2, 4, 8, 16)
+            v = torch.randn(2, 4, 8, 16)
+            padding_mask = torch.zeros(2, 8, dtype=torch.bool)
+            padding_mask[1] = True
+            scores = q @ k.transpose(-2, -1) / 4.0
+            scores = scores.masked_fill(padding_mask[:, None, None, :], float("-inf"))
+            out = scores.softmax(-1) @ v
+            """,
+            fixed="""
+            import torch
+            q = torch.randn(2, 4, 8, 16)
+            k = torch.randn(2, 4, 8, 16)
+            v = torch.randn(2, 4, 8, 16)
+            padding_mask = torch.zeros(2, 8, dtype=torch.bool)
+            padding_mask[1] = True
+            scores = q @ k.transpose(-2, -1) / 4.0
+            scores = scores.masked_fill(padding_mask[:, None, None, :], float("-inf"))
+            out = scores.softmax(-1).masked_fill(padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # The fill inside `if mask is not None:` (reported; no fix: the mask may be None).
+        Invalid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, key_padding_mask=None):
+                scores = q @ k.transpose(-2, -1) * 0.1
+                if key_padding_mask is not None:
+                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                attn = F.softmax(scores, dim=-1)
+                return attn @ v
+            """,
+        ),
         Invalid(
             """
             import torch
@@ -275,6 +510,257 @@ class AllMaskedRowNan(Rule):
                 s = q @ k.transpose(-2, -1) * self.scale
                 s = torch.where(keep[:, None, None, :], s, float("-inf"))
                 return s.softmax(-1).masked_fill((~keep[:, None, None, :]).all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # nn.Module with einsum scores and a `key_padding_mask`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.n_heads = n_heads
+                    self.d_head = d_model // n_heads
+                    self.qkv = nn.Linear(d_model, 3 * d_model)
+                def forward(self, x, key_padding_mask):
+                    B, T, _ = x.shape
+                    q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(2)
+                    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.d_head ** -0.5
+                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                    attn = F.softmax(scores, dim=-1)
+                    return torch.einsum("bhqk,bkhd->bqhd", attn, v).reshape(B, T, -1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.n_heads = n_heads
+                    self.d_head = d_model // n_heads
+                    self.qkv = nn.Linear(d_model, 3 * d_model)
+                def forward(self, x, key_padding_mask):
+                    B, T, _ = x.shape
+                    q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(2)
+                    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.d_head ** -0.5
+                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                    attn = F.softmax(scores, dim=-1).masked_fill(key_padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0)
+                    return torch.einsum("bhqk,bkhd->bqhd", attn, v).reshape(B, T, -1)
+            """,
+        ),
+        # `~attention_mask.bool()` with matmul.
+        Invalid(
+            """
+            import torch
+            def attention(q, k, v, attention_mask):
+                scores = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
+                scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
+                return torch.matmul(scores.softmax(dim=-1), v)
+            """,
+            fixed="""
+            import torch
+            def attention(q, k, v, attention_mask):
+                scores = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
+                scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
+                return torch.matmul(scores.softmax(dim=-1).masked_fill((~attention_mask.bool()[:, None, None, :]).all(dim=-1, keepdim=True), 0.0), v)
+            """,
+        ),
+        # A padding mask from lengths (`>=`).
+        Invalid(
+            """
+            import torch
+            def attention(q, k, v, lengths):
+                T = k.size(-2)
+                pad = torch.arange(T, device=k.device)[None, :] >= lengths[:, None]
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(pad[:, None, None, :], float("-inf"))
+                return s.softmax(-1) @ v
+            """,
+            fixed="""
+            import torch
+            def attention(q, k, v, lengths):
+                T = k.size(-2)
+                pad = torch.arange(T, device=k.device)[None, :] >= lengths[:, None]
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(pad[:, None, None, :], float("-inf"))
+                return s.softmax(-1).masked_fill(pad[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # `from math import inf`: `-inf`.
+        Invalid(
+            """
+            from math import inf
+            import torch
+            def attention(q, k, v, padding_mask):
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(padding_mask[:, None, None, :], -inf)
+                return s.softmax(-1) @ v
+            """,
+            fixed="""
+            from math import inf
+            import torch
+            def attention(q, k, v, padding_mask):
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(padding_mask[:, None, None, :], -inf)
+                return s.softmax(-1).masked_fill(padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # bmm attention in an encoder layer with `src_key_padding_mask`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class EncoderLayer(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.q = nn.Linear(d, d)
+                    self.k = nn.Linear(d, d)
+                    self.v = nn.Linear(d, d)
+                def forward(self, x, src_key_padding_mask):
+                    q, k, v = self.q(x), self.k(x), self.v(x)
+                    scores = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+                    scores = scores.masked_fill(src_key_padding_mask.unsqueeze(1), float("-inf"))
+                    attn = torch.softmax(scores, dim=-1)
+                    return torch.bmm(attn, v)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class EncoderLayer(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.q = nn.Linear(d, d)
+                    self.k = nn.Linear(d, d)
+                    self.v = nn.Linear(d, d)
+                def forward(self, x, src_key_padding_mask):
+                    q, k, v = self.q(x), self.k(x), self.v(x)
+                    scores = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+                    scores = scores.masked_fill(src_key_padding_mask.unsqueeze(1), float("-inf"))
+                    attn = torch.softmax(scores, dim=-1).masked_fill(src_key_padding_mask.unsqueeze(1).all(dim=-1, keepdim=True), 0.0)
+                    return torch.bmm(attn, v)
+            """,
+        ),
+        # torch.where(attention_mask, scores, -torch.inf).
+        Invalid(
+            """
+            import torch
+            def attention(q, k, v, attention_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = torch.where(attention_mask.bool()[:, None, None, :], s, -torch.inf)
+                return s.softmax(-1) @ v
+            """,
+            fixed="""
+            import torch
+            def attention(q, k, v, attention_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = torch.where(attention_mask.bool()[:, None, None, :], s, -torch.inf)
+                return s.softmax(-1).masked_fill((~attention_mask.bool()[:, None, None, :]).all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # In-place fill with `-float("inf")` through an intermediate mask.
+        Invalid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                m = key_padding_mask.unsqueeze(1).unsqueeze(2)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s.masked_fill_(m, -float("inf"))
+                return s.softmax(-1) @ v
+            """,
+            fixed="""
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                m = key_padding_mask.unsqueeze(1).unsqueeze(2)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s.masked_fill_(m, -float("inf"))
+                return s.softmax(-1).masked_fill(m.all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # Causal `|` padding: left padding can empty a row.
+        Invalid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                T = q.size(-2)
+                future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
+                masked = future | key_padding_mask[:, None, None, :]
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(masked, float("-inf"))
+                return s.softmax(-1) @ v
+            """,
+            fixed="""
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                T = q.size(-2)
+                future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
+                masked = future | key_padding_mask[:, None, None, :]
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(masked, float("-inf"))
+                return s.softmax(-1).masked_fill(masked.all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # An nn.Softmax module after the fill.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v, attention_mask):
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    s = s.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+                    return self.softmax(s) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v, attention_mask):
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    s = s.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+                    return self.softmax(s).masked_fill((attention_mask[:, None, None, :] == 0).all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # An additive -inf bias built from the padding mask: reported, no fix.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attention(q, k, v, key_padding_mask):
+                bias = torch.zeros(key_padding_mask.shape, dtype=q.dtype, device=q.device)
+                bias = bias.masked_fill(key_padding_mask, float("-inf"))
+                s = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+                s = s + bias[:, None, None, :]
+                return torch.matmul(F.softmax(s, dim=-1), v)
+            """,
+        ),
+        # baddbmm scores and `-np.inf`.
+        Invalid(
+            """
+            import torch
+            import numpy as np
+            def attention(q, k, v, attention_mask):
+                s = np.sqrt(q.size(-1))
+                scores = torch.baddbmm(torch.zeros(q.size(0), q.size(1), k.size(1)), q, k.transpose(1, 2), alpha=1 / s)
+                scores = scores.masked_fill(attention_mask.unsqueeze(1) == 0, -np.inf)
+                return torch.bmm(torch.softmax(scores, -1), v)
+            """,
+            fixed="""
+            import torch
+            import numpy as np
+            def attention(q, k, v, attention_mask):
+                s = np.sqrt(q.size(-1))
+                scores = torch.baddbmm(torch.zeros(q.size(0), q.size(1), k.size(1)), q, k.transpose(1, 2), alpha=1 / s)
+                scores = scores.masked_fill(attention_mask.unsqueeze(1) == 0, -np.inf)
+                return torch.bmm(torch.softmax(scores, -1).masked_fill((attention_mask.unsqueeze(1) == 0).all(dim=-1, keepdim=True), 0.0), v)
             """,
         ),
     ]

@@ -54,8 +54,8 @@ class CrossEntropyIgnoreIndex(Rule):
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.sites("loss_sites"):
             targets = site.targets
-            if not targets.get_extra("padded"):
-                continue
+            if not targets.get_extra("padded") or site.reduction not in ("mean", "sum"):
+                continue  # reduction="none": the caller weighs or masks the per-token losses
             pad = targets.get_extra("padding_value")
             if pad is None or site.ignore_index is None or float(pad) == float(site.ignore_index):
                 continue
@@ -76,6 +76,29 @@ class CrossEntropyIgnoreIndex(Rule):
             )
 
     VALID = [
+        # A boolean selection drops the padding before the loss.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True)
+                keep = targets != 0
+                return F.cross_entropy(logits[keep], targets[keep])
+            """
+        ),
+        # reduction=none: the per-token losses are masked by hand.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True)
+                mask = (targets != 0).float()
+                nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+                return (nll * mask).sum() / mask.sum()
+            """
+        ),
         Valid(
             """
             import torch
@@ -170,9 +193,191 @@ class CrossEntropyIgnoreIndex(Rule):
             loss = F.cross_entropy(logits.view(-1, V), targets.view(-1))
             """
         ),
+        # HF-style collate: labels padded with -100, shifted loss in another function.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def collate(batch):
+                input_ids = pad_sequence([b["input_ids"] for b in batch], batch_first=True, padding_value=0)
+                labels = pad_sequence([b["labels"] for b in batch], batch_first=True, padding_value=-100)
+                return input_ids, labels
+            def compute_loss(logits, labels):
+                shift_logits = logits[..., :-1, :].contiguous()
+                shift_labels = labels[..., 1:].contiguous()
+                return F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
+            """
+        ),
+        # Labels cloned from padded inputs and the pad id rewritten to -100.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            def step(model, seqs):
+                input_ids = pad_sequence(seqs, batch_first=True, padding_value=PAD)
+                labels = input_ids.clone()
+                labels[labels == PAD] = -100
+                logits = model(input_ids)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # Labels rewritten with masked_fill from an attention mask.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(model, seqs):
+                input_ids = pad_sequence(seqs, batch_first=True)
+                attention_mask = input_ids != 0
+                labels = input_ids.masked_fill(~attention_mask, -100)
+                logits = model(input_ids, attention_mask=attention_mask)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # One named constant for the padding value and ignore_index.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            IGNORE_INDEX = -100
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+                    self.loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE_INDEX)
+                def step(self, xs, ys):
+                    targets = pad_sequence(ys, batch_first=True, padding_value=IGNORE_INDEX)
+                    logits = self.model(xs)
+                    return self.loss_fn(logits.view(-1, logits.size(-1)), targets.view(-1))
+            """
+        ),
+        # Loss in __init__ with ignore_index=0, pad_sequence's default 0.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Model(nn.Module):
+                def __init__(self, vocab):
+                    super().__init__()
+                    self.head = nn.Linear(512, vocab)
+                    self.criterion = nn.CrossEntropyLoss(ignore_index=0, label_smoothing=0.1)
+                def forward(self, h, tgt_list):
+                    tgt = pad_sequence(tgt_list, batch_first=True)
+                    logits = self.head(h)
+                    return self.criterion(logits.view(-1, logits.size(-1)), tgt.view(-1))
+            """
+        ),
+        # Sequence classification: padded inputs, one label per sequence.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Classifier(nn.Module):
+                def __init__(self, encoder, n_classes):
+                    super().__init__()
+                    self.encoder = encoder
+                    self.head = nn.Linear(256, n_classes)
+                    self.loss_fn = nn.CrossEntropyLoss()
+                def forward(self, token_lists, labels):
+                    x = pad_sequence(token_lists, batch_first=True)
+                    pooled = self.encoder(x).mean(dim=1)
+                    return self.loss_fn(self.head(pooled), labels)
+            """
+        ),
+        # Pad id from an attribute on both sides: unknown, silent.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Seq2Seq:
+                def __init__(self, pad_idx):
+                    self.pad_idx = pad_idx
+                    self.criterion = nn.CrossEntropyLoss(ignore_index=pad_idx)
+                def step(self, logits, tgt_list):
+                    tgt = pad_sequence(tgt_list, batch_first=True, padding_value=self.pad_idx)
+                    return self.criterion(logits.view(-1, logits.size(-1)), tgt.view(-1))
+            """
+        ),
+        # In-place masked_fill_ rewrite.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True)
+                targets.masked_fill_(targets == 0, -100)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+            """
+        ),
+        # torch.where rewrite with full_like and a constant pad id.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 3
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=PAD)
+                targets = torch.where(targets == PAD, torch.full_like(targets, -100), targets)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+            """
+        ),
+        # ignore_index and padding_value from config: unknown, silent.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_token_id)
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=cfg.pad_token_id)
+                return loss_fn(logits.view(-1, logits.size(-1)), targets.view(-1))
+            """
+        ),
+        # Packed targets: the padding never reaches the loss.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence, pack_padded_sequence
+            def step(out_packed, seqs, lengths):
+                targets = pad_sequence(seqs, batch_first=True)
+                packed = pack_padded_sequence(targets, lengths, batch_first=True, enforce_sorted=False)
+                return F.cross_entropy(out_packed.data, packed.data)
+            """
+        ),
+        # Float -100.0 padding cast to long matches the default.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=-100.0)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.long().view(-1))
+            """
+        ),
     ]
 
     INVALID = [
+        # A loss object built at module level, called in a function.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils import rnn as rnn_utils
+            loss_fn = nn.CrossEntropyLoss(reduction="mean")
+            def step(model, xs, ys):
+                targets = rnn_utils.pad_sequence(ys, batch_first=True)
+                logits = model(xs)
+                return loss_fn(logits.view(-1, logits.shape[-1]), targets.view(-1))
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils import rnn as rnn_utils
+            loss_fn = nn.CrossEntropyLoss(reduction="mean", ignore_index=0)
+            def step(model, xs, ys):
+                targets = rnn_utils.pad_sequence(ys, batch_first=True)
+                logits = model(xs)
+                return loss_fn(logits.view(-1, logits.shape[-1]), targets.view(-1))
+            """,
+        ),
         # The seed article's trap: pad_sequence's default 0 with the default ignore_index.
         Invalid(
             """
@@ -294,6 +499,290 @@ class CrossEntropyIgnoreIndex(Rule):
             from torch.nn.utils import rnn
             targets = rnn.pad_sequence(ts, batch_first=True, padding_value=0.0)
             loss = F.cross_entropy(logits.view(-1, V), targets.long().view(-1), ignore_index=0)
+            """,
+        ),
+        # `from torch.nn import functional as F`, a pad id constant, HF-style collate in the same function.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn import functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            PAD_ID = 0
+            def collate_and_loss(model, batch):
+                inputs = pad_sequence([b["input_ids"] for b in batch], batch_first=True, padding_value=PAD_ID)
+                labels = pad_sequence([b["labels"] for b in batch], batch_first=True, padding_value=PAD_ID)
+                logits = model(inputs)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from torch.nn import functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            PAD_ID = 0
+            def collate_and_loss(model, batch):
+                inputs = pad_sequence([b["input_ids"] for b in batch], batch_first=True, padding_value=PAD_ID)
+                labels = pad_sequence([b["labels"] for b in batch], batch_first=True, padding_value=PAD_ID)
+                logits = model(inputs)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=PAD_ID)
+            """,
+        ),
+        # Lightning-style: loss built in __init__ with other options, pad_sequence's default 0 in training_step.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Seq2Seq(nn.Module):
+                def __init__(self, vocab_size, d_model):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab_size, d_model)
+                    self.out = nn.Linear(d_model, vocab_size)
+                    self.loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
+                def training_step(self, batch):
+                    src, tgt = batch
+                    tgt = pad_sequence(tgt, batch_first=True)
+                    logits = self.out(self.embed(src))
+                    return self.loss_fn(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1))
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Seq2Seq(nn.Module):
+                def __init__(self, vocab_size, d_model):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab_size, d_model)
+                    self.out = nn.Linear(d_model, vocab_size)
+                    self.loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=0)
+                def training_step(self, batch):
+                    src, tgt = batch
+                    tgt = pad_sequence(tgt, batch_first=True)
+                    logits = self.out(self.embed(src))
+                    return self.loss_fn(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1))
+            """,
+        ),
+        # Top-level script, fully qualified torch.nn.utils.rnn.pad_sequence and cross_entropy.
+        Invalid(
+            """
+            import torch
+            x = torch.nn.utils.rnn.pad_sequence(xs, batch_first=True)
+            y = torch.nn.utils.rnn.pad_sequence(ys, batch_first=True, padding_value=0)
+            logits = model(x)
+            loss = torch.nn.functional.cross_entropy(logits.view(-1, 1000), y.view(-1))
+            loss.backward()
+            """,
+            fixed="""
+            import torch
+            x = torch.nn.utils.rnn.pad_sequence(xs, batch_first=True)
+            y = torch.nn.utils.rnn.pad_sequence(ys, batch_first=True, padding_value=0)
+            logits = model(x)
+            loss = torch.nn.functional.cross_entropy(logits.view(-1, 1000), y.view(-1), ignore_index=0)
+            loss.backward()
+            """,
+        ),
+        # pad_sequence imported under another name.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence as pad
+            def lm_loss(logits, target_seqs):
+                targets = pad(target_seqs, batch_first=True)
+                return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence as pad
+            def lm_loss(logits, target_seqs):
+                targets = pad(target_seqs, batch_first=True)
+                return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=0)
+            """,
+        ),
+        # Shifted LM targets: slicing a padded batch keeps its padding.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def shifted_loss(model, seqs):
+                tokens = pad_sequence(seqs, batch_first=True)
+                logits = model(tokens[:, :-1])
+                targets = tokens[:, 1:]
+                return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def shifted_loss(model, seqs):
+                tokens = pad_sequence(seqs, batch_first=True)
+                logits = model(tokens[:, :-1])
+                targets = tokens[:, 1:]
+                return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=0)
+            """,
+        ),
+        # (N, C, T) logits and a fairseq-style pad id of 1.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def loss_ncl(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=1)
+                return F.cross_entropy(logits.transpose(1, 2), targets)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def loss_ncl(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=1)
+                return F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=1)
+            """,
+        ),
+        # Module-level criterion with ignore_index=-1, time-major pad_sequence in a training loop.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            criterion = nn.CrossEntropyLoss(ignore_index=-1)
+            for src, tgt in loader:
+                tgt = pad_sequence(tgt)
+                out = model(src)
+                loss = criterion(out.view(-1, out.size(-1)), tgt.view(-1))
+                loss.backward()
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            criterion = nn.CrossEntropyLoss(ignore_index=0)
+            for src, tgt in loader:
+                tgt = pad_sequence(tgt)
+                out = model(src)
+                loss = criterion(out.view(-1, out.size(-1)), tgt.view(-1))
+                loss.backward()
+            """,
+        ),
+        # .to(device) and .contiguous() on the way to the loss.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            device = torch.device("cuda")
+            def step(model, xs, ys):
+                y = pad_sequence(ys, batch_first=True).to(device)
+                logits = model(xs)
+                return F.cross_entropy(logits.contiguous().view(-1, logits.size(-1)), y.contiguous().view(-1))
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            device = torch.device("cuda")
+            def step(model, xs, ys):
+                y = pad_sequence(ys, batch_first=True).to(device)
+                logits = model(xs)
+                return F.cross_entropy(logits.contiguous().view(-1, logits.size(-1)), y.contiguous().view(-1), ignore_index=0)
+            """,
+        ),
+        # Explicit ignore_index=-100 with targets padded with 0.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Tagger(nn.Module):
+                def __init__(self, n_tags):
+                    super().__init__()
+                    self.proj = nn.Linear(256, n_tags)
+                    self.criterion = nn.CrossEntropyLoss(ignore_index=-100)
+                def loss(self, feats, tag_seqs):
+                    tags = pad_sequence(tag_seqs, batch_first=True, padding_value=0)
+                    scores = self.proj(feats)
+                    return self.criterion(scores.view(-1, scores.size(-1)), tags.view(-1))
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Tagger(nn.Module):
+                def __init__(self, n_tags):
+                    super().__init__()
+                    self.proj = nn.Linear(256, n_tags)
+                    self.criterion = nn.CrossEntropyLoss(ignore_index=0)
+                def loss(self, feats, tag_seqs):
+                    tags = pad_sequence(tag_seqs, batch_first=True, padding_value=0)
+                    scores = self.proj(feats)
+                    return self.criterion(scores.view(-1, scores.size(-1)), tags.view(-1))
+            """,
+        ),
+        # Keyword arguments input=/target=, padding -100 but ignore_index=0.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=-100)
+                return F.cross_entropy(input=logits.view(-1, 50), target=targets.view(-1), ignore_index=0)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(logits, seqs):
+                targets = pad_sequence(seqs, batch_first=True, padding_value=-100)
+                return F.cross_entropy(input=logits.view(-1, 50), target=targets.view(-1), ignore_index=-100)
+            """,
+        ),
+        # Two named constants: the fix names the pad id.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            IGNORE = -100
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.ce = nn.CrossEntropyLoss(ignore_index=IGNORE)
+                def forward(self, logits, tgt_list):
+                    tgt = pad_sequence(tgt_list, batch_first=True, padding_value=PAD)
+                    return self.ce(logits.view(-1, logits.size(-1)), tgt.view(-1))
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            IGNORE = -100
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.ce = nn.CrossEntropyLoss(ignore_index=PAD)
+                def forward(self, logits, tgt_list):
+                    tgt = pad_sequence(tgt_list, batch_first=True, padding_value=PAD)
+                    return self.ce(logits.view(-1, logits.size(-1)), tgt.view(-1))
+            """,
+        ),
+        # `from torch.nn.utils import rnn as rnn_utils`, loss object built in the same function.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils import rnn as rnn_utils
+            def evaluate(model, batches):
+                loss_fn = nn.CrossEntropyLoss()
+                total = 0.0
+                for xs, ys in batches:
+                    targets = rnn_utils.pad_sequence(ys, batch_first=True)
+                    logits = model(xs)
+                    total += loss_fn(logits.view(-1, logits.shape[-1]), targets.view(-1)).item()
+                return total
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils import rnn as rnn_utils
+            def evaluate(model, batches):
+                loss_fn = nn.CrossEntropyLoss(ignore_index=0)
+                total = 0.0
+                for xs, ys in batches:
+                    targets = rnn_utils.pad_sequence(ys, batch_first=True)
+                    logits = model(xs)
+                    total += loss_fn(logits.view(-1, logits.shape[-1]), targets.view(-1)).item()
+                return total
             """,
         ),
     ]

@@ -52,7 +52,7 @@ class InvertedMaskConvention(Rule):
     summary = "a boolean mask is passed in the opposite convention of the attention API"
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.UNSAFE
-    triggers = ("mask",)
+    triggers = ("mask", "scaled_dot_product_attention", "MultiheadAttention", "Transformer")
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.analysis.sites("mask_uses"):
@@ -141,9 +141,248 @@ class InvertedMaskConvention(Rule):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask.bool()[:, None, None, :])
             """
         ),
+        # HF attention_mask `.to(torch.bool)` into SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attend(q, k, v, attention_mask):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask[:, None, None, :].to(torch.bool))
+            """
+        ),
+        # `~attention_mask.bool()` as key_padding_mask.
+        Valid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, attention_mask):
+                    return self.attn(x, x, x, key_padding_mask=~attention_mask.bool())[0]
+            """
+        ),
+        # `tokens == PAD` as key_padding_mask, the PyTorch way.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Enc(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.mha = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, token_lists, embed):
+                    tokens = pad_sequence(token_lists, batch_first=True, padding_value=PAD)
+                    x = embed(tokens)
+                    return self.mha(x, x, x, key_padding_mask=tokens == PAD)[0]
+            """
+        ),
+        # `~key_padding_mask` into SDPA.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, key_padding_mask):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=~key_padding_mask[:, None, None, :])
+            """
+        ),
+        # A triu future mask as nn.MultiheadAttention's attn_mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+                def forward(self, x):
+                    T = x.size(0)
+                    future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), 1)
+                    return self.attn(x, x, x, attn_mask=future)[0]
+            """
+        ),
+        # A float causal mask (generate_square_subsequent_mask) to nn.TransformerEncoder.
+        Valid(
+            """
+            import torch.nn as nn
+            class GPT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d, 8, batch_first=True)
+                    self.blocks = nn.TransformerEncoder(layer, 6)
+                def forward(self, x):
+                    mask = nn.Transformer.generate_square_subsequent_mask(x.size(1), device=x.device)
+                    return self.blocks(x, mask=mask, is_causal=True)
+            """
+        ),
+        # An additive float bias into SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attend(q, k, v, key_padding_mask):
+                bias = torch.zeros(key_padding_mask.shape, dtype=q.dtype, device=q.device)
+                bias = bias.masked_fill(key_padding_mask, float("-inf"))
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias[:, None, None, :])
+            """
+        ),
+        # SDPA with is_causal and no mask.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
+        # HF _prepare_4d_attention_mask: an additive finfo.min bias into SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def _prepare_4d_attention_mask(mask, dtype, tgt_len):
+                bsz, src_len = mask.size()
+                expanded = mask[:, None, None, :].expand(bsz, 1, tgt_len, src_len).to(dtype)
+                inverted = 1.0 - expanded
+                return inverted.masked_fill(inverted.to(torch.bool), torch.finfo(dtype).min)
+            def attend(q, k, v, attention_mask):
+                bias = _prepare_4d_attention_mask(attention_mask, q.dtype, q.size(-2))
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+            """
+        ),
+        # tril & attention_mask: both True = attend, into SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attend(q, k, v, attention_mask):
+                T = q.size(-2)
+                causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
+                keep = causal & attention_mask.bool()[:, None, None, :]
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+            """
+        ),
+        # `~tril` as nn.MultiheadAttention's attn_mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x):
+                    T = x.size(1)
+                    keep = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+                    return self.attn(x, x, x, attn_mask=~keep)[0]
+            """
+        ),
+        # A `>=` lengths padding mask as key_padding_mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Enc(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.mha = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, lengths):
+                    pad = torch.arange(x.size(1), device=x.device)[None, :] >= lengths[:, None]
+                    return self.mha(x, x, x, key_padding_mask=pad)[0]
+            """
+        ),
+        # nn.Transformer with every mask in its own convention.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            PAD = 0
+            class Seq2Seq(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.transformer = nn.Transformer(d, 8, batch_first=True)
+                def forward(self, src, tgt, src_tokens, tgt_tokens):
+                    T = tgt.size(1)
+                    tgt_mask = torch.triu(torch.ones(T, T, device=tgt.device), diagonal=1).bool()
+                    return self.transformer(src, tgt, tgt_mask=tgt_mask,
+                                            src_key_padding_mask=src_tokens == PAD,
+                                            tgt_key_padding_mask=tgt_tokens == PAD,
+                                            memory_key_padding_mask=src_tokens == PAD)
+            """
+        ),
+        # A `<` lengths keep-mask into SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def attend(q, k, v, lengths):
+                keep = torch.arange(k.size(-2), device=k.device)[None, :] < lengths[:, None]
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+            """
+        ),
+        # The .tril() method form into SDPA (positional).
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def causal_attention(q, k, v):
+                T = q.size(-2)
+                keep = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+                return F.scaled_dot_product_attention(q, k, v, keep)
+            """
+        ),
+        # x-transformers: a generic mask reshaped with einops: convention unknown.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from einops import rearrange
+            def attend(q, k, v, mask=None):
+                if mask is not None:
+                    mask = rearrange(mask, "b j -> b 1 1 j")
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            """
+        ),
     ]
 
     INVALID = [
+        # An inverted keep-mask: the fix drops the `~`.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def f(q, k, v, lengths):
+                T = k.size(-2)
+                keep = torch.arange(T, device=k.device)[None, :] < lengths[:, None]
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=~keep[:, None, None, :])
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            def f(q, k, v, lengths):
+                T = k.size(-2)
+                keep = torch.arange(T, device=k.device)[None, :] < lengths[:, None]
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+            """,
+        ),
+        # No `mask` in the text; passed positionally.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def f(q, k, v):
+                T = q.size(-2)
+                future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(diagonal=1)
+                return F.scaled_dot_product_attention(q, k, v, future)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            def f(q, k, v):
+                T = q.size(-2)
+                future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(diagonal=1)
+                return F.scaled_dot_product_attention(q, k, v, ~future)
+            """,
+        ),
         # rasbt's MHAPyTorchSDPAWithoutFlash pattern: a triu buffer straight into SDPA.
         Invalid(
             """
@@ -280,6 +519,378 @@ class InvertedMaskConvention(Rule):
                     tokens = pad_sequence(token_lists, batch_first=True, padding_value=PAD)
                     keep = tokens != PAD
                     return self.encoder(self.embed(tokens), src_key_padding_mask=~keep)
+            """,
+        ),
+        # A triu(diagonal=1) causal mask built in forward, into SDPA.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.h = h
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, x):
+                    B, T, C = x.shape
+                    q, k, v = self.qkv(x).view(B, T, 3, self.h, C // self.h).permute(2, 0, 3, 1, 4)
+                    causal = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+                    y = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+                    return y.transpose(1, 2).reshape(B, T, C)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.h = h
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, x):
+                    B, T, C = x.shape
+                    q, k, v = self.qkv(x).view(B, T, 3, self.h, C // self.h).permute(2, 0, 3, 1, 4)
+                    causal = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+                    y = F.scaled_dot_product_attention(q, k, v, attn_mask=~causal)
+                    return y.transpose(1, 2).reshape(B, T, C)
+            """,
+        ),
+        # HF-style SDPA attention with `attention_mask == 0`, `from torch.nn import functional as F`.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn import functional as F
+            class BertSdpaSelfAttention(nn.Module):
+                def forward(self, query_layer, key_layer, value_layer, attention_mask=None):
+                    mask = attention_mask[:, None, None, :] == 0
+                    return F.scaled_dot_product_attention(query_layer, key_layer, value_layer, attn_mask=mask)
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn import functional as F
+            class BertSdpaSelfAttention(nn.Module):
+                def forward(self, query_layer, key_layer, value_layer, attention_mask=None):
+                    mask = attention_mask[:, None, None, :] == 0
+                    return F.scaled_dot_product_attention(query_layer, key_layer, value_layer, attn_mask=~mask)
+            """,
+        ),
+        # `padding_mask.bool()` (True = pad) into SDPA.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, padding_mask):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=padding_mask.bool()[:, None, None, :])
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            def attend(q, k, v, padding_mask):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=~padding_mask.bool()[:, None, None, :])
+            """,
+        ),
+        # `attention_mask == 1` (True = attend) as nn.MultiheadAttention's key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, attention_mask):
+                    return self.attn(x, x, x, key_padding_mask=attention_mask == 1)[0]
+            """,
+            fixed="""
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, attention_mask):
+                    return self.attn(x, x, x, key_padding_mask=~(attention_mask == 1))[0]
+            """,
+        ),
+        # A tril keep-mask as nn.MultiheadAttention's attn_mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x):
+                    T = x.size(1)
+                    keep = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+                    return self.attn(x, x, x, attn_mask=keep, need_weights=False)[0]
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x):
+                    T = x.size(1)
+                    keep = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+                    return self.attn(x, x, x, attn_mask=~keep, need_weights=False)[0]
+            """,
+        ),
+        # A tril mask as nn.TransformerEncoder's `mask`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class GPT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d, 8, batch_first=True)
+                    self.blocks = nn.TransformerEncoder(layer, 6)
+                def forward(self, x):
+                    T = x.size(1)
+                    causal = torch.tril(torch.ones(T, T)).bool()
+                    return self.blocks(x, mask=causal)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class GPT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d, 8, batch_first=True)
+                    self.blocks = nn.TransformerEncoder(layer, 6)
+                def forward(self, x):
+                    T = x.size(1)
+                    causal = torch.tril(torch.ones(T, T)).bool()
+                    return self.blocks(x, mask=~causal)
+            """,
+        ),
+        # `torch.ones(T, T).tril().bool()` inline into nn.MultiheadAttention.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+                def forward(self, x):
+                    T = x.size(0)
+                    return self.attn(x, x, x, attn_mask=torch.ones(T, T).tril().bool())[0]
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+                def forward(self, x):
+                    T = x.size(0)
+                    return self.attn(x, x, x, attn_mask=~torch.ones(T, T).tril().bool())[0]
+            """,
+        ),
+        # Top-level script: a triu bool mask into SDPA.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            q = k = v = torch.randn(1, 4, 8, 16)
+            mask = torch.triu(torch.ones(8, 8), diagonal=1).bool()
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            q = k = v = torch.randn(1, 4, 8, 16)
+            mask = torch.triu(torch.ones(8, 8), diagonal=1).bool()
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=~mask)
+            """,
+        ),
+        # `key_padding_mask` reshaped, into torch.nn.functional.scaled_dot_product_attention.
+        Invalid(
+            """
+            import torch
+            def attend(q, k, v, key_padding_mask):
+                m = key_padding_mask.unsqueeze(1).unsqueeze(2)
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+            """,
+            fixed="""
+            import torch
+            def attend(q, k, v, key_padding_mask):
+                m = key_padding_mask.unsqueeze(1).unsqueeze(2)
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~m)
+            """,
+        ),
+        # `tokens == PAD` from a pad_sequence batch into SDPA.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            def encode(token_lists, embed, wq, wk, wv):
+                tokens = pad_sequence(token_lists, batch_first=True, padding_value=PAD)
+                x = embed(tokens)
+                pad = tokens == PAD
+                return F.scaled_dot_product_attention(x @ wq, x @ wk, x @ wv, attn_mask=pad[:, None, :])
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            def encode(token_lists, embed, wq, wk, wv):
+                tokens = pad_sequence(token_lists, batch_first=True, padding_value=PAD)
+                x = embed(tokens)
+                pad = tokens == PAD
+                return F.scaled_dot_product_attention(x @ wq, x @ wk, x @ wv, attn_mask=~pad[:, None, :])
+            """,
+        ),
+        # A keep-mask from lengths as nn.MultiheadAttention's key_padding_mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Enc(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.mha = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, lengths):
+                    keep = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                    return self.mha(x, x, x, key_padding_mask=keep)[0]
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Enc(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.mha = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, lengths):
+                    keep = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                    return self.mha(x, x, x, key_padding_mask=~keep)[0]
+            """,
+        ),
+        # HF `attention_mask.bool()` as nn.TransformerEncoder's src_key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            class Enc(nn.Module):
+                def __init__(self, layer):
+                    super().__init__()
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+                def forward(self, x, attention_mask):
+                    return self.encoder(x, src_key_padding_mask=attention_mask.bool())
+            """,
+            fixed="""
+            import torch.nn as nn
+            class Enc(nn.Module):
+                def __init__(self, layer):
+                    super().__init__()
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+                def forward(self, x, attention_mask):
+                    return self.encoder(x, src_key_padding_mask=~attention_mask.bool())
+            """,
+        ),
+        # The .triu(diagonal=1) method form.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            def causal_attention(q, k, v):
+                T = q.size(-2)
+                future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(diagonal=1)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=future)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            def causal_attention(q, k, v):
+                T = q.size(-2)
+                future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(diagonal=1)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=~future)
+            """,
+        ),
+        # `tokens != PAD` as nn.Transformer's tgt_key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Seq2Seq(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.transformer = nn.Transformer(d, 8, batch_first=True)
+                def forward(self, src, tgt, tgt_lists):
+                    tgt_tokens = pad_sequence(tgt_lists, batch_first=True, padding_value=PAD)
+                    return self.transformer(src, tgt, tgt_key_padding_mask=tgt_tokens != PAD)
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Seq2Seq(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.transformer = nn.Transformer(d, 8, batch_first=True)
+                def forward(self, src, tgt, tgt_lists):
+                    tgt_tokens = pad_sequence(tgt_lists, batch_first=True, padding_value=PAD)
+                    return self.transformer(src, tgt, tgt_key_padding_mask=~(tgt_tokens != PAD))
+            """,
+        ),
+        # `tokens != PAD` as nn.TransformerDecoder's tgt_key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Dec(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerDecoderLayer(d, 8, batch_first=True)
+                    self.decoder = nn.TransformerDecoder(layer, 6)
+                def forward(self, tgt, memory, tgt_lists):
+                    tgt_tokens = pad_sequence(tgt_lists, batch_first=True, padding_value=PAD)
+                    return self.decoder(tgt, memory, tgt_key_padding_mask=tgt_tokens != PAD)
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Dec(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerDecoderLayer(d, 8, batch_first=True)
+                    self.decoder = nn.TransformerDecoder(layer, 6)
+                def forward(self, tgt, memory, tgt_lists):
+                    tgt_tokens = pad_sequence(tgt_lists, batch_first=True, padding_value=PAD)
+                    return self.decoder(tgt, memory, tgt_key_padding_mask=~(tgt_tokens != PAD))
+            """,
+        ),
+        # A tril mask as nn.TransformerDecoder's tgt_mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Dec(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerDecoderLayer(d, 8, batch_first=True)
+                    self.decoder = nn.TransformerDecoder(layer, 6)
+                def forward(self, tgt, memory):
+                    T = tgt.size(1)
+                    return self.decoder(tgt, memory, tgt_mask=torch.tril(torch.ones(T, T, dtype=torch.bool)))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Dec(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    layer = nn.TransformerDecoderLayer(d, 8, batch_first=True)
+                    self.decoder = nn.TransformerDecoder(layer, 6)
+                def forward(self, tgt, memory):
+                    T = tgt.size(1)
+                    return self.decoder(tgt, memory, tgt_mask=~torch.tril(torch.ones(T, T, dtype=torch.bool)))
             """,
         ),
     ]

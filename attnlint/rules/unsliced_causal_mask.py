@@ -70,12 +70,17 @@ class UnslicedCausalMask(Rule):
         facts = value.mask
         if facts is None or not facts.buffer_attr or not facts.built_size or facts.sliced:
             return
-        buffer = _find_buffer(mask_node, facts.buffer_attr)
+        buffer = facts.buffer_node or _find_buffer(mask_node, facts.buffer_attr)
         if buffer is None or id(buffer) in seen:
             return
         seen.add(id(buffer))
         size = ", ".join(facts.built_size)
-        fix = slice_buffer(ctx.module, buffer, rows, cols) if rows else None
+        if len(facts.built_size) == 1 and size.startswith(("(", "[")):
+            size = size[1:-1]  # torch.full((n, n), ...)
+        # The sizes come from where the mask is used; slice in place only when the buffer is read
+        # in that same expression (`mask = self.mask.bool()` earlier may precede the scores).
+        local = _find_buffer(mask_node, facts.buffer_attr) is buffer
+        fix = slice_buffer(ctx.module, buffer, rows, cols) if rows and local else None
         ctx.report(
             buffer,
             f"`self.{facts.buffer_attr}` was built as ({size}) and is used whole: inputs shorter than "
@@ -154,6 +159,52 @@ class UnslicedCausalMask(Rule):
     ]
 
     INVALID = [
+        # An additive -inf causal buffer added whole.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.full((block_size, block_size), float("-inf")), diagonal=1))
+                def forward(self, q, k):
+                    att = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    att = att + self.mask
+                    return att.softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.full((block_size, block_size), float("-inf")), diagonal=1))
+                def forward(self, q, k):
+                    att = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    att = att + self.mask[..., :att.size(-2), :att.size(-1)]
+                    return att.softmax(-1)
+            """,
+        ),
+        # The buffer read into a variable first (reported where it is read; no fix there).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, d_in, d_out, context_length):
+                    super().__init__()
+                    self.W_query = nn.Linear(d_in, d_out)
+                    self.W_key = nn.Linear(d_in, d_out)
+                    self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+                def forward(self, x):
+                    queries, keys = self.W_query(x), self.W_key(x)
+                    attn_scores = queries @ keys.transpose(2, 3)
+                    mask_bool = self.mask.bool()
+                    attn_scores.masked_fill_(mask_bool, -torch.inf)
+                    return attn_scores
+            """,
+        ),
         # The course notes' CausalAttention without the slice.
         Invalid(
             """
