@@ -810,7 +810,11 @@ class FunctionEvaluator:
             self._loss_site(node, values[1], node.args[1].value, module.ctor)
             return Value(kind="tensor", rank=0, node=node)
         if module.get_extra("user_class"):
-            keywords = tuple(a.keyword.value for a in node.args if a.keyword is not None)
+            keywords = tuple(
+                a.keyword.value for a in node.args if a.keyword is not None and masks.is_mask_param(a.keyword.value)
+            )
+            if any(a.keyword is None and v.mask is not None for a, v in zip(node.args, values)):
+                keywords += ("<positional>",)  # `self.attn(x, mask)`
             self.facts.attention_calls.append(
                 AttentionCallSite(call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords,
                                   callee_class=kind)

@@ -884,5 +884,5 @@ def _masks_into_attention(function: FunctionFacts) -> set:
         if facts is not None and facts.param:
             reached.add(facts.param)
     for call in function.attention_calls:
-        reached.update(k for k in call.mask_keywords if k in function.params)
+        reached.update(k for k in call.mask_keywords if k in function.params and masks.is_mask_param(k))
     return reached
