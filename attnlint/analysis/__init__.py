@@ -35,6 +35,41 @@ class ModuleAnalysis:
         """Every site of one kind (`fill_sites`, `mask_uses`, ...) over all functions."""
         return [site for f in self.functions for site in getattr(f, kind)]
 
+    def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
+        for function in self.functions:
+            if function.class_name == class_name and function.name == "forward":
+                return function
+        return None
+
+    def interface_parameters(self) -> set:
+        """(method name, mask parameter) pairs that form an interface several classes implement.
+
+        `__call__` of attention processors, backends of one attention class (`LlamaSdpaAttention`
+        subclassing `LlamaAttention`): one implementation may ignore what another needs. Plain
+        `forward` methods of unrelated modules are not an interface.
+        """
+        owners: Dict[tuple, set] = {}
+        for function in self.functions:
+            if function.class_name is None:
+                continue
+            for name in function.params:
+                if masks.is_mask_param(name):
+                    owners.setdefault((function.name, name), set()).add(function.class_name)
+        return {
+            key for key, classes in owners.items()
+            if len(classes) > 1 and (key[0] != "forward" or self._related(classes))
+        }
+
+    def _related(self, classes: set) -> bool:
+        """Do two of these classes share a base defined in this file (or subclass one another)?"""
+        families: Dict[str, set] = {}
+        for name in classes:
+            facts = self.classes.get(name)
+            local_bases = [b for b in facts.bases if b in self.classes] if facts else []
+            families.setdefault(local_bases[0] if local_bases else name, set()).add(name)
+        subclassing = any(b in classes for name in classes if name in self.classes for b in self.classes[name].bases)
+        return subclassing or any(len(members) > 1 for members in families.values())
+
     @property
     def softmax_sites(self) -> List[SoftmaxSite]:
         return [site for f in self.functions for site in f.softmax_sites]

@@ -62,6 +62,13 @@ class DotTSite:
     in_matmul: bool = False
 
 
+# Signatures of PyTorch layers that containers call with masks.
+_TORCH_LAYER_SIGNATURES = (
+    ("src", "src_mask", "src_key_padding_mask"),
+    ("tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"),
+)
+
+
 @dataclass
 class FunctionFacts:
     node: Optional[cst.CSTNode]  # FunctionDef, or the Module for top-level code
@@ -78,6 +85,23 @@ class FunctionFacts:
     param_nodes: Dict[str, cst.Param] = field(default_factory=dict)
     # Every name the body reads or writes (a parameter absent from it is never used).
     used_names: set = field(default_factory=set)
+
+    def masks_into_attention(self) -> set:
+        """The mask parameters that reach a fill or an attention API's mask argument here."""
+        reached = set()
+        for site in list(self.fill_sites) + list(self.mask_uses):
+            facts = site.mask.mask
+            if facts is not None and facts.param:
+                reached.add(facts.param)
+        for call in self.attention_calls:
+            reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
+        return reached
+
+    def is_drop_in_layer(self) -> bool:
+        """A forward with the parameters of an nn.Transformer*Layer: a drop-in replacement that
+        containers call with masks its own use may never set."""
+        params = list(self.params)
+        return any(params[: len(sig)] == list(sig) for sig in _TORCH_LAYER_SIGNATURES)
 
 
 @dataclass

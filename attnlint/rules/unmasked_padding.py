@@ -70,7 +70,7 @@ class UnmaskedPadding(Rule):
     triggers = ("mask", "pad_sequence")
 
     def check(self, ctx: RuleContext) -> None:
-        protocols = _shared_signatures(ctx.analysis)
+        protocols = ctx.analysis.interface_parameters()
         for function in ctx.analysis.functions:
             self._unused_mask_parameters(ctx, function, protocols)
             for call in function.attention_calls:
@@ -81,7 +81,7 @@ class UnmaskedPadding(Rule):
         # A method that implements a signature shared by several classes here (attention
         # processors, backends) may ignore a parameter by design: the mask is for the others.
         unused = [n for n in unused if (function.name, n) not in protocols]
-        if not unused or _is_drop_in_layer(function):
+        if not unused or function.is_drop_in_layer():
             return
         calls = [c for c in function.attention_calls if self._takes_mask(ctx, c)]
         computes_attention = any(s.input.scores is not None for s in function.softmax_sites)
@@ -114,13 +114,13 @@ class UnmaskedPadding(Rule):
         does when its forward feeds one of its mask parameters into attention."""
         if call.api != "submodule":
             return True
-        forward = _forward_of(ctx.analysis, call.callee_class)
-        return forward is not None and bool(_masks_into_attention(forward))
+        forward = ctx.analysis.forward_of(call.callee_class)
+        return forward is not None and bool(forward.masks_into_attention())
 
     def _keyword_for(self, ctx: RuleContext, call: AttentionCallSite, name: str) -> Optional[str]:
         if call.api == "submodule":
-            forward = _forward_of(ctx.analysis, call.callee_class)
-            return name if forward is not None and name in _masks_into_attention(forward) else None
+            forward = ctx.analysis.forward_of(call.callee_class)
+            return name if forward is not None and name in forward.masks_into_attention() else None
         return _PASS_AS.get(call.api, {}).get(name)
 
     VALID = [
@@ -818,71 +818,3 @@ class UnmaskedPadding(Rule):
             """,
         ),
     ]
-
-
-def _shared_signatures(analysis) -> set:
-    """(method name, mask parameter) pairs that form an interface several classes implement.
-
-    `__call__` of attention processors, backends of one attention class (`LlamaSdpaAttention`
-    subclassing `LlamaAttention`): one implementation may ignore what another needs. Plain
-    `forward` methods of unrelated modules are not an interface.
-    """
-    owners = {}
-    for function in analysis.functions:
-        if function.class_name is None:
-            continue
-        for name in function.params:
-            if masks.is_mask_param(name):
-                owners.setdefault((function.name, name), set()).add(function.class_name)
-    shared = set()
-    for (method, name), classes in owners.items():
-        if len(classes) < 2:
-            continue
-        if method != "forward" or _related(classes, analysis.classes):
-            shared.add((method, name))
-    return shared
-
-
-def _related(classes: set, facts) -> bool:
-    """Do two of these classes share a base defined in this file (or subclass one another)?"""
-    local = set(facts)
-    families = {}
-    for name in classes:
-        bases = [b for b in facts[name].bases if b in local] if name in facts else []
-        root = bases[0] if bases else name
-        families.setdefault(root, set()).add(name)
-    return any(len(members) > 1 for members in families.values()) or any(
-        b in classes for name in classes if name in facts for b in facts[name].bases
-    )
-
-
-# Signatures of PyTorch layers that containers call with masks: a forward with the same
-# parameters is a drop-in replacement and may ignore masks its use never sets.
-_TORCH_LAYER_SIGNATURES = (
-    ("src", "src_mask", "src_key_padding_mask"),
-    ("tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"),
-)
-
-
-def _is_drop_in_layer(function: FunctionFacts) -> bool:
-    params = list(function.params)
-    return any(params[: len(sig)] == list(sig) for sig in _TORCH_LAYER_SIGNATURES)
-
-
-def _forward_of(analysis, class_name: Optional[str]) -> Optional[FunctionFacts]:
-    for function in analysis.functions:
-        if function.class_name == class_name and function.name == "forward":
-            return function
-    return None
-
-
-def _masks_into_attention(function: FunctionFacts) -> set:
-    """The mask parameters of `function` that reach a fill or an attention API's mask argument."""
-    reached = set()
-    for site in list(function.fill_sites) + list(function.mask_uses):
-        facts = site.mask.mask
-        if facts is not None and facts.param:
-            reached.add(facts.param)
-    for call in function.attention_calls:
-        reached.update(k for k in call.mask_keywords if k in function.params and masks.is_mask_param(k))
-    return reached
