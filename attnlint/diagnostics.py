@@ -50,7 +50,7 @@ class Diagnostic:
     start: Position
     end: Position
     fix: Optional[Fix] = None
-    # The line a `# noqa` comment for this finding belongs on.
+    # The line a noqa comment for this finding belongs on.
     noqa_row: int = 0
     url: Optional[str] = None
 

@@ -75,7 +75,7 @@ def parse_noqa(source: str) -> NoqaMap:
     for line, comment in _comments(source):
         file_match = _FILE_NOQA.search(comment)
         if file_match:
-            # flake8 ignores `# flake8: noqa: CODES` entirely; we take the codes, as ruff does.
+            # flake8 ignores a file-level noqa that lists codes; we take the codes, as ruff does.
             codes = _parse_codes(file_match.group("codes"))
             if codes is None:
                 result.file_exempt = True

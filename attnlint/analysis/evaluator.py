@@ -8,7 +8,7 @@ pass cannot evaluate becomes unknown, and unknown facts never produce findings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -111,10 +111,6 @@ class ClassFacts:
     attrs: Env = field(default_factory=dict)
     forward_params: Tuple[str, ...] = ()
     bases: Tuple[str, ...] = ()  # base class names as written (last dotted part)
-
-
-def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node  # LibCST keeps parentheses on the node itself; nothing to strip
 
 
 def _int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -326,9 +322,7 @@ class FunctionEvaluator:
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
                 named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and named.convention is not None:
-                    from dataclasses import replace
-
-                    value = value.with_(mask=replace(named, origin="name", param=None))
+                            value = value.with_(mask=replace(named, origin="name", param=None))
             self.env[name] = value
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             attr = target.attr.value
@@ -472,9 +466,7 @@ class FunctionEvaluator:
             if self.cls is not None and attr in self.cls.attrs:
                 value = self.cls.attrs[attr]
                 if value.mask is not None and value.mask.buffer_attr:
-                    from dataclasses import replace
-
-                    value = value.with_(mask=replace(value.mask, buffer_node=node))
+                            value = value.with_(mask=replace(value.mask, buffer_node=node))
                 return value
             return Value(kind="unknown", role=role_from_name(attr), node=node).add_extra("attr", attr)
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
@@ -539,8 +531,6 @@ class FunctionEvaluator:
             for e in node.slice
         )
         if mask is not None and (bounded or removed):
-            from dataclasses import replace
-
             mask = replace(mask, sliced=True)
         return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False,
                           softmax=None).add_extra("sliced", True)
@@ -590,8 +580,6 @@ class FunctionEvaluator:
 
     def _scaled(self, value: Value) -> Value:
         if value.scores is not None:
-            from dataclasses import replace
-
             return value.with_(scores=replace(value.scores, scaled=True), scaled=True)
         return value.with_(scaled=True)
 
@@ -730,9 +718,7 @@ class FunctionEvaluator:
                 )
                 if scores is not None:
                     if scores.feature_dim is not None and scores.feature_dim[0] is operand_nodes[1]:
-                        from dataclasses import replace
-
-                        scores = replace(scores, feature_dim=(operand_nodes[1], shapes.Einsum.axis(b_sub, feature)))
+                                    scores = replace(scores, feature_dim=(operand_nodes[1], shapes.Einsum.axis(b_sub, feature)))
                     return Value(kind="tensor", rank=rank, role=SCORES, scores=scores, feature_last=False,
                                  scaled=scores.scaled, node=call)
         return Value(kind="tensor", rank=rank, node=call)
@@ -792,9 +778,7 @@ class FunctionEvaluator:
                 buffer_name = name_node.evaluated_value
                 value = value.add_extra("buffer", buffer_name)
                 if value.mask is not None:
-                    from dataclasses import replace
-
-                    value = value.with_(mask=replace(value.mask, buffer_attr=buffer_name))
+                            value = value.with_(mask=replace(value.mask, buffer_attr=buffer_name))
                 if attr == "register_parameter":
                     value = value.with_(is_parameter=True)
                 self.env["self." + buffer_name] = value
@@ -989,9 +973,7 @@ class FunctionEvaluator:
             self._args(node)
             mask = receiver.mask
             if mask is not None:
-                from dataclasses import replace
-
-                mask = replace(mask, dtype=dtype)
+                    mask = replace(mask, dtype=dtype)
             return receiver.with_(node=node, mask=mask)
         if method == "logical_not" and receiver.mask is not None:
             return receiver.with_(node=node, mask=masks.invert(receiver.mask), scores=None, softmax=None)

@@ -11,7 +11,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from attnlint.analysis.values import KEY, MASK, QKV, QUERY, VALUE
+from attnlint.analysis.values import KEY, QKV, QUERY, VALUE
 
 _QUERY_WORDS = {"q", "query", "queries", "xq", "wq", "qs", "qry", "quer"}
 _KEY_WORDS = {"k", "key", "keys", "xk", "wk", "ks"}

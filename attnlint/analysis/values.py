@@ -7,7 +7,7 @@ unknown never turns into a finding. Values are immutable; ``with_`` returns a ch
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 import libcst as cst
 

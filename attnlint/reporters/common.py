@@ -9,7 +9,6 @@ drift apart (ruff's rdjson output is off on non-ASCII lines because it converts 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 

@@ -156,6 +156,339 @@ class UnslicedCausalMask(Rule):
                     return s * self.scale
             """
         ),
+        # The course notes' MultiHeadAttention: sliced into mask_bool first.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, d_in, d_out, context_length, num_heads):
+                    super().__init__()
+                    self.W_query = nn.Linear(d_in, d_out)
+                    self.W_key = nn.Linear(d_in, d_out)
+                    self.num_heads = num_heads
+                    self.head_dim = d_out // num_heads
+                    self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+                def forward(self, x):
+                    b, num_tokens, d_in = x.shape
+                    queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                    keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                    attn_scores = queries @ keys.transpose(2, 3)
+                    mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+                    attn_scores.masked_fill_(mask_bool, -torch.inf)
+                    return attn_scores
+            """
+        ),
+        # nanoGPT in full: `self.bias[:, :, :T, :T]`.
+        Valid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+                    self.n_head = config.n_head
+                    self.n_embd = config.n_embd
+                    self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
+                                                .view(1, 1, config.block_size, config.block_size))
+                def forward(self, x):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                    k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+                    att = F.softmax(att, dim=-1)
+                    return att @ v
+            """
+        ),
+        # Karpathy's Head: `self.tril[:T, :T]`.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn import functional as F
+            block_size = 256
+            class Head(nn.Module):
+                def __init__(self, n_embd, head_size):
+                    super().__init__()
+                    self.key = nn.Linear(n_embd, head_size, bias=False)
+                    self.query = nn.Linear(n_embd, head_size, bias=False)
+                    self.register_buffer('tril', torch.tril(torch.ones(block_size, block_size)))
+                def forward(self, x):
+                    B, T, C = x.shape
+                    k = self.key(x)
+                    q = self.query(x)
+                    wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+                    wei = wei.masked_fill(self.tril[:T, :T] == 0, float('-inf'))
+                    return F.softmax(wei, dim=-1)
+            """
+        ),
+        # A causal mask built in forward at the current length.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    T = q.size(-2)
+                    causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+                    att = (q @ k.transpose(-2, -1)).masked_fill(~causal, float("-inf"))
+                    return att.softmax(-1) @ v
+            """
+        ),
+        # Rotary caches are buffers but not masks.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Rotary(nn.Module):
+                def __init__(self, dim, max_seq_len):
+                    super().__init__()
+                    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+                    t = torch.arange(max_seq_len).float()
+                    freqs = torch.outer(t, inv_freq)
+                    self.register_buffer("cos_cached", freqs.cos(), persistent=False)
+                    self.register_buffer("sin_cached", freqs.sin(), persistent=False)
+                def forward(self, x):
+                    return x * self.cos_cached + x.flip(-1) * self.sin_cached
+            """
+        ),
+        # SDPA with a sliced persistent=False buffer.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)), persistent=False)
+                def forward(self, q, k, v):
+                    T = q.size(-2)
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[:T, :T])
+            """
+        ),
+        # nn.MultiheadAttention with a sliced buffer.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d_model, n_head, block_size):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
+                    self.register_buffer("attn_mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1))
+                def forward(self, x):
+                    T = x.size(1)
+                    out, _ = self.attn(x, x, x, attn_mask=self.attn_mask[:T, :T], need_weights=False)
+                    return out
+            """
+        ),
+        # KV cache: a 4-d buffer sliced from the cache offset.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class CachedAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    n = config.block_size
+                    self.register_buffer("bias", torch.tril(torch.ones(n, n)).view(1, 1, n, n))
+                def forward(self, q, k, start_pos):
+                    T = q.size(2)
+                    att = q @ k.transpose(-2, -1)
+                    att = att.masked_fill(self.bias[:, :, start_pos:start_pos + T, :start_pos + T] == 0, float("-inf"))
+                    return att.softmax(-1)
+            """
+        ),
+        # The fix's own form: `[..., :s.size(-2), :s.size(-1)]`.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.full((block_size, block_size), float("-inf")), diagonal=1))
+                def forward(self, q, k):
+                    att = q @ k.transpose(-2, -1)
+                    att = att + self.mask[..., :att.size(-2), :att.size(-1)]
+                    return att.softmax(-1)
+            """
+        ),
+        # The buffer rebuilt when the input grows past it, then sliced.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1), persistent=False)
+                def forward(self, scores):
+                    T = scores.size(-1)
+                    if T > self.mask.size(-1):
+                        self.mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=scores.device), diagonal=1)
+                    return scores.masked_fill(self.mask[:T, :T], float("-inf"))
+            """
+        ),
+        # The attribute rebuilt at the current length in forward.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1), persistent=False)
+                def forward(self, scores):
+                    T = scores.size(-1)
+                    self.mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=scores.device), diagonal=1)
+                    return scores.masked_fill(self.mask, float("-inf"))
+            """
+        ),
+        # A helper method of the class that slices before filling.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len)).bool())
+                def _apply_mask(self, scores):
+                    n = scores.size(-1)
+                    return scores.masked_fill(~self.causal[:n, :n], float("-inf"))
+                def forward(self, q, k):
+                    return self._apply_mask(q @ k.transpose(-2, -1)).softmax(-1)
+            """
+        ),
+        # torch.where with a KV-cache offset slice from scores.shape.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(config.block_size, config.block_size, dtype=torch.bool)))
+                def forward(self, scores, offset):
+                    q_len, k_len = scores.shape[-2:]
+                    return torch.where(self.causal[offset:offset + q_len, :k_len], scores, float("-inf"))
+            """
+        ),
+        # ALiBi slopes and a scale: buffers that are not masks.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, n_heads):
+                    super().__init__()
+                    self.register_buffer("slopes", torch.tensor([2 ** (-8 * (i + 1) / n_heads) for i in range(n_heads)]).view(1, n_heads, 1, 1))
+                    self.register_buffer("scale", torch.tensor(64 ** -0.5))
+                def forward(self, scores):
+                    return scores * self.scale
+            """
+        ),
+        # A mask argument (not a buffer) used whole.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("pos", torch.arange(block_size))
+                def forward(self, scores, mask):
+                    return scores.masked_fill(mask == 0, float("-inf")).softmax(-1)
+            """
+        ),
+        # Flash path with is_causal, sliced fallback path.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.flash = hasattr(F, "scaled_dot_product_attention")
+                    if not self.flash:
+                        self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size)).view(1, 1, config.block_size, config.block_size))
+                def forward(self, q, k, v):
+                    if self.flash:
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    T = q.size(-2)
+                    att = (q @ k.transpose(-2, -1)).masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+                    return att.softmax(-1) @ v
+            """
+        ),
+        # register_buffer(name=..., tensor=...) and a slice.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, context_length):
+                    super().__init__()
+                    self.register_buffer(name="mask", tensor=torch.triu(torch.ones(context_length, context_length), diagonal=1))
+                def forward(self, q, k):
+                    scores = q @ k.transpose(-2, -1)
+                    n = scores.shape[-1]
+                    scores.masked_fill_(self.mask.bool()[:n, :n], -torch.inf)
+                    return scores
+            """
+        ),
+        # narrow() to the current length.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1))
+                def forward(self, scores):
+                    T = scores.size(-1)
+                    return scores.masked_fill(self.mask.narrow(0, 0, T).narrow(1, 0, T), float("-inf"))
+            """
+        ),
+        # The buffer read into a local, then sliced.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, att):
+                    T = att.size(-1)
+                    mask = self.mask
+                    return att.masked_fill(mask[:T, :T], float("-inf"))
+            """
+        ),
+        # A getter method returns the sliced buffer.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def get_mask(self, T):
+                    return self.mask[:T, :T]
+                def forward(self, att):
+                    return att.masked_fill(self.get_mask(att.size(-1)), float("-inf"))
+            """
+        ),
     ]
 
     INVALID = [
@@ -335,6 +668,551 @@ class UnslicedCausalMask(Rule):
                     s = s.masked_fill(self.mask[..., :s.size(-2), :s.size(-1)], float("-inf"))
                     return s.softmax(-1)
             """,
+        ),
+        # nanoGPT's attention in full, the (1, 1, block_size, block_size) bias compared whole.
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+                    self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+                    self.n_head = config.n_head
+                    self.n_embd = config.n_embd
+                    self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
+                                                .view(1, 1, config.block_size, config.block_size))
+                def forward(self, x):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                    k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(self.bias == 0, float("-inf"))
+                    att = F.softmax(att, dim=-1)
+                    y = att @ v
+                    y = y.transpose(1, 2).contiguous().view(B, T, C)
+                    return self.c_proj(y)
+            """,
+            fixed="""
+            import math
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+                    self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+                    self.n_head = config.n_head
+                    self.n_embd = config.n_embd
+                    self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
+                                                .view(1, 1, config.block_size, config.block_size))
+                def forward(self, x):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                    k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(self.bias[..., :att.size(-2), :att.size(-1)] == 0, float("-inf"))
+                    att = F.softmax(att, dim=-1)
+                    y = att @ v
+                    y = y.transpose(1, 2).contiguous().view(B, T, C)
+                    return self.c_proj(y)
+            """,
+            line=21,
+            column=30,
+        ),
+        # A bool triu buffer registered with persistent=False.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer(
+                        "mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1), persistent=False
+                    )
+                def forward(self, q, k, v):
+                    scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                    scores = scores.masked_fill(self.mask, float("-inf"))
+                    return scores.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer(
+                        "mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1), persistent=False
+                    )
+                def forward(self, q, k, v):
+                    scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                    scores = scores.masked_fill(self.mask[..., :scores.size(-2), :scores.size(-1)], float("-inf"))
+                    return scores.softmax(dim=-1) @ v
+            """,
+            line=11,
+            column=36,
+        ),
+        # register_buffer(name=..., tensor=...) keyword form.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, context_length):
+                    super().__init__()
+                    self.register_buffer(name="mask", tensor=torch.triu(torch.ones(context_length, context_length), diagonal=1))
+                def forward(self, q, k):
+                    scores = q @ k.transpose(-2, -1)
+                    scores.masked_fill_(self.mask.bool(), -torch.inf)
+                    return scores
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, context_length):
+                    super().__init__()
+                    self.register_buffer(name="mask", tensor=torch.triu(torch.ones(context_length, context_length), diagonal=1))
+                def forward(self, q, k):
+                    scores = q @ k.transpose(-2, -1)
+                    scores.masked_fill_(self.mask[..., :scores.size(-2), :scores.size(-1)].bool(), -torch.inf)
+                    return scores
+            """,
+            line=9,
+            column=28,
+        ),
+        # nn.MultiheadAttention's attn_mask from a buffer (no fix: the query length is not at hand).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d_model, n_head, block_size):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
+                    self.register_buffer("attn_mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1))
+                def forward(self, x):
+                    out, _ = self.attn(x, x, x, attn_mask=self.attn_mask, need_weights=False)
+                    return out
+            """,
+            line=9,
+            column=46,
+        ),
+        # Applied in a helper method of the same class, inverted with `~`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len)).bool())
+                def _apply_mask(self, scores):
+                    return scores.masked_fill(~self.causal, float("-inf"))
+                def forward(self, q, k):
+                    return self._apply_mask(q @ k.transpose(-2, -1)).softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len)).bool())
+                def _apply_mask(self, scores):
+                    return scores.masked_fill(~self.causal[..., :scores.size(-2), :scores.size(-1)], float("-inf"))
+                def forward(self, q, k):
+                    return self._apply_mask(q @ k.transpose(-2, -1)).softmax(-1)
+            """,
+            line=8,
+            column=35,
+        ),
+        # A -inf buffer built with the `.triu(1)` method, added whole.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("bias", torch.full((block_size, block_size), float("-inf")).triu(1))
+                def forward(self, q, k):
+                    logits = q @ k.transpose(-2, -1)
+                    logits = logits + self.bias
+                    return logits.softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("bias", torch.full((block_size, block_size), float("-inf")).triu(1))
+                def forward(self, q, k):
+                    logits = q @ k.transpose(-2, -1)
+                    logits = logits + self.bias[..., :logits.size(-2), :logits.size(-1)]
+                    return logits.softmax(-1)
+            """,
+            line=9,
+            column=26,
+        ),
+        # The course notes' MultiHeadAttention with a cfg dict, without the slice.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.W_query = nn.Linear(cfg["emb_dim"], cfg["emb_dim"])
+                    self.W_key = nn.Linear(cfg["emb_dim"], cfg["emb_dim"])
+                    self.register_buffer("mask", torch.triu(torch.ones(cfg["context_length"], cfg["context_length"]), diagonal=1))
+                def forward(self, x):
+                    b, num_tokens, d = x.shape
+                    queries = self.W_query(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
+                    keys = self.W_key(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
+                    attn_scores = queries @ keys.transpose(2, 3)
+                    attn_scores.masked_fill_(self.mask.bool(), -torch.inf)
+                    return attn_scores
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.W_query = nn.Linear(cfg["emb_dim"], cfg["emb_dim"])
+                    self.W_key = nn.Linear(cfg["emb_dim"], cfg["emb_dim"])
+                    self.register_buffer("mask", torch.triu(torch.ones(cfg["context_length"], cfg["context_length"]), diagonal=1))
+                def forward(self, x):
+                    b, num_tokens, d = x.shape
+                    queries = self.W_query(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
+                    keys = self.W_key(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
+                    attn_scores = queries @ keys.transpose(2, 3)
+                    attn_scores.masked_fill_(self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)].bool(), -torch.inf)
+                    return attn_scores
+            """,
+            line=14,
+            column=33,
+        ),
+        # SDPA with a float -inf buffer passed positionally.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, max_seq_len):
+                    super().__init__()
+                    mask = torch.full((max_seq_len, max_seq_len), float("-inf"))
+                    self.register_buffer("attn_bias", torch.triu(mask, diagonal=1), persistent=False)
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, self.attn_bias)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, max_seq_len):
+                    super().__init__()
+                    mask = torch.full((max_seq_len, max_seq_len), float("-inf"))
+                    self.register_buffer("attn_bias", torch.triu(mask, diagonal=1), persistent=False)
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, self.attn_bias[..., :q.size(-2), :k.size(-2)])
+            """,
+            line=10,
+            column=55,
+        ),
+        # Karpathy's Head: the `tril` buffer at the module-level block_size, compared whole.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn import functional as F
+            block_size = 256
+            class Head(nn.Module):
+                def __init__(self, n_embd, head_size):
+                    super().__init__()
+                    self.key = nn.Linear(n_embd, head_size, bias=False)
+                    self.query = nn.Linear(n_embd, head_size, bias=False)
+                    self.value = nn.Linear(n_embd, head_size, bias=False)
+                    self.register_buffer('tril', torch.tril(torch.ones(block_size, block_size)))
+                def forward(self, x):
+                    B, T, C = x.shape
+                    k = self.key(x)
+                    q = self.query(x)
+                    wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+                    wei = wei.masked_fill(self.tril == 0, float('-inf'))
+                    wei = F.softmax(wei, dim=-1)
+                    return wei @ self.value(x)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from torch.nn import functional as F
+            block_size = 256
+            class Head(nn.Module):
+                def __init__(self, n_embd, head_size):
+                    super().__init__()
+                    self.key = nn.Linear(n_embd, head_size, bias=False)
+                    self.query = nn.Linear(n_embd, head_size, bias=False)
+                    self.value = nn.Linear(n_embd, head_size, bias=False)
+                    self.register_buffer('tril', torch.tril(torch.ones(block_size, block_size)))
+                def forward(self, x):
+                    B, T, C = x.shape
+                    k = self.key(x)
+                    q = self.query(x)
+                    wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+                    wei = wei.masked_fill(self.tril[..., :wei.size(-2), :wei.size(-1)] == 0, float('-inf'))
+                    wei = F.softmax(wei, dim=-1)
+                    return wei @ self.value(x)
+            """,
+            line=17,
+            column=30,
+        ),
+        # SDPA whose q and k are projection calls: reported, no fix (they would be evaluated twice).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def __init__(self, d, block_size):
+                    super().__init__()
+                    self.q_proj = nn.Linear(d, d)
+                    self.k_proj = nn.Linear(d, d)
+                    self.v_proj = nn.Linear(d, d)
+                    self.register_buffer("mask", torch.ones(block_size, block_size, dtype=torch.bool).tril())
+                def forward(self, x):
+                    return F.scaled_dot_product_attention(self.q_proj(x), self.k_proj(x), self.v_proj(x), attn_mask=self.mask)
+            """,
+            line=12,
+            column=104,
+        ),
+        # Hugging Face style: a (1, 1, n, n) bool buffer in torch.where, persistent=False.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    n = config.max_position_embeddings
+                    self.register_buffer("causal_mask", torch.tril(torch.ones(n, n, dtype=torch.bool)).view(1, 1, n, n), persistent=False)
+                def forward(self, attn_weights):
+                    attn_weights = torch.where(self.causal_mask, attn_weights, float("-inf"))
+                    return attn_weights.softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    n = config.max_position_embeddings
+                    self.register_buffer("causal_mask", torch.tril(torch.ones(n, n, dtype=torch.bool)).view(1, 1, n, n), persistent=False)
+                def forward(self, attn_weights):
+                    attn_weights = torch.where(self.causal_mask[..., :attn_weights.size(-2), :attn_weights.size(-1)], attn_weights, float("-inf"))
+                    return attn_weights.softmax(-1)
+            """,
+            line=9,
+            column=35,
+        ),
+        # The same buffer used whole in two methods: both reported and fixed.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, q, k):
+                    s = q @ k.transpose(-2, -1)
+                    return s.masked_fill(self.mask, float("-inf")).softmax(-1)
+                def scores(self, q, k):
+                    s = q @ k.transpose(-2, -1)
+                    return s.masked_fill(self.mask, -1e9)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, q, k):
+                    s = q @ k.transpose(-2, -1)
+                    return s.masked_fill(self.mask[..., :s.size(-2), :s.size(-1)], float("-inf")).softmax(-1)
+                def scores(self, q, k):
+                    s = q @ k.transpose(-2, -1)
+                    return s.masked_fill(self.mask[..., :s.size(-2), :s.size(-1)], -1e9)
+            """,
+            line=9,
+            column=29,
+        ),
+        # An additive -1e9 buffer.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, seq_len):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.full((seq_len, seq_len), -1e9), diagonal=1))
+                def forward(self, q, k, v):
+                    att = torch.matmul(q, k.transpose(-2, -1))
+                    att = att + self.mask
+                    return torch.softmax(att, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, seq_len):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.full((seq_len, seq_len), -1e9), diagonal=1))
+                def forward(self, q, k, v):
+                    att = torch.matmul(q, k.transpose(-2, -1))
+                    att = att + self.mask[..., :att.size(-2), :att.size(-1)]
+                    return torch.softmax(att, dim=-1) @ v
+            """,
+            line=9,
+            column=20,
+        ),
+        # Moved to the device before use: the slice goes on the buffer itself.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1))
+                def forward(self, att):
+                    return att.masked_fill(self.mask.to(att.device).bool(), float("-inf"))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1))
+                def forward(self, att):
+                    return att.masked_fill(self.mask[..., :att.size(-2), :att.size(-1)].to(att.device).bool(), float("-inf"))
+            """,
+            line=8,
+            column=31,
+        ),
+        # nn.TransformerDecoder's tgt_mask from a buffer (no fix).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, d, block_size):
+                    super().__init__()
+                    self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d, 4), 2)
+                    self.register_buffer("tgt_mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1))
+                def forward(self, tgt, memory):
+                    return self.decoder(tgt, memory, tgt_mask=self.tgt_mask)
+            """,
+            line=9,
+            column=50,
+        ),
+        # A tril buffer unsqueezed to four dims, compared with 0.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)).unsqueeze(0).unsqueeze(0))
+                def forward(self, scores):
+                    return scores.masked_fill(self.mask == 0, -1e4)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)).unsqueeze(0).unsqueeze(0))
+                def forward(self, scores):
+                    return scores.masked_fill(self.mask[..., :scores.size(-2), :scores.size(-1)] == 0, -1e4)
+            """,
+            line=8,
+            column=34,
+        ),
+        # Sized by an attribute, `self.block_size`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.block_size = block_size
+                    self.register_buffer("mask", torch.triu(torch.ones(self.block_size, self.block_size), diagonal=1).bool())
+                def forward(self, att):
+                    return att.masked_fill(self.mask, float("-inf"))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.block_size = block_size
+                    self.register_buffer("mask", torch.triu(torch.ones(self.block_size, self.block_size), diagonal=1).bool())
+                def forward(self, att):
+                    return att.masked_fill(self.mask[..., :att.size(-2), :att.size(-1)], float("-inf"))
+            """,
+            line=9,
+            column=31,
+        ),
+        # torch.where with a tril buffer sized by config.block_size through a local.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    n = config.block_size
+                    self.register_buffer("causal", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+                def forward(self, q, k):
+                    att = q @ k.transpose(-2, -1)
+                    att = torch.where(self.causal, att, torch.tensor(float("-inf")))
+                    return att.softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    n = config.block_size
+                    self.register_buffer("causal", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+                def forward(self, q, k):
+                    att = q @ k.transpose(-2, -1)
+                    att = torch.where(self.causal[..., :att.size(-2), :att.size(-1)], att, torch.tensor(float("-inf")))
+                    return att.softmax(-1)
+            """,
+            line=10,
+            column=26,
         ),
     ]
 
