@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="pyproject.toml to use instead of the closest one")
     check.add_argument("--stdin-filename", help="the path of the file read from stdin (for config and output)")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: CPU count)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="do not read or write the result cache (.attnlint_cache/ at the project root)")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="code or name, e.g. ATN103")
@@ -156,7 +158,8 @@ def _check(args) -> int:
         return EXIT_ERROR
     cwd = Path.cwd()
     jobs = [
-        engine.Job(path=str(f), display=_display(f, cwd), fix=fixing, write=fixing and not args.diff)
+        engine.Job(path=str(f), display=_display(f, cwd), fix=fixing, write=fixing and not args.diff,
+                   use_cache=not args.no_cache and not args.add_noqa)
         for f in files
     ]
     results = engine.process_files(jobs, settings, workers=args.jobs)

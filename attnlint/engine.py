@@ -333,10 +333,24 @@ class Job:
     display: str
     fix: bool
     write: bool  # False for --diff: compute the fixed text but leave the file alone
+    use_cache: bool = False
 
 
 def process_file(job: Job, settings: Settings) -> FileResult:
     path = Path(job.path)
+    cache = None
+    if job.use_cache and not job.fix:
+        from attnlint.cache import ResultCache
+
+        cache = ResultCache(settings.root, settings)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        if data is not None:
+            hit = cache.get(job.display, data)
+            if hit is not None:
+                return hit
     try:
         decoded = read_source(path)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
@@ -348,7 +362,10 @@ def process_file(job: Job, settings: Settings) -> FileResult:
             diagnostics=[Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, job.display, start, start, noqa_row=1)],
         )
     if not job.fix:
-        return check_source(decoded.text, job.display, settings)
+        result = check_source(decoded.text, job.display, settings)
+        if cache is not None and data is not None:
+            cache.put(job.display, data, decoded.encoding if not decoded.bom else "utf-8-sig", result)
+        return result
     result = fix_source(decoded.text, job.display, settings)
     if job.write and result.fixed and result.fixed_source != decoded.text:
         try:

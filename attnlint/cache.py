@@ -1,0 +1,90 @@
+"""A content-hash cache of check results, so unchanged files are not parsed again.
+
+The key covers everything a result depends on: attnlint's version, the settings that shape
+findings (rules, options, fix applicability), the display path and the file's bytes. Entries are
+one small JSON file each under `.attnlint_cache/` at the project root, written atomically; a
+missing, stale or unreadable entry is a miss, never an error. `--no-cache` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+from attnlint import __version__
+from attnlint.config import Settings
+from attnlint.diagnostics import Applicability, Diagnostic, Edit, FileResult, Fix, Position
+
+CACHE_DIR = ".attnlint_cache"
+
+
+def settings_fingerprint(settings: Settings) -> str:
+    relevant = {
+        "select": settings.select, "ignore": settings.ignore, "extend_select": settings.extend_select,
+        "per_file_ignores": settings.per_file_ignores, "rule_options": settings.rule_options,
+        "fixable": settings.fixable, "unfixable": settings.unfixable,
+        "extend_safe_fixes": settings.extend_safe_fixes, "extend_unsafe_fixes": settings.extend_unsafe_fixes,
+        "root": str(settings.root),
+    }
+    return json.dumps(relevant, sort_keys=True, default=str)
+
+
+class ResultCache:
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.directory = root / CACHE_DIR
+        self.salt = f"{__version__}\0{settings_fingerprint(settings)}"
+
+    def _key(self, display: str, data: bytes) -> str:
+        digest = hashlib.sha256(self.salt.encode())
+        digest.update(b"\0" + display.encode() + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def get(self, display: str, data: bytes) -> Optional[FileResult]:
+        path = self.directory / self._key(display, data)[:2] / self._key(display, data)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            return FileResult(path=display, diagnostics=[_diagnostic(d) for d in record["diagnostics"]],
+                              source=data.decode(record["encoding"]))
+        except (OSError, ValueError, KeyError, TypeError, LookupError):
+            return None
+
+    def put(self, display: str, data: bytes, encoding: str, result: FileResult) -> None:
+        if result.error:
+            return  # errors are re-reported, never cached
+        key = self._key(display, data)
+        target = self.directory / key[:2] / key
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
+            payload = json.dumps({"encoding": encoding, "diagnostics": [asdict(d) for d in result.diagnostics]})
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(payload)
+            os.replace(tmp, target)
+        except OSError:
+            pass  # a read-only tree just runs uncached
+
+
+def _position(data) -> Position:
+    return Position(data["line"], data["column"])
+
+
+def _diagnostic(data) -> Diagnostic:
+    fix = data.get("fix")
+    if fix is not None:
+        fix = Fix(
+            fix["message"],
+            Applicability(fix["applicability"]),
+            tuple(Edit(_position(e["start"]), _position(e["end"]), e["content"]) for e in fix["edits"]),
+        )
+    return Diagnostic(
+        code=data["code"], name=data["name"], message=data["message"], path=data["path"],
+        start=_position(data["start"]), end=_position(data["end"]), fix=fix,
+        noqa_row=data["noqa_row"], url=data.get("url"),
+    )
