@@ -530,7 +530,7 @@ class FunctionEvaluator:
             isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
             for e in node.slice
         )
-        if mask is not None and (bounded or removed):
+        if mask is not None and (bounded or removed or not rank_known):
             mask = replace(mask, sliced=True)
         return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False,
                           softmax=None).add_extra("sliced", True)
@@ -771,9 +771,10 @@ class FunctionEvaluator:
         return Value(kind="unknown", node=node)
 
     def _module_call(self, node: cst.Call, attr: str) -> Value:
-        if attr in ("register_buffer", "register_parameter") and len(node.args) >= 2:
-            name_node = node.args[0].value
-            value = self.eval(node.args[1].value)
+        name_arg, tensor_arg = _arg(node, 0, "name"), _arg(node, 1, "tensor" if attr == "register_buffer" else "param")
+        if attr in ("register_buffer", "register_parameter") and name_arg is not None and tensor_arg is not None:
+            name_node = name_arg.value
+            value = self.eval(tensor_arg.value)
             if isinstance(name_node, cst.SimpleString) and isinstance(name_node.evaluated_value, str):
                 buffer_name = name_node.evaluated_value
                 value = value.add_extra("buffer", buffer_name)
@@ -844,6 +845,19 @@ class FunctionEvaluator:
             return self._softmax(node, node.args[0].value if node.args else None, None, form="function")
         if short == "scaled_dot_product_attention":
             return self._sdpa(node)
+        if qualified == "torch.masked_fill" and len(node.args) >= 3:
+            receiver = self.eval(node.args[0].value)
+            shifted = node.with_changes(args=node.args[1:])  # (input, mask, value) -> .masked_fill(mask, value)
+            site_call = self._masked_fill(shifted, receiver, node.args[0].value, in_place=False)
+            self._retarget_fill(shifted, node)
+            return site_call
+        if short == "generate_square_subsequent_mask" and node.args:
+            self._args(node)
+            size = _code(node.args[0].value)
+            # -inf above the diagonal, 0 elsewhere: an additive causal mask.
+            return Value(kind="tensor", rank=2, node=node,
+                         mask=MaskFacts(origin="causal", dtype="float", built_size=(size, size),
+                                        can_mask_whole_row=False))
         if short == "pad_sequence":
             values = self._args(node)
             pad_arg = _arg(node, 2, "padding_value")
@@ -932,7 +946,12 @@ class FunctionEvaluator:
                 return padded.add_extra("padding_value", None)  # rewritten somewhere
             for kept, other_node, keep_when_true in ((a, node.args[2].value, True), (b, node.args[1].value, False)):
                 fill = masks.fill_kind(other_node, self.aliases)
-                if fill is None or kept.kind == "scalar":
+                other = b if keep_when_true else a
+                # The filled side is a constant we can read, or (`mask_value = finfo.min`) a
+                # scalar-like value while the kept side holds the scores.
+                fill_like = fill is not None or (kept.scores is not None and other.scores is None
+                                                 and other.rank in (None, 0) and cond.mask is not None)
+                if not fill_like or kept.kind == "scalar":
                     continue
                 mask = cond.mask
                 if mask is not None and keep_when_true:
@@ -1177,6 +1196,13 @@ class FunctionEvaluator:
                      ignore_index_node=ignore_arg.value if ignore_arg is not None else None,
                      configured_at=configured_at, reduction=reduction)
         )
+
+    def _retarget_fill(self, shifted: cst.Call, original: cst.Call) -> None:
+        """Point a fill site recorded for a rewritten call back at the node in the tree."""
+        for site in reversed(self.facts.fill_sites):
+            if site.call is shifted:
+                site.call = original
+                break
 
     def _update_in_place(self, receiver_node, value: Value) -> None:
         owner = _owner_name(receiver_node)

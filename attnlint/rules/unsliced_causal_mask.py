@@ -68,8 +68,8 @@ class UnslicedCausalMask(Rule):
 
     def _check_mask(self, ctx, value, mask_node, rows, cols, seen) -> None:
         facts = value.mask
-        if facts is None or not facts.buffer_attr or not facts.built_size or facts.sliced:
-            return
+        if facts is None or facts.origin != "causal" or not facts.buffer_attr or not facts.built_size or facts.sliced:
+            return  # a fixed-size mask that is not causal (Swin's window masks) is used whole by design
         buffer = facts.buffer_node or _find_buffer(mask_node, facts.buffer_attr)
         if buffer is None or id(buffer) in seen:
             return
@@ -89,6 +89,37 @@ class UnslicedCausalMask(Rule):
         )
 
     VALID = [
+        # A fixed-size mask that is not causal (a window layout) is used whole by design.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class WindowAttention(nn.Module):
+                def __init__(self, window_size):
+                    super().__init__()
+                    n = window_size * window_size
+                    mask = torch.zeros(n, n)
+                    mask[: n // 2, n // 2 :] = float("-inf")
+                    self.register_buffer("attn_mask", mask)
+                def forward(self, attn):
+                    return (attn + self.attn_mask).softmax(-1)
+            """
+        ),
+        # gpt-fast: rows gathered by the KV-cache positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class A(nn.Module):
+                def __init__(self, max_seq_length):
+                    super().__init__()
+                    self.register_buffer("causal_mask", torch.tril(torch.ones(max_seq_length, max_seq_length, dtype=torch.bool)))
+                def forward(self, q, k, v, input_pos):
+                    mask = self.causal_mask[None, None, input_pos]
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            """
+        ),
         # The course notes: sliced to num_tokens.
         Valid(
             """
@@ -492,6 +523,66 @@ class UnslicedCausalMask(Rule):
     ]
 
     INVALID = [
+        # The functional torch.masked_fill.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len, dtype=torch.bool), 1))
+                def forward(self, scores):
+                    return torch.masked_fill(scores, self.mask, float("-inf"))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, max_len):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len, dtype=torch.bool), 1))
+                def forward(self, scores):
+                    return torch.masked_fill(scores, self.mask[..., :scores.size(-2), :scores.size(-1)], float("-inf"))
+            """,
+        ),
+        # nn.Transformer.generate_square_subsequent_mask as a fixed-size buffer (no fix for nn.Transformer* masks).
+        Invalid(
+            """
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, d, block_size):
+                    super().__init__()
+                    layer = nn.TransformerEncoderLayer(d, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+                    self.register_buffer("causal_mask", nn.Transformer.generate_square_subsequent_mask(block_size))
+                def forward(self, x):
+                    return self.encoder(x, mask=self.causal_mask)
+            """,
+        ),
+        # register_buffer with keyword arguments in any order.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.register_buffer(tensor=torch.tril(torch.ones(n, n, dtype=torch.bool)), name="causal_mask")
+                def forward(self, s):
+                    return s.masked_fill(~self.causal_mask, float("-inf"))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.register_buffer(tensor=torch.tril(torch.ones(n, n, dtype=torch.bool)), name="causal_mask")
+                def forward(self, s):
+                    return s.masked_fill(~self.causal_mask[..., :s.size(-2), :s.size(-1)], float("-inf"))
+            """,
+        ),
         # An additive -inf causal buffer added whole.
         Invalid(
             """

@@ -14,6 +14,11 @@ RECIPE_BY_RULE_CODE: Dict[str, str] = {
     "ATN101": "missing_attention_scale",
     "ATN102": "softmax_wrong_axis",
     "ATN103": "batched_transpose",
+    "ATN201": "cross_entropy_ignore_index",
+    "ATN202": "unmasked_padding",
+    "ATN203": "all_masked_row_nan",
+    "ATN204": "unsliced_causal_mask",
+    "ATN205": "inverted_mask_convention",
 }
 
 # The rules' kebab-case names are accepted too.
@@ -21,6 +26,11 @@ RULE_CODE_BY_NAME: Dict[str, str] = {
     "missing-attention-scale": "ATN101",
     "softmax-wrong-axis": "ATN102",
     "batched-transpose": "ATN103",
+    "cross-entropy-ignore-index": "ATN201",
+    "unmasked-padding": "ATN202",
+    "all-masked-row-nan": "ATN203",
+    "unsliced-causal-mask": "ATN204",
+    "inverted-mask-convention": "ATN205",
 }
 
 
