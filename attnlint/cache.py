@@ -13,6 +13,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -34,10 +35,21 @@ def settings_fingerprint(settings: Settings) -> str:
     return json.dumps(relevant, sort_keys=True, default=str)
 
 
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """attnlint's own code, so an edited or reinstalled checkout never reads stale results."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
 class ResultCache:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.directory = root / CACHE_DIR
-        self.salt = f"{__version__}\0{settings_fingerprint(settings)}"
+        self.salt = f"{code_fingerprint()}\0{settings_fingerprint(settings)}"
 
     def _key(self, display: str, data: bytes) -> str:
         digest = hashlib.sha256(self.salt.encode())

@@ -159,7 +159,8 @@ def _analyze_function(
         uses = _NameUses()
         for stmt in body:
             stmt.visit(uses)
-        facts.used_names = uses.names
+        # `locals()` hands every parameter on by name.
+        facts.used_names = uses.names | set(facts.params) if "locals" in uses.names else uses.names
     analysis.functions.append(facts)
     # Nested functions and classes are analysed on their own.
     nested = [s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]

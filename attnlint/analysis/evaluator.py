@@ -85,6 +85,8 @@ class FunctionFacts:
     param_nodes: Dict[str, cst.Param] = field(default_factory=dict)
     # Every name the body reads or writes (a parameter absent from it is never used).
     used_names: set = field(default_factory=set)
+    # An `assert` on a tensor's size or shape: the code pins lengths itself.
+    length_checked: bool = False
 
     def masks_into_attention(self) -> set:
         """The mask parameters that reach a fill or an attention API's mask argument here."""
@@ -281,6 +283,12 @@ class FunctionEvaluator:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
             self.eval(small.value)
+            if self.record_attrs and self.cls is not None:
+                self._note_custom_init(small.value)
+        elif isinstance(small, cst.Assert):
+            self.eval(small.test)
+            if _mentions_size(small.test):
+                self.facts.length_checked = True
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self.facts.returns.append(self.eval(small.value))
@@ -291,9 +299,11 @@ class FunctionEvaluator:
         if named is None:
             return
         name, rank = named
-        self.declared_ranks[name] = rank
-        if name in self.env and self.env[name].rank is None:
-            self.env[name] = self.env[name].with_(rank=rank)
+        if name in self.env:
+            if self.env[name].rank is None:
+                self.env[name] = self.env[name].with_(rank=rank)
+        else:
+            self.declared_ranks[name] = rank
 
     def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
         named = shapes.named_shape_comment(comment)
@@ -317,11 +327,12 @@ class FunctionEvaluator:
                 role = role_from_name(name)
                 if role is not None:
                     value = value.with_(role=role, kind="tensor")
-            if value.rank is None and name in self.declared_ranks and value.kind in ("tensor", "unknown"):
-                value = value.with_(rank=self.declared_ranks[name])
+            declared = self.declared_ranks.pop(name, None)  # a shape comment describes one binding
+            if value.rank is None and declared is not None and value.kind in ("tensor", "unknown"):
+                value = value.with_(rank=declared)
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
                 named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
-                if named is not None and named.convention is not None:
+                if named is not None and (named.convention is not None or named.can_mask_whole_row):
                             value = value.with_(mask=replace(named, origin="name", param=None))
             self.env[name] = value
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
@@ -353,6 +364,17 @@ class FunctionEvaluator:
                 self._bind(element, part)
         elif isinstance(target, cst.Subscript):
             owner = _owner_name(target.value)
+            stored = self.env.get(owner) if owner is not None else None
+            if stored is not None and stored.softmax is not None:
+                stored.softmax.guarded = True  # `w[torch.isnan(w)] = 0`
+            if stored is not None and stored.mask is not None:
+                # `key_padding_mask[:, 0] = False` makes some keys always visible (a row can no
+                # longer be emptied for sure); `padding_mask[1] = True` only masks more.
+                written = masks.number(value.node) if value.node is not None else None
+                # Without a known convention, True is read as "masked" (as masked_fill reads it).
+                masks_more = written is not None and (written != 0) == (stored.mask.convention != ATTEND)
+                if not masks_more:
+                    self.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None))
             if owner is not None and owner in self.env and self.env[owner].get_extra("padded"):
                 # `targets[targets == pad] = -100`: the padding value is rewritten.
                 number = masks.number(value.node) if value.node is not None else None
@@ -381,7 +403,7 @@ class FunctionEvaluator:
         if node.value in self.constants:
             return self.constants[node.value]
         if node.value in ("True", "False", "None"):
-            return Value(kind="scalar")
+            return Value(kind="scalar", node=node)
         value = Value(kind="unknown", role=role_from_name(node.value), node=node, mask=masks.from_param(node.value))
         return value.add_extra("lengths", True) if _names_lengths(node.value) else value
 
@@ -549,6 +571,9 @@ class FunctionEvaluator:
                 return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
             if isinstance(op, cst.Divide) and tensor.softmax is not None:
                 tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
+            if left.softmax is not None and right.softmax is not None:
+                # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
+                left.softmax.renormalized = right.softmax.renormalized = True
             return self._scaled(tensor).with_(node=node)
         if isinstance(op, (cst.Add, cst.Subtract)):
             return self._add(left, right, node, node.left, node.right)
@@ -591,6 +616,9 @@ class FunctionEvaluator:
             return self._with_additive_fill(right.with_(node=node), left, node, right_node, left_node)
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node)
+        for weights, other in ((left, right), (right, left)):
+            if weights.softmax is not None and other.kind == "scalar":
+                return weights.with_(node=node)  # `softmax(s) + eps`: still those weights
         ranks = [r for r in (left.rank, right.rank) if r is not None]
         rank = max(ranks) if len(ranks) == 2 else None
         role = left.role if left.role == right.role else None
@@ -604,6 +632,7 @@ class FunctionEvaluator:
             node=node,
             scores=None,
             softmax=None,
+            mask=masks.transposed(value.mask),
         )
 
     def matmul(
@@ -834,8 +863,10 @@ class FunctionEvaluator:
             return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
         if kind in _PROJECTION_MODULES and values:
             role = role_from_name(attr) if attr else None
+            # Weights set by hand in __init__ may fold the scale in: unknown, not "unscaled".
+            scaled = None if module.get_extra("custom_init") else False
             return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
-                         scaled=False, node=node)
+                         scaled=scaled, node=node)
         _escape(values)
         return Value(kind="unknown", node=node).add_extra("module_call", kind)
 
@@ -872,7 +903,7 @@ class FunctionEvaluator:
             values = self._args(node)
             self._loss_site(node, values[1], node.args[1].value, node)
             return Value(kind="tensor", rank=0, node=node)
-        if qualified == "torch.nan_to_num" and node.args:
+        if qualified in ("torch.nan_to_num", "torch.nan_to_num_") and node.args:
             values = self._args(node)
             if values[0].softmax is not None:
                 values[0].softmax.guarded = True
@@ -961,10 +992,12 @@ class FunctionEvaluator:
                                 receiver_node=node.args[1].value if keep_when_true else node.args[2].value)
                 self.facts.fill_sites.append(site)
                 return kept.with_(node=node).add_extra("fills", (kept.get_extra("fills") or ()) + (site,))
+            # `where(rows_all_masked, zeros, scores)`: scores replaced at places we cannot read,
+            # which may be exactly the rows a fill emptied; the earlier fills no longer tell.
             if a.scores is not None and b.scores is None:
-                return a.with_(node=node)
+                return a.with_(node=node).add_extra("fills", ())
             if b.scores is not None and a.scores is None:
-                return b.with_(node=node)
+                return b.with_(node=node).add_extra("fills", ())
             return Value(kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node)
         if qualified in ("torch.mul", "torch.div", "torch.true_divide") and len(node.args) >= 2:
             a, b = self.eval(node.args[0].value), self.eval(node.args[1].value)
@@ -1064,7 +1097,7 @@ class FunctionEvaluator:
             return result
         if method in ("masked_fill", "masked_fill_"):
             return self._masked_fill(node, receiver, receiver_node, in_place=method.endswith("_"))
-        if method == "nan_to_num" and receiver.softmax is not None:
+        if method in ("nan_to_num", "nan_to_num_") and receiver.softmax is not None:
             receiver.softmax.guarded = True
             self._args(node)
             return receiver.with_(node=node)
@@ -1128,6 +1161,10 @@ class FunctionEvaluator:
         if receiver.scores is None:
             # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
             result = receiver.with_(node=node).add_extra("additive_fill", site)
+        elif fill != "-inf" and receiver.get_extra("fills"):
+            # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
+            # exactly the emptied rows: a guard before the softmax.
+            result = receiver.with_(node=node).add_extra("fills", (site,))
         else:
             result = receiver.with_(node=node).add_extra("fills", (receiver.get_extra("fills") or ()) + (site,))
         if in_place:
@@ -1177,15 +1214,21 @@ class FunctionEvaluator:
         return Value(kind="tensor", rank=rank, node=node)
 
     def _loss_site(self, call: cst.Call, targets: Value, targets_node, configured_at: Optional[cst.Call]) -> None:
-        ignore_arg = _arg(configured_at, 99, "ignore_index") if configured_at is not None else None
-        if ignore_arg is None and configured_at is None:
-            ignore_arg = _arg(call, 99, "ignore_index")
-        if ignore_arg is None:
+        # nn.CrossEntropyLoss(weight, size_average, ignore_index, ...) and
+        # F.cross_entropy(input, target, weight, size_average, ignore_index, ...).
+        where = configured_at if configured_at is not None else call
+        functional = configured_at is None or configured_at is call
+        ignore_position, weight_position = (4, 2) if functional else (2, 0)
+        ignore_arg = _arg(where, ignore_position, "ignore_index")
+        weight_arg = _arg(where, weight_position, "weight")
+        weighted = weight_arg is not None and not _is_false(weight_arg.value)
+        if any(a.star == "**" for a in where.args):
+            ignore = None  # `**kwargs` may set it
+        elif ignore_arg is None:
             ignore = -100  # PyTorch's default
         else:
             number = masks.number(ignore_arg.value)
             ignore = int(number) if number is not None else self.eval(ignore_arg.value).int_value
-        where = configured_at if configured_at is not None else call
         reduction_arg = _arg(where, 99, "reduction")
         reduction: Optional[str] = "mean"
         if reduction_arg is not None:
@@ -1194,7 +1237,7 @@ class FunctionEvaluator:
         self.facts.loss_sites.append(
             LossSite(call=call, targets=targets, targets_node=targets_node, ignore_index=ignore,
                      ignore_index_node=ignore_arg.value if ignore_arg is not None else None,
-                     configured_at=configured_at, reduction=reduction)
+                     configured_at=configured_at, reduction=reduction, weighted=weighted)
         )
 
     def _retarget_fill(self, shifted: cst.Call, original: cst.Call) -> None:
@@ -1203,6 +1246,14 @@ class FunctionEvaluator:
             if site.call is shifted:
                 site.call = original
                 break
+
+    def _note_custom_init(self, expr: cst.BaseExpression) -> None:
+        """`nn.init.normal_(self.q.weight, std=...)`, `self.q.weight.data.mul_(s)` in __init__: the
+        projection's weights are set by hand, and may carry a folded-in scale (T5 does this)."""
+        for attr in _self_weight_owners(expr):
+            module = self.cls.attrs.get(attr)
+            if module is not None:
+                self.cls.attrs[attr] = module.add_extra("custom_init", True)
 
     def _update_in_place(self, receiver_node, value: Value) -> None:
         owner = _owner_name(receiver_node)
@@ -1250,7 +1301,7 @@ class FunctionEvaluator:
         if value.feature_last is not False and dims[-2] == last and dims[-1] != last:
             # The feature axis moved to -2, a token axis to -1: Kᵀ in one step.
             return value.with_(rank=rank, feature_transposed=True, base=value.with_(rank=rank), node=node,
-                               scores=None, softmax=None)
+                               scores=None, softmax=None, mask=masks.transposed(value.mask))
         if dims[-1] == last:
             return value.with_(rank=rank, node=node, feature_transposed=False, base=None, softmax=None)
         return Value(kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled)
@@ -1369,6 +1420,24 @@ def _names_lengths(name: str) -> bool:
 
 def _is_lengths(value: Value) -> bool:
     return value.get_extra("lengths") is True
+
+
+def _self_weight_owners(node: cst.CSTNode) -> List[str]:
+    """Attributes X of every `self.X.weight` (or `.bias`) inside an expression."""
+    found = []
+    if isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
+        owner = node.value
+        if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
+            found.append(owner.attr.value)
+    for child in node.children:
+        found.extend(_self_weight_owners(child))
+    return found
+
+
+def _mentions_size(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
+        return True
+    return any(_mentions_size(child) for child in node.children)
 
 
 def _escape(values: Sequence[Value]) -> None:

@@ -22,8 +22,9 @@ _PARAM_MASKS = {
     "src_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
     "tgt_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
     "memory_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
-    "padding_mask": MaskFacts(origin="argument", convention=MASKED, can_mask_whole_row=True),
-    "pad_mask": MaskFacts(origin="argument", convention=MASKED, can_mask_whole_row=True),
+    # Used both ways in the wild (Hugging Face audio models: 1 = keep): no convention.
+    "padding_mask": MaskFacts(origin="argument", can_mask_whole_row=True),
+    "pad_mask": MaskFacts(origin="argument", can_mask_whole_row=True),
 }
 # Names that say "a mask" without saying its convention.
 _GENERIC_MASK_NAMES = {"mask", "attn_mask", "src_mask", "tgt_mask", "causal_mask", "memory_mask"}
@@ -69,19 +70,37 @@ def compare(mask: MaskFacts, op: cst.BaseCompOp, literal: Optional[float]) -> Op
 
 
 def triangular(kind: str, diagonal: int, dtype: Optional[str], size: tuple) -> MaskFacts:
-    """`triu(ones, diagonal=d)`: ones strictly above (d=1) mark the future, i.e. True = masked.
-    `tril(ones, diagonal=d)`: ones on and below the diagonal mark what may be attended."""
+    """`triu(ones, diagonal=1)`: ones strictly above the diagonal mark the future: True = masked.
+    `tril(ones)`: ones on and below the diagonal mark what may be attended: True = attend.
+
+    Other diagonals give no convention: `triu(ones)` (diagonal 0) is as often transposed into
+    the "attend" lower triangle (PyTorch's old tutorial) as it is used as a mask.
+    """
     if kind == "triu":
-        return MaskFacts(origin="causal", convention=MASKED, dtype=dtype, built_size=size,
+        convention = MASKED if diagonal >= 1 else None
+        return MaskFacts(origin="causal", convention=convention, dtype=dtype, built_size=size,
                          can_mask_whole_row=diagonal <= 0)
-    return MaskFacts(origin="causal", convention=ATTEND, dtype=dtype, built_size=size,
-                     can_mask_whole_row=diagonal < 0)
+    return MaskFacts(origin="causal", convention=ATTEND if diagonal >= 0 else None, dtype=dtype,
+                     built_size=size, can_mask_whole_row=diagonal < 0)
+
+
+def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
+    """A transposed mask: a triangle turns into the other one, a padding mask onto the query
+    axis; what True means is no longer known."""
+    if mask is None:
+        return None
+    return replace(mask, convention=None, can_mask_whole_row=None)
 
 
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
-    """`a & b` / `a | b` of two masks in one convention: still that convention."""
+    """`a & b` / `a | b` of two masks in one convention: still that convention. Combined with
+    something we know nothing about (`kpm & ~kpm.all(-1, keepdim=True)`), whether a row can be
+    emptied is unknown."""
+    if a is None and b is None:
+        return None
     if a is None or b is None:
-        return a or b
+        known = a or b
+        return replace(known, can_mask_whole_row=None, buffer_node=None)
     if a.convention != b.convention or a.convention is None:
         return MaskFacts(origin="combined", dtype="bool")
     whole = None

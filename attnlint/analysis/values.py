@@ -121,6 +121,8 @@ class LossSite:
     configured_at: Optional[cst.Call]
     # "mean", "sum", "none", or None when written as an expression.
     reduction: Optional[str] = "mean"
+    # Class weights given: padding may be weighted out (`weight[pad] = 0`) instead of ignored.
+    weighted: bool = False
 
 
 @dataclass

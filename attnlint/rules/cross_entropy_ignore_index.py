@@ -54,8 +54,8 @@ class CrossEntropyIgnoreIndex(Rule):
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.sites("loss_sites"):
             targets = site.targets
-            if not targets.get_extra("padded") or site.reduction not in ("mean", "sum"):
-                continue  # reduction="none": the caller weighs or masks the per-token losses
+            if not targets.get_extra("padded") or site.reduction not in ("mean", "sum") or site.weighted:
+                continue  # per-token losses or class weights: the padding may be handled there
             pad = targets.get_extra("padding_value")
             if pad is None or site.ignore_index is None or float(pad) == float(site.ignore_index):
                 continue

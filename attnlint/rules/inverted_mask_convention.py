@@ -70,6 +70,14 @@ class InvertedMaskConvention(Rule):
             )
 
     VALID = [
+        # A bare `padding_mask` is used both ways in the wild (1 = keep in HF audio models): silent.
+        Valid(
+            """
+            import torch.nn.functional as F
+            def attend(q, k, v, padding_mask):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=padding_mask.bool()[:, None, None, :])
+            """
+        ),
         Valid(
             """
             import torch
@@ -573,19 +581,6 @@ class InvertedMaskConvention(Rule):
                 def forward(self, query_layer, key_layer, value_layer, attention_mask=None):
                     mask = attention_mask[:, None, None, :] == 0
                     return F.scaled_dot_product_attention(query_layer, key_layer, value_layer, attn_mask=~mask)
-            """,
-        ),
-        # `padding_mask.bool()` (True = pad) into SDPA.
-        Invalid(
-            """
-            import torch.nn.functional as F
-            def attend(q, k, v, padding_mask):
-                return F.scaled_dot_product_attention(q, k, v, attn_mask=padding_mask.bool()[:, None, None, :])
-            """,
-            fixed="""
-            import torch.nn.functional as F
-            def attend(q, k, v, padding_mask):
-                return F.scaled_dot_product_attention(q, k, v, attn_mask=~padding_mask.bool()[:, None, None, :])
             """,
         ),
         # `attention_mask == 1` (True = attend) as nn.MultiheadAttention's key_padding_mask.
