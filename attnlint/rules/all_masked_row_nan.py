@@ -83,6 +83,54 @@ class AllMaskedRowNan(Rule):
                 )
 
     VALID = [
+        # The first key (CLS) is never masked: no row can be emptied.
+        Valid(
+            """
+            def f(q, k, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                key_padding_mask[:, 0] = False
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float('-inf'))
+                return s.softmax(-1)
+            """
+        ),
+        # A guard before the softmax.
+        Valid(
+            """
+            import torch
+
+
+            def f(q, k, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float('-inf'))
+                s = torch.where(torch.isinf(s).all(-1, keepdim=True), torch.zeros_like(s), s)
+                return s.softmax(-1)
+            """
+        ),
+        # A guard by subscript assignment.
+        Valid(
+            """
+            import torch
+
+
+            def f(q, k, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float('-inf'))
+                w = s.softmax(-1)
+                w[torch.isnan(w)] = 0.0
+                return w
+            """
+        ),
+        # In-place nan_to_num_ guard.
+        Valid(
+            """
+            def f(q, k, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float('-inf'))
+                w = s.softmax(-1)
+                w.nan_to_num_(0.0)
+                return w
+            """
+        ),
         # Pure causal mask keeping the diagonal (the course notes).
         Valid(
             """

@@ -69,6 +69,14 @@ class BatchedTranspose(Rule):
             )
 
     VALID = [
+        # A shape comment describes one binding, not every later one.
+        Valid(
+            """
+            def f(x):  # x: (batch, tokens, d)
+                x = x.mean(1)
+                return x @ x.T
+            """
+        ),
         # The seed notes' first example: 2-D inputs, `.T` is the matrix transpose.
         Valid(
             """

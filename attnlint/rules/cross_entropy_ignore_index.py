@@ -76,6 +76,40 @@ class CrossEntropyIgnoreIndex(Rule):
             )
 
     VALID = [
+        # The pad class weighted out instead of ignored.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def loss(logits, tgts, weight):
+                weight[0] = 0.0
+                return F.cross_entropy(logits, pad_sequence(tgts), weight=weight)
+            """
+        ),
+        # ignore_index passed positionally.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(logits, tgts):
+                return nn.CrossEntropyLoss(None, None, 0)(logits, pad_sequence(tgts))
+            """
+        ),
+        # ignore_index may come through **kwargs.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def loss(logits, tgts, **kw):
+                return F.cross_entropy(logits, pad_sequence(tgts), **kw)
+            """
+        ),
         # A boolean selection drops the padding before the loss.
         Valid(
             """

@@ -70,6 +70,52 @@ class InvertedMaskConvention(Rule):
             )
 
     VALID = [
+        # A bare `padding_mask` parameter says nothing about its convention.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class Enc(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+
+                def forward(self, x, padding_mask):
+                    # padding_mask: (b, n) bool, True for real tokens
+                    return self.attn(x, x, x, key_padding_mask=~padding_mask)[0]
+            """
+        ),
+        # PyTorch's old tutorial mask, inverted for nn.MultiheadAttention.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Dec(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, x):
+                    sz = x.size(0)
+                    mask = (torch.triu(torch.ones(sz, sz)) == 1).transpose(0, 1)
+                    return self.attn(x, x, x, attn_mask=~mask)[0]
+            """
+        ),
+        # A transposed triu(ones) is the lower triangle: True = attend.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def f(q, k, v, T):
+                keep = torch.triu(torch.ones(T, T, dtype=torch.bool)).T
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+            """
+        ),
         # A bare `padding_mask` is used both ways in the wild (1 = keep in HF audio models): silent.
         Valid(
             """

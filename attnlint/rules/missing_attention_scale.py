@@ -71,6 +71,25 @@ class MissingAttentionScale(Rule):
             )
 
     VALID = [
+        # T5-style: the scale is folded into the projection's initialisation.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class T5Attention(nn.Module):
+                def __init__(self, d_model, d_kv):
+                    super().__init__()
+                    self.q = nn.Linear(d_model, d_kv, bias=False)
+                    self.k = nn.Linear(d_model, d_kv, bias=False)
+                    nn.init.normal_(self.q.weight, std=(d_model * d_kv) ** -0.5)
+
+                def forward(self, x, position_bias):
+                    scores = torch.matmul(self.q(x), self.k(x).transpose(-1, -2)) + position_bias
+                    return scores.softmax(dim=-1)
+            """
+        ),
         # nanoGPT: scale on the product.
         Valid(
             """

@@ -78,6 +78,30 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # Dual softmax (LoFTR-style matching): both axes on purpose.
+        Valid(
+            """
+            import torch
+
+
+            def f(q, k):
+                s = torch.bmm(q, k.transpose(1, 2)) * q.shape[-1] ** -0.5
+                return s.softmax(dim=1) * s.softmax(dim=2)
+            """
+        ),
+        # Slot attention: softmax over the slots, plus eps, then renormalised over the inputs.
+        Valid(
+            """
+            import torch
+
+
+            def f(q, k, v):
+                s = torch.bmm(q, k.transpose(1, 2)) * q.shape[-1] ** -0.5
+                a = s.softmax(dim=1) + 1e-8
+                a = a / a.sum(dim=-1, keepdim=True)
+                return torch.bmm(a, v)
+            """
+        ),
         Valid(
             """
             import torch

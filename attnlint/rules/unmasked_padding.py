@@ -124,6 +124,22 @@ class UnmaskedPadding(Rule):
         return _PASS_AS.get(call.api, {}).get(name)
 
     VALID = [
+        # Parameters handed on through locals().
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+
+                def forward(self, x, key_padding_mask=None):
+                    kw = {k: v for k, v in locals().items() if k == "key_padding_mask"}
+                    return self.attn(x, x, x, **kw)[0]
+            """
+        ),
         Valid(
             """
             import torch.nn as nn

@@ -92,6 +92,25 @@ class UnslicedCausalMask(Rule):
         )
 
     VALID = [
+        # The code asserts the full length itself.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class A(nn.Module):
+                def __init__(self, context_length):
+                    super().__init__()
+                    self.context_length = context_length
+                    self.register_buffer("mask", torch.tril(torch.ones(context_length, context_length, dtype=torch.bool)))
+
+                def forward(self, q, k, v):
+                    assert q.size(-2) == self.context_length
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask)
+            """
+        ),
         # A fixed-size mask that is not causal (a window layout) is used whole by design.
         Valid(
             """
