@@ -48,6 +48,7 @@ _IDENTITY_METHODS = {
 # nn modules that are the identity for our purposes.
 _IDENTITY_MODULES = {"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity"}
 _PROJECTION_MODULES = {"Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear"}
+_PER_TOKEN_MODULES = _PROJECTION_MODULES | {"Embedding", "LayerNorm", "RMSNorm", "GELU", "ReLU", "SiLU"}
 _CONSTRUCTORS = {"torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.full"}
 # Functions known not to rescale their input (rotary embeddings rotate pairs of features).
 _ROTARY_WORDS = ("rotary", "rope", "rotate", "pos_emb", "apply_pos")
@@ -448,6 +449,10 @@ class FunctionEvaluator:
                 literal = float(rights[0].int_value)  # a named constant (`PAD_IDX`)
             if left.mask is not None:
                 mask = masks.compare(left.mask, comp.operator, literal)
+            elif _names_pad(comp.comparator) and isinstance(comp.operator, (cst.Equal, cst.NotEqual)):
+                # `tokens == pad_id`, `tokens != self.pad_token_id`: the constant's name says padding.
+                convention = MASKED if isinstance(comp.operator, cst.Equal) else ATTEND
+                mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
             elif left.get_extra("padded"):
                 # `tokens == pad_id` / `tokens != pad_id` on a padded batch.
                 pad = left.get_extra("padding_value")
@@ -554,7 +559,8 @@ class FunctionEvaluator:
         )
         if mask is not None and (bounded or removed or not rank_known):
             mask = replace(mask, sliced=True)
-        return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False,
+        role = None if base.role == QKV else base.role  # `qkv[0]`: the target's name says which
+        return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False, role=role,
                           softmax=None).add_extra("sliced", True)
 
     def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:
@@ -617,7 +623,10 @@ class FunctionEvaluator:
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node)
         for weights, other in ((left, right), (right, left)):
-            if weights.softmax is not None and other.kind == "scalar":
+            scalar_like = other.kind == "scalar" or (
+                other.rank is None and other.role is None and other.mask is None and other.softmax is None
+            )
+            if weights.softmax is not None and scalar_like:
                 return weights.with_(node=node)  # `softmax(s) + eps`: still those weights
         ranks = [r for r in (left.rank, right.rank) if r is not None]
         rank = max(ranks) if len(ranks) == 2 else None
@@ -656,6 +665,10 @@ class FunctionEvaluator:
         if batched_3d:  # bmm/baddbmm take 3-D operands only
             left = left.with_(rank=3) if left.rank is None else left
             right = right.with_(rank=3) if right.rank is None else right
+            for operand_node in (left_node, right_node):
+                site = self._dot_t_by_node.get(id(operand_node))
+                if site is not None and site.receiver.rank is None:
+                    site.receiver = site.receiver.with_(rank=3)
         right = self._resolve_pending_swap(right, left)
         rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
         if right.feature_transposed and right.base is not None:
@@ -861,12 +874,16 @@ class FunctionEvaluator:
             return Value(kind="unknown", node=node)
         if kind in _IDENTITY_MODULES and values:
             return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
+        if kind in _PER_TOKEN_MODULES and values and values[0].get_extra("padded"):
+            # An embedding or a per-token layer of a padded batch is still padded there.
+            return Value(kind="tensor", node=node, extra=(("padded", True),))
         if kind in _PROJECTION_MODULES and values:
             role = role_from_name(attr) if attr else None
             # Weights set by hand in __init__ may fold the scale in: unknown, not "unscaled".
             scaled = None if module.get_extra("custom_init") else False
+            padded = (("padded", True),) if values[0].get_extra("padded") else ()
             return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
-                         scaled=scaled, node=node)
+                         scaled=scaled, node=node, extra=padded)
         _escape(values)
         return Value(kind="unknown", node=node).add_extra("module_call", kind)
 
@@ -1410,6 +1427,14 @@ def _kept_extras(value: Value) -> tuple:
 
 def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("False", "None")
+
+
+def _names_pad(node: cst.BaseExpression) -> bool:
+    """`PAD`, `pad_id`, `self.pad_token_id`, `tokenizer.pad_token_id`, `padding_idx`."""
+    from attnlint.analysis.names import words
+
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+    return isinstance(name, str) and any(w in ("pad", "padding") for w in words(name))
 
 
 def _names_lengths(name: str) -> bool:

@@ -154,6 +154,25 @@ class BatchedTranspose(Rule):
     ]
 
     INVALID = [
+        # bmm takes 3-D operands: `K.T` there is batched.
+        Invalid(
+            """
+            import torch
+
+
+            def f(Q, K, V):
+                s = torch.bmm(Q, K.T) / Q.shape[-1] ** 0.5
+                return torch.bmm(s.softmax(-1), V)
+            """,
+            fixed="""
+            import torch
+
+
+            def f(Q, K, V):
+                s = torch.bmm(Q, K.transpose(-2, -1)) / Q.shape[-1] ** 0.5
+                return torch.bmm(s.softmax(-1), V)
+            """,
+        ),
         # The seed notes' SelfAttentionV1: the shape is written in a comment.
         Invalid(
             """

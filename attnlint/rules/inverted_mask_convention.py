@@ -399,6 +399,33 @@ class InvertedMaskConvention(Rule):
     ]
 
     INVALID = [
+        # `tokens != pad_id` (True = real token) as key_padding_mask.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class M(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+
+                def forward(self, x, tokens, pad_id):
+                    return self.attn(x, x, x, key_padding_mask=tokens != pad_id)[0]
+            """,
+            fixed="""
+            import torch.nn as nn
+
+
+            class M(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+
+                def forward(self, x, tokens, pad_id):
+                    return self.attn(x, x, x, key_padding_mask=~(tokens != pad_id))[0]
+            """,
+        ),
         # An inverted keep-mask: the fix drops the `~`.
         Invalid(
             """

@@ -253,6 +253,25 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # q, k, v indexed out of a fused qkv tensor.
+        Invalid(
+            """
+            import torch
+
+
+            def f(qkv):
+                q, k, v = qkv[0], qkv[1], qkv[2]
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def f(qkv):
+                q, k, v = qkv[0], qkv[1], qkv[2]
+                return torch.softmax((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5, dim=-1) @ v
+            """,
+        ),
         Invalid(
             """
             import torch

@@ -459,6 +459,24 @@ class UnmaskedPadding(Rule):
     ]
 
     INVALID = [
+        # Embedded pad_sequence batch into nn.MultiheadAttention with no mask.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(100, 64)
+                    self.mha = nn.MultiheadAttention(64, 4, batch_first=True)
+
+                def forward(self, seqs):
+                    x = self.emb(pad_sequence(seqs, batch_first=True))
+                    return self.mha(x, x, x)[0]
+            """,
+        ),
         Invalid(
             """
             import torch.nn as nn
