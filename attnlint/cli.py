@@ -297,10 +297,10 @@ def _list_rules(args) -> int:
         print(json.dumps([_rule_record(r) for r in rules], indent=2))
         return EXIT_CLEAN
     width = max(len(r.name) for r in rules)
-    print(f"{'code':<7} {'name':<{width}}  {'fix':<9}  summary")
+    print(f"{'code':<7} {'name':<{width}}  {'fix':<18}  summary")
     for r in rules:
-        fix = r.fix_applicability.value if r.fix_applicability else "-"
-        print(f"{r.code:<7} {r.name:<{width}}  {fix:<9}  {r.summary}")
+        fix = f"{r.fix_availability.value} ({r.fix_applicability.value})" if r.fix_applicability else "none"
+        print(f"{r.code:<7} {r.name:<{width}}  {fix:<18}  {r.summary}")
     return EXIT_CLEAN
 
 

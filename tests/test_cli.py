@@ -468,11 +468,13 @@ def test_rules_lists_codes_with_safety(capsys):
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["code", "name", "fix", "summary"]
-    rows = {line.split()[0]: line.split()[1:3] for line in lines[1:]}
-    # Other rules may be registered too; these three must be listed with their fix safety.
-    assert rows["ATN101"] == ["missing-attention-scale", "unsafe"]
-    assert rows["ATN102"] == ["softmax-wrong-axis", "unsafe"]
-    assert rows["ATN103"] == ["batched-transpose", "safe"]
+    rows = {line.split()[0]: line.split()[1:4] for line in lines[1:]}
+    # Every rule is listed with its fix availability and safety.
+    assert rows["ATN101"] == ["missing-attention-scale", "sometimes", "(unsafe)"]
+    assert rows["ATN102"] == ["softmax-wrong-axis", "sometimes", "(unsafe)"]
+    assert rows["ATN103"] == ["batched-transpose", "always", "(safe)"]
+    assert rows["ATN204"] == ["unsliced-causal-mask", "sometimes", "(safe)"]
+    assert len(rows) == 8
     codes = [line.split()[0] for line in lines[1:]]
     assert codes == sorted(codes)
 
