@@ -134,7 +134,9 @@ def _setup_failure(rule_code: str, stage: str, exc: BaseException) -> Dict[str, 
             "measurements": {}}
 
 
-def run_recipe(request: Mapping[str, Any], rule_code: str, verify_on: Callable[[Context], None]) -> List[Dict[str, Any]]:
+def run_recipe(
+    request: Mapping[str, Any], rule_code: str, verify_on: Callable[[Context], None]
+) -> List[Dict[str, Any]]:
     """Load both sources, then run ``verify_on`` once per device and dtype; one report dict each."""
     entry = request["entry"]
     params: Mapping[str, Any] = request.get("params") or {}
@@ -557,7 +559,9 @@ def references(golden: Golden, w: Witness) -> References:
         )
 
 
-def rule_on(out: torch.Tensor, refs: References, select: Callable[[torch.Tensor], torch.Tensor]) -> Tuple[Comparison, Comparison]:
+def rule_on(
+    out: torch.Tensor, refs: References, select: Callable[[torch.Tensor], torch.Tensor]
+) -> Tuple[Comparison, Comparison]:
     """FlashAttention's rule against the float64 naive kernel and float64 SDPA, on ``select``ed rows."""
     plain = select(refs.plain)
     return flash_rule(select(out), select(refs.golden), plain), flash_rule(select(out), select(refs.sdpa), plain)
@@ -580,8 +584,9 @@ def select_real(t: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     return t.movedim(-2, 1)[keep]
 
 
-def entry_gradients(protocol: Protocol, entry: Any, w: Witness, g64: torch.Tensor, params_too: bool = False,
-                    hooks: Sequence[str] = ()) -> Tuple[List[torch.Tensor], Dict[str, torch.Tensor], Dict[str, torch.Tensor]]:
+def entry_gradients(
+    protocol: Protocol, entry: Any, w: Witness, g64: torch.Tensor, params_too: bool = False, hooks: Sequence[str] = ()
+) -> Tuple[List[torch.Tensor], Dict[str, torch.Tensor], Dict[str, torch.Tensor]]:
     """Gradients of ``out . g`` for the code under test: w.r.t. each input, each parameter (by name,
     with ``params_too``), and each output of the submodules named in ``hooks`` (by name)."""
     captured: Dict[str, torch.Tensor] = {}
@@ -613,7 +618,9 @@ def entry_gradients(protocol: Protocol, entry: Any, w: Witness, g64: torch.Tenso
     return (grads[:n_in], dict(zip(names, grads[n_in:n_in + n_par])), dict(zip(hooked, grads[n_in + n_par:])))
 
 
-def golden_gradients(golden: Golden, w: Witness, g64: torch.Tensor, compute_dtype: Optional[torch.dtype]) -> List[torch.Tensor]:
+def golden_gradients(
+    golden: Golden, w: Witness, g64: torch.Tensor, compute_dtype: Optional[torch.dtype]
+) -> List[torch.Tensor]:
     """Gradients of ``ref . g`` w.r.t. each input, the reference computed in ``compute_dtype``."""
     with torch.enable_grad():
         dtype = w.inputs[0].dtype if compute_dtype is None else compute_dtype
@@ -665,6 +672,7 @@ def padded_attention_checks(ctx: Context, *, unpadded_reference: bool, no_paddin
     witnesses = {side: [make_witness(ctx, protocol, golden, WITNESS_LENGTHS, side, garbage=g) for g in (0, 1)]
                  for side in SIDES}
     where = f"{protocol.describe()}; {golden.describe}"
+    refs_by_side = {side: references(golden, ws[0]) for side, ws in witnesses.items()}
 
     # 1. The bug is visible: the original runs, and its real outputs are wrong.
     parts, visible, ran = [], False, True
@@ -674,9 +682,9 @@ def padded_attention_checks(ctx: Context, *, unpadded_reference: bool, no_paddin
             ran = False
             parts.append(f"{side}: original raises {before.describe_error()}")
             continue
-        refs = references(golden, w0)
-        naive, _ = rule_on(before.value, refs, w0.real)
-        garbage_diff = max_abs_diff(w0.real(before.value), w1.real(before_other.value)) if before_other.ok else float("inf")
+        naive, _ = rule_on(before.value, refs_by_side[side], w0.real)
+        garbage_diff = (max_abs_diff(w0.real(before.value), w1.real(before_other.value)) if before_other.ok
+                        else float("inf"))
         ctx.measure(f"{side}_original_max_error", naive.max_error)
         ctx.measure(f"{side}_original_ratio", naive.ratio)
         ctx.measure(f"{side}_original_garbage_diff", garbage_diff)
@@ -703,8 +711,7 @@ def padded_attention_checks(ctx: Context, *, unpadded_reference: bool, no_paddin
         garbage_ok &= same
         ctx.measure(f"{side}_fixed_garbage_diff", max_abs_diff(w0.real(after.value), w1.real(after_other.value)))
         garbage_parts.append(f"{side}: real outputs {'torch.equal' if same else 'DIFFER'} across two garbage draws")
-        refs = references(golden, w0)
-        naive, sdpa = rule_on(after.value, refs, w0.real)
+        naive, sdpa = rule_on(after.value, refs_by_side[side], w0.real)
         ctx.measure(f"{side}_fixed_max_error", naive.max_error)
         ctx.measure(f"{side}_fixed_bound", naive.bound)
         ctx.measure(f"{side}_plain_max_error", naive.plain_error)

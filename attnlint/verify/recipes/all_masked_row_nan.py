@@ -128,7 +128,8 @@ def _verify_on(ctx: Context) -> None:
         nan_seen |= rows > 0
         parts.append(f"{side} {w0.shape}: {rows} NaN output rows ({expected} fully masked rows); {grad_text}")
     ctx.add(ORIGINAL_NAN, ran and nan_seen,
-            ("" if nan_seen else "bug NOT visible: ") + f"lengths {list(WITNESS_LENGTHS)}, causal={causal}: " + join(parts))
+            ("" if nan_seen else "bug NOT visible: ")
+            + f"lengths {list(WITNESS_LENGTHS)}, causal={causal}: " + join(parts))
 
     # 2-3, 6. The fixed forward: finite, equal to the reference on every row, blind to garbage.
     finite_parts, naive_parts, sdpa_parts, garbage_parts = [], [], [], []
@@ -246,7 +247,8 @@ def _projection_grad_comparisons(golden: SpecGolden, w, g64, hooked: Mapping[str
     for dtype in (torch.float64, None):
         with torch.enable_grad():
             compute = w.inputs[0].dtype if dtype is None else dtype
-            raw = {name: t.detach().requires_grad_(True) for name, t in golden.projections(w.inputs[0], compute).items()}
+            projections = golden.projections(w.inputs[0], compute)
+            raw = {name: t.detach().requires_grad_(True) for name, t in projections.items()}
             out = golden.from_projections(raw, w.keep, compute, "naive")
             names = [n for n in raw if n in hooked]
             got = torch.autograd.grad(out, [raw[n] for n in names], g64.to(out.dtype), allow_unused=True)

@@ -140,6 +140,7 @@ def _verify_on(ctx: Context) -> None:
     # 4. Longer than the buffer: both must raise.
     before, after = common.run_module(ctx.original, x[n + 1]), common.run_module(ctx.fixed, x[n + 1])
     both = before.error is not None and after.error is not None
-    text = (f"T={n + 1}: original " + (f"raises {before.describe_error()}" if before.error else "RUNS")
-            + "; fixed " + (f"raises {after.describe_error()}" if after.error else "RUNS (accepts inputs longer than its mask)"))
+    original = f"raises {before.describe_error()}" if before.error else "RUNS"
+    fixed = f"raises {after.describe_error()}" if after.error else "RUNS (accepts inputs longer than its mask)"
+    text = f"T={n + 1}: original {original}; fixed {fixed}"
     ctx.add(OVER_LENGTH_BOTH_RAISE, both, text)
