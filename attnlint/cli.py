@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("file", type=Path, help="a file with the buggy code")
     verify.add_argument("--entry", required=True, help="the class or function to run, e.g. SelfAttentionV1")
     verify.add_argument("--device", action="append", help="cpu or cuda (default: cpu, and cuda when present)")
+    verify.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="a recipe option, VALUE as JSON (e.g. --param heads=4 --param causal=true)")
     return parser
 
 
@@ -348,8 +350,17 @@ def _verify(args) -> int:
         print(f"attnlint: error: verification unavailable: {exc}", file=sys.stderr)
         return EXIT_ERROR
     source = args.file.read_text(encoding="utf-8")
+    params = {}
+    for item in args.param:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--param takes KEY=VALUE, not {item!r}")
+        try:
+            params[key] = json.loads(raw)
+        except ValueError:
+            params[key] = raw  # a bare string
     try:
-        reports = verify_fix(args.code.upper(), source, entry=args.entry,
+        reports = verify_fix(args.code.upper(), source, entry=args.entry, params=params,
                              devices=tuple(args.device) if args.device else None)
     except ImportError:
         print("attnlint: error: verification needs torch: pip install 'attnlint[verify]'", file=sys.stderr)

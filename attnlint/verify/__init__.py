@@ -97,24 +97,59 @@ def verify(
 
 
 def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) -> List[VerificationReport]:
-    """Fix ``buggy_source`` with attnlint's own engine (this rule only, unsafe fixes on), then verify.
+    """Fix ``buggy_source`` with attnlint's own engine, then verify this rule's fix alone.
 
-    The engine is imported lazily so that ``attnlint.verify`` does not depend on the linter.
-    ``kwargs`` go to :func:`verify`.
+    Real code often has several bugs at once (the course notes' CausalAttention has an unsliced
+    mask *and* a softmax over the wrong axis). The claim under test is "this rule's fix turns code
+    with this bug into code that matches the reference", so every *other* finding is fixed first
+    (unsafe fixes included): the baseline differs from the fixed code by this rule's edits only.
+    Facts the recipe needs and the analysis already knows (is the entry causal?) are passed on
+    unless ``params`` sets them. ``kwargs`` go to :func:`verify`.
     """
     code = rule_code_for(rule_code)
     try:
         from attnlint.config import Settings
         from attnlint.engine import fix_source
+        from attnlint.rules import registry
 
-        # Only this rule's fixes: evidence for ATN103 must not be mixed with other rules' edits.
-        result = fix_source(buggy_source, settings=Settings(select=[code]), unsafe=True)
+        others = [r.code for r in registry.all_rules() if r.code != code]
+        baseline = fix_source(buggy_source, settings=Settings(select=others), unsafe=True).fixed_source
+        result = fix_source(baseline, settings=Settings(select=[code]), unsafe=True)
     except Exception as exc:  # noqa: BLE001 - e.g. the rule is not registered in this build
         return [_harness_failure(code, "fix_applied", f"the engine could not fix: {type(exc).__name__}: {exc}")]
     fixed_source = result.fixed_source
-    if fixed_source is None or fixed_source == buggy_source:
+    if fixed_source is None or fixed_source == baseline:
         return [_harness_failure(code, "fix_applied", "the engine produced no fix for this source")]
-    return verify(code, buggy_source, fixed_source, entry=entry, **kwargs)
+    params = dict(kwargs.pop("params", None) or {})
+    facts = _entry_facts(baseline, entry)
+    if "causal" not in params and facts["causal"]:
+        params["causal"] = True
+    if "call" not in params and facts["qkv_function"]:
+        params["call"] = "qkv"  # `def attention(q, k, v, ...)`: call it with q, k, v
+    return verify(code, baseline, fixed_source, entry=entry, params=params, **kwargs)
+
+
+def _entry_facts(source: str, entry: str) -> Dict[str, bool]:
+    """What the analysis knows about the entry: a causal mask (triu/tril) applied inside it, and
+    whether it is a function taking queries, keys and values first."""
+    import libcst as cst
+
+    from attnlint.analysis import analyze_module
+    from attnlint.analysis.values import KEY, QUERY, VALUE
+
+    analysis = analyze_module(cst.parse_module(source))
+    facts = {"causal": False, "qkv_function": False}
+    for function in analysis.functions:
+        if function.class_name != entry and function.name != entry:
+            continue
+        for site in list(function.fill_sites) + list(function.mask_uses):
+            mask = site.mask.mask
+            if mask is not None and mask.origin == "causal":
+                facts["causal"] = True
+        if function.class_name is None and function.name == entry:
+            roles = [value.role for value in list(function.params.values())[:3]]
+            facts["qkv_function"] = roles == [QUERY, KEY, VALUE]
+    return facts
 
 
 def _harness_failure(rule_code: str, name: str, detail: str) -> VerificationReport:

@@ -28,14 +28,18 @@ from typing import Any, Dict, List, Mapping
 
 import torch
 
+from attnlint.verify.kernels import naive_attention, sdpa_reference
 from attnlint.verify.recipes import _score_softmax as common
+from attnlint.verify.tolerance import flash_rule
 from attnlint.verify.recipes._masking import (
     ORIGINAL_WRONG,
     FIXED_GRADIENT_MATCHES,
     FIXED_MATCHES_NAIVE,
     FIXED_MATCHES_SDPA,
     Context,
+    attempt,
     find_protocol,
+    first_tensor,
     join,
     nan_rows,
     padded_attention_checks,
@@ -52,6 +56,11 @@ def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _verify_on(ctx: Context) -> None:
+    if not ctx.is_module and ctx.params.get("call") == "qkv" and not find_protocol(
+        ctx.original, ctx.params, needs_mask=False
+    ).mask_arg:
+        _causal_function_checks(ctx)
+        return
     kind = ctx.params.get("kind")
     if kind is None:
         kind = "padding" if find_protocol(ctx.original, ctx.params, needs_mask=False).mask_arg else "causal"
@@ -123,3 +132,29 @@ def _causal_checks(ctx: Context) -> None:
     ctx.add(FIXED_MATCHES_NAIVE, naive_ok, f"{spec.describe()}: " + join(naive_parts))
     ctx.add(FIXED_MATCHES_SDPA, sdpa_ok, join(sdpa_parts))
     ctx.add(FIXED_GRADIENT_MATCHES, grad_ok, join(grad_parts))
+
+
+def _causal_function_checks(ctx: Context) -> None:
+    """`f(q, k, v)` that builds its own causal mask: compare with causal attention on q, k, v."""
+    given = dict(WITNESS, **(ctx.params.get("witness") or {}))
+    shape = (given["batch"], 2, given["tokens"], 8)
+    q, k, v = (randn(shape, ctx.seed + i, ctx.device, ctx.dtype) for i in range(3))
+    golden = naive_attention(q, k, v, causal=True)
+    plain = naive_attention(q, k, v, causal=True, compute_dtype=None)
+    sdpa = sdpa_reference(q.double(), k.double(), v.double(), causal=True)
+    before = attempt(lambda: first_tensor(ctx.original(q, k, v)))
+    if before.error is not None:
+        ctx.add(ORIGINAL_WRONG, False, f"original raises: {before.error}")
+    else:
+        cmp = flash_rule(before.value, golden, plain)
+        ctx.measure("witness_original_max_error", cmp.max_error)
+        ctx.add(ORIGINAL_WRONG, not cmp.passed, f"original on q/k/v {shape}: {cmp.describe()}")
+    after = attempt(lambda: first_tensor(ctx.fixed(q, k, v)))
+    if after.error is not None:
+        for name in (FIXED_MATCHES_NAIVE, FIXED_MATCHES_SDPA):
+            ctx.add(name, False, f"fixed raises: {after.error}")
+        return
+    naive_cmp, sdpa_cmp = flash_rule(after.value, golden, plain), flash_rule(after.value, sdpa, plain)
+    ctx.measure("witness_fixed_max_error", naive_cmp.max_error)
+    ctx.add(FIXED_MATCHES_NAIVE, naive_cmp.passed, f"q/k/v {shape}: {naive_cmp.describe()}")
+    ctx.add(FIXED_MATCHES_SDPA, sdpa_cmp.passed, f"q/k/v {shape}: {sdpa_cmp.describe()}")
