@@ -190,6 +190,8 @@ def _check(args) -> int:
 
 
 def _exit_code(args, results) -> int:
+    if any(r.internal_error for r in results):
+        return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     remaining = sum(len(r.diagnostics) for r in results)

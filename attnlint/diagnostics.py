@@ -64,6 +64,9 @@ SYNTAX_ERROR_CODE = "ATN001"
 SYNTAX_ERROR_NAME = "syntax-error"
 IO_ERROR_CODE = "ATN002"
 IO_ERROR_NAME = "io-error"
+# attnlint itself failed on this file (a bug to report); the other files are still checked.
+INTERNAL_ERROR_CODE = "ATN003"
+INTERNAL_ERROR_NAME = "internal-error"
 
 
 @dataclass
@@ -81,3 +84,5 @@ class FileResult:
     original_source: Optional[str] = None
     # Set when the file could not be read or parsed; the file is skipped and nothing is written.
     error: Optional[str] = None
+    # attnlint itself failed on the file (exit code 2, as ruff does for internal errors).
+    internal_error: bool = False

@@ -23,6 +23,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from attnlint.config import Settings
 from attnlint.diagnostics import (
+    INTERNAL_ERROR_CODE,
+    INTERNAL_ERROR_NAME,
     IO_ERROR_CODE,
     IO_ERROR_NAME,
     SYNTAX_ERROR_CODE,
@@ -81,7 +83,16 @@ def check_source(
     except (RecursionError, ValueError) as exc:
         result.error = f"cannot parse: {exc}"
         return result
-    result.diagnostics = _run_rules(module, path, rules, noqa, settings)
+    try:
+        result.diagnostics = _run_rules(module, path, rules, noqa, settings)
+    except (Exception, RecursionError) as exc:  # one file never takes the run down
+        start = Position(1, 0)
+        message = f"attnlint failed on this file ({type(exc).__name__}: {exc}); please report it"
+        result.error = message
+        result.internal_error = True
+        result.diagnostics = [
+            Diagnostic(INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, message, path, start, start, noqa_row=1)
+        ]
     return result
 
 
@@ -303,7 +314,10 @@ def read_source(path: Path) -> DecodedFile:
 
 
 def write_atomically(path: Path, decoded: DecodedFile, text: str) -> None:
-    """Write via a temp file in the same directory and `os.replace`: never half a file."""
+    """Write via a temp file in the same directory and `os.replace`: never half a file.
+
+    A symbolic link is followed: its target is rewritten and the link stays a link."""
+    path = path.resolve()
     data = text.encode(decoded.encoding)
     if decoded.bom:
         data = b"\xef\xbb\xbf" + data

@@ -23,7 +23,8 @@ _FILE_NOQA = re.compile(
     r"#\s*(?:attnlint|flake8)\s*:\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
     re.I,
 )
-_CODE = re.compile(r"[A-Z]+[0-9]+", re.I)
+# A code ends where letters or digits end: `ATN1O3` (a typo) is not `ATN1`.
+_CODE = re.compile(r"[A-Z]+[0-9]+(?![A-Z0-9])", re.I)
 
 # `None` in a codes slot means "every code".
 Codes = Optional[FrozenSet[str]]

@@ -15,6 +15,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import masks
+from attnlint.analysis.evaluator import block_statements
 from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
 from attnlint.analysis.names import collect_aliases, iter_statements
 from attnlint.analysis.values import SoftmaxSite
@@ -108,17 +109,32 @@ class _NameUses(cst.CSTVisitor):
         self.names.add(node.value)
 
 
-def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
+def _definitions(body):
+    """Functions and classes in a body, including those under `if`, `try`/`except`, `with`,
+    `else` and `match` (a `try: import ... except ImportError: def fallback()`), but not inside
+    other functions or classes (those are analysed by their owner)."""
     for stmt in body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            yield stmt
+        elif not isinstance(stmt, cst.SimpleStatementLine):
+            blocks = [getattr(stmt, "body", None), getattr(getattr(stmt, "orelse", None), "body", None),
+                      getattr(getattr(stmt, "finalbody", None), "body", None)]
+            if isinstance(getattr(stmt, "orelse", None), cst.If):
+                blocks.append(None)
+                yield from _definitions([stmt.orelse])
+            blocks += [h.body for h in getattr(stmt, "handlers", ())]
+            blocks += [c.body for c in getattr(stmt, "cases", ())]
+            for block in blocks:
+                if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                    yield from _definitions(block_statements(block))
+
+
+def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
+    for stmt in _definitions(body):
         if isinstance(stmt, cst.ClassDef):
             _analyze_class(stmt, analysis)
-        elif isinstance(stmt, cst.FunctionDef):
+        else:
             _analyze_function(stmt, analysis, cls)
-        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
-            # Definitions under `if TYPE_CHECKING`, `try: import ...` and the like.
-            inner = getattr(stmt, "body", None)
-            if inner is not None:
-                _walk(getattr(inner, "body", ()), analysis, cls)
 
 
 def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
@@ -128,12 +144,12 @@ def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
     )
     facts = ClassFacts(name=node.name.value, node=node, bases=bases)
     analysis.classes[facts.name] = facts
-    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
+    methods = [s for s in _definitions(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
     # __init__ first: what it builds is what the other methods use.
     methods.sort(key=lambda f: f.name.value != "__init__")
     for method in methods:
         _analyze_function(method, analysis, facts, record_attrs=method.name.value == "__init__")
-    _walk([s for s in node.body.body if isinstance(s, cst.ClassDef)], analysis, None)
+    _walk([s for s in _definitions(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None)
 
 
 def _analyze_function(
@@ -152,7 +168,7 @@ def _analyze_function(
     if header is not None and header.comment is not None:
         # `def forward(self, x):  # x: (batch, tokens, d)`
         evaluator.shape_comment(header.comment.value)
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    body = block_statements(node.body)
     evaluator.run(body)
     if any(masks.is_mask_param(name) for name in facts.params):
         # Only functions that take a mask need to know which names they use.
@@ -163,5 +179,4 @@ def _analyze_function(
         facts.used_names = uses.names | set(facts.params) if "locals" in uses.names else uses.names
     analysis.functions.append(facts)
     # Nested functions and classes are analysed on their own.
-    nested = [s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-    _walk(nested, analysis, cls)
+    _walk(body, analysis, cls)

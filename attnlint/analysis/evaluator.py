@@ -200,7 +200,7 @@ class FunctionEvaluator:
             if comment is not None:
                 self._trailing_shape_comment(stmt, comment.value)
         elif isinstance(stmt, cst.If):
-            self._branches([stmt.body.body, self._else_body(stmt.orelse)], test=stmt.test)
+            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=stmt.test)
         elif isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 self.eval(stmt.iter)
@@ -208,35 +208,44 @@ class FunctionEvaluator:
             else:
                 self.eval(stmt.test)
             before = dict(self.env)
-            self.run(stmt.body.body)
+            self.run(block_statements(stmt.body))
             self._merge([before, dict(self.env)])
             if stmt.orelse is not None:
-                self.run(stmt.orelse.body.body)
+                self.run(block_statements(stmt.orelse.body))
         elif isinstance(stmt, cst.With):
             for item in stmt.items:
                 value = self.eval(item.item)
                 if item.asname is not None:
                     self._bind(item.asname.name, value)
-            self.run(stmt.body.body)
-        elif isinstance(stmt, cst.Try):
-            bodies = [list(stmt.body.body)]
-            bodies += [list(h.body.body) for h in stmt.handlers]
+            self.run(block_statements(stmt.body))
+        elif isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            bodies = [block_statements(stmt.body)]
+            bodies += [block_statements(h.body) for h in stmt.handlers]
             self._branches(bodies)
             if stmt.orelse is not None:
-                self.run(stmt.orelse.body.body)
+                self.run(block_statements(stmt.orelse.body))
             if stmt.finalbody is not None:
-                self.run(stmt.finalbody.body.body)
+                self.run(block_statements(stmt.finalbody.body))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.env[stmt.name.value] = UNKNOWN  # analysed on its own
-        else:  # match statements and anything newer: evaluate nothing, forget what they touch
-            pass
+        elif isinstance(stmt, cst.Match):
+            self.eval(stmt.subject)
+            # Each case is a path; a case may also not match at all.
+            self._branches([block_statements(case.body) for case in stmt.cases] + [[]])
+        else:  # anything newer: forget every name the statement may bind
+            self._forget_bound_names(stmt)
 
     def _else_body(self, orelse) -> Sequence[cst.CSTNode]:
         if orelse is None:
             return []
         if isinstance(orelse, cst.If):
             return [orelse]
-        return list(orelse.body.body)
+        return block_statements(orelse.body)
+
+    def _forget_bound_names(self, stmt: cst.CSTNode) -> None:
+        for node in _walk_nodes(stmt):
+            if isinstance(node, cst.Name) and node.value in self.env:
+                self.env[node.value] = UNKNOWN
 
     def _branches(self, bodies: List[Sequence[cst.CSTNode]], test: Optional[cst.BaseExpression] = None) -> None:
         if test is not None:
@@ -483,6 +492,11 @@ class FunctionEvaluator:
 
     def _eval_Lambda(self, node) -> Value:
         return UNKNOWN
+
+    def _eval_NamedExpr(self, node: cst.NamedExpr) -> Value:
+        value = self.eval(node.value)
+        self._bind(node.target, value)
+        return value
 
     def _eval_Attribute(self, node: cst.Attribute) -> Value:
         attr = node.attr.value
@@ -1342,11 +1356,15 @@ class FunctionEvaluator:
             dim_arg = _arg(ctor, 0, "dim") if ctor is not None else None
         dim, known = self._dim_value(dim_arg.value if dim_arg is not None else None, value)
         given = dim_arg is not None and not (isinstance(dim_arg.value, cst.Name) and dim_arg.value.value == "None")
+        splatted = any(a.star for a in call.args) or (ctor is not None and any(a.star for a in ctor.args))
+        if dim_arg is None and splatted:
+            given, known = True, False  # `softmax(s, **kw)`: the dim may be in there
         if form == "module" and ctor is None:
             known = False
         site = SoftmaxSite(
             call=call,
             input=value,
+            input_node=input_node,
             dim=dim if given else None,
             dim_given=given,
             dim_known=known or not given,
@@ -1463,6 +1481,19 @@ def _mentions_size(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
         return True
     return any(_mentions_size(child) for child in node.children)
+
+
+def block_statements(block) -> List[cst.CSTNode]:
+    """The statements of a block; a one-line body (`if x: y = 1`) as one simple statement line."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=block.body)]
+    return list(block.body)
+
+
+def _walk_nodes(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk_nodes(child)
 
 
 def _escape(values: Sequence[Value]) -> None:

@@ -131,6 +131,7 @@ class SoftmaxSite:
 
     call: cst.Call
     input: "Value"
+    input_node: Optional[cst.BaseExpression]
     # The `dim` as written: an int (maybe negative), None when no dim was given.
     dim: Optional[int]
     dim_given: bool

@@ -8,6 +8,7 @@ import libcst as cst
 
 from attnlint.analysis.values import FillSite
 from attnlint.diagnostics import Applicability
+from attnlint.fixers import bare_code
 from attnlint.rules.base import NodeFix, Replacement
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
@@ -56,31 +57,43 @@ def invert_mask(module: cst.Module, mask_node: cst.BaseExpression, expects: str)
 
 
 def slice_buffer(module: cst.Module, buffer: cst.Attribute, rows: str, cols: str) -> NodeFix:
-    """`self.mask` -> `self.mask[..., :rows, :cols]`, keeping any leading dims.
+    """`self.mask` -> `self.mask[..., cols - rows:cols, :cols]`, keeping any leading dims.
 
+    The last `rows` rows of the first `cols` columns: the queries are the *latest* positions.
+    With as many queries as keys this is the top-left `[:T, :T]`; while decoding with a KV cache
+    (one query, T keys) it is the last row, which a top-left slice would get wrong.
     Safe: identical when the current length equals the size the buffer was built with; for
     shorter inputs the old code raised a shape error.
     """
-    new = cst.parse_expression(f"{module.code_for_node(buffer)}[..., :{rows}, :{cols}]")
+    new = cst.parse_expression(f"{module.code_for_node(buffer)}[..., {cols} - {rows}:{cols}, :{cols}]")
     return NodeFix("Slice the mask buffer to the current lengths", Applicability.SAFE,
                    (Replacement(buffer, new),))
 
 
-def zero_fully_masked_rows(module: cst.Module, softmax_call: cst.Call, fill: FillSite) -> Optional[NodeFix]:
-    """`softmax(s)` -> `softmax(s).masked_fill(m.all(dim=-1, keepdim=True), 0.0)`.
+def zero_fully_masked_rows(
+    module: cst.Module, softmax_call: cst.Call, scores: Optional[cst.BaseExpression], fill: FillSite, partial: bool
+) -> Optional[NodeFix]:
+    """`softmax(s)` -> `softmax(s).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)`.
 
-    Rows whose every key was filled with -inf become exactly 0 (as SDPA defines them) instead of
-    NaN, and because masked_fill's backward zeroes the gradient there, q and k gradients stay
-    finite. Not offered for additive -inf masks: there the NaN reaches q/k gradients through the
-    addition whatever happens after the softmax.
+    Rows whose every score is -inf become exactly 0 (as SDPA defines them) instead of NaN. The
+    test reads the scores themselves, so it covers every fill (two masks, a mask that is None on
+    some paths) at once. Because masked_fill's backward zeroes the gradient there and the -inf
+    fill's backward zeroes it again, q and k gradients stay finite. When the scores expression
+    cannot be repeated, the fill's own mask is tested (`m.all(...)`). Not offered for additive
+    -inf masks: there the NaN reaches q/k gradients through the addition whatever follows.
     """
-    if fill.additive or not is_repeatable(fill.mask_node):
+    if fill.additive:
         return None
-    masked = _atom(module, fill.mask_node)
-    if fill.keeps_where_true:
-        masked = f"(~{masked})"
+    if scores is not None and is_repeatable(scores):
+        rows = f"{_atom(module, scores)}.isneginf()"
+    elif is_repeatable(fill.mask_node) and not partial:
+        rows = _atom(module, fill.mask_node)
+        if fill.keeps_where_true:
+            rows = f"(~{rows})"
+    else:
+        return None
     new = cst.parse_expression(
-        f"{module.code_for_node(softmax_call)}.masked_fill({masked}.all(dim=-1, keepdim=True), 0.0)"
+        f"{bare_code(module, softmax_call)}.masked_fill({rows}.all(dim=-1, keepdim=True), 0.0)"
     )
     return NodeFix("Zero the weights of fully masked rows after the softmax", Applicability.UNSAFE,
                    (Replacement(softmax_call, new),))

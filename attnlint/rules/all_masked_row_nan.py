@@ -37,12 +37,13 @@ class AllMaskedRowNan(Rule):
     ## Use instead
     ```python
     scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-    weights = scores.softmax(dim=-1).masked_fill(key_padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0)
+    weights = scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
     ```
 
     ## Fix safety
     The fix is unsafe: rows that were NaN become 0 (all other rows are bit-identical). It zeroes
-    the rows after the softmax with `masked_fill`, which also keeps the q and k gradients finite.
+    the rows whose every score is -inf after the softmax with `masked_fill`, which covers every
+    fill at once and keeps the q and k gradients finite.
     `nan_to_num` after an *additive* `-inf` mask fixes the forward pass only (the gradients stay
     NaN), so for additive masks no fix is offered: use `masked_fill` or a finite fill instead.
     """
@@ -79,7 +80,7 @@ class AllMaskedRowNan(Rule):
                     fill.call,
                     f"-inf fill from {source} can mask every key of a row (an empty or left-padded "
                     "sequence); softmax then returns NaN for that row",
-                    fix=None if partial else zero_fully_masked_rows(ctx.module, site.call, fill),
+                    fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, fill, partial),
                 )
 
     VALID = [
@@ -431,10 +432,11 @@ class AllMaskedRowNan(Rule):
             padding_mask[1] = True
             scores = q @ k.transpose(-2, -1) / 4.0
             scores = scores.masked_fill(padding_mask[:, None, None, :], float("-inf"))
-            out = scores.softmax(-1).masked_fill(padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v
+            out = scores.softmax(-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
-        # The fill inside `if mask is not None:` (reported; no fix: the mask may be None).
+        # The fill inside `if mask is not None:`: the guard reads the scores, so it holds on
+        # both paths (with no mask there is no -inf and nothing is zeroed).
         Invalid(
             """
             import torch.nn.functional as F
@@ -443,6 +445,15 @@ class AllMaskedRowNan(Rule):
                 if key_padding_mask is not None:
                     scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
                 attn = F.softmax(scores, dim=-1)
+                return attn @ v
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            def attend(q, k, v, key_padding_mask=None):
+                scores = q @ k.transpose(-2, -1) * 0.1
+                if key_padding_mask is not None:
+                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
                 return attn @ v
             """,
         ),
@@ -460,7 +471,7 @@ class AllMaskedRowNan(Rule):
             def attention(q, k, v, key_padding_mask):
                 s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
                 s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                w = s.softmax(dim=-1).masked_fill(key_padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0)
+                w = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)
                 return w @ v
             """,
             line=4,
@@ -483,7 +494,7 @@ class AllMaskedRowNan(Rule):
             def attention(q, k, v, attention_mask):
                 scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
                 scores = scores.masked_fill(attention_mask == 0, -math.inf)
-                probs = torch.softmax(scores, dim=-1).masked_fill((attention_mask == 0).all(dim=-1, keepdim=True), 0.0)
+                probs = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
                 return torch.matmul(probs, v)
             """,
         ),
@@ -501,7 +512,7 @@ class AllMaskedRowNan(Rule):
             def forward(self, q, k, v, padding_mask):
                 s = q @ k.transpose(-2, -1) * self.scale
                 s.masked_fill_(padding_mask.unsqueeze(1), -torch.inf)
-                return torch.softmax(s, dim=-1).masked_fill(padding_mask.unsqueeze(1).all(dim=-1, keepdim=True), 0.0) @ v
+                return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # Padding mask combined with a causal mask (left padding + causal).
@@ -526,7 +537,7 @@ class AllMaskedRowNan(Rule):
                 keep = causal & attention_mask.bool()[:, None, None, :]
                 s = q @ k.transpose(-2, -1) * self.scale
                 s = s.masked_fill(~keep, -np.inf)
-                return s.softmax(-1).masked_fill((~keep).all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # Additive -inf mask: reported, no fix (the gradients would stay NaN).
@@ -557,7 +568,7 @@ class AllMaskedRowNan(Rule):
                 keep = torch.arange(T)[None, :] < lengths[:, None]
                 s = q @ k.transpose(-2, -1) * self.scale
                 s = torch.where(keep[:, None, None, :], s, float("-inf"))
-                return s.softmax(-1).masked_fill((~keep[:, None, None, :]).all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # nn.Module with einsum scores and a `key_padding_mask`.
@@ -595,7 +606,7 @@ class AllMaskedRowNan(Rule):
                     q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(2)
                     scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.d_head ** -0.5
                     scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                    attn = F.softmax(scores, dim=-1).masked_fill(key_padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0)
+                    attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
                     return torch.einsum("bhqk,bkhd->bqhd", attn, v).reshape(B, T, -1)
             """,
         ),
@@ -613,7 +624,7 @@ class AllMaskedRowNan(Rule):
             def attention(q, k, v, attention_mask):
                 scores = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
                 scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
-                return torch.matmul(scores.softmax(dim=-1).masked_fill((~attention_mask.bool()[:, None, None, :]).all(dim=-1, keepdim=True), 0.0), v)
+                return torch.matmul(scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0), v)
             """,
         ),
         # A padding mask from lengths (`>=`).
@@ -634,7 +645,7 @@ class AllMaskedRowNan(Rule):
                 pad = torch.arange(T, device=k.device)[None, :] >= lengths[:, None]
                 s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
                 s = s.masked_fill(pad[:, None, None, :], float("-inf"))
-                return s.softmax(-1).masked_fill(pad[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # `from math import inf`: `-inf`.
@@ -653,7 +664,7 @@ class AllMaskedRowNan(Rule):
             def attention(q, k, v, padding_mask):
                 s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
                 s = s.masked_fill(padding_mask[:, None, None, :], -inf)
-                return s.softmax(-1).masked_fill(padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # bmm attention in an encoder layer with `src_key_padding_mask`.
@@ -687,7 +698,7 @@ class AllMaskedRowNan(Rule):
                     q, k, v = self.q(x), self.k(x), self.v(x)
                     scores = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
                     scores = scores.masked_fill(src_key_padding_mask.unsqueeze(1), float("-inf"))
-                    attn = torch.softmax(scores, dim=-1).masked_fill(src_key_padding_mask.unsqueeze(1).all(dim=-1, keepdim=True), 0.0)
+                    attn = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
                     return torch.bmm(attn, v)
             """,
         ),
@@ -705,7 +716,7 @@ class AllMaskedRowNan(Rule):
             def attention(q, k, v, attention_mask):
                 s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
                 s = torch.where(attention_mask.bool()[:, None, None, :], s, -torch.inf)
-                return s.softmax(-1).masked_fill((~attention_mask.bool()[:, None, None, :]).all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # In-place fill with `-float("inf")` through an intermediate mask.
@@ -724,7 +735,7 @@ class AllMaskedRowNan(Rule):
                 m = key_padding_mask.unsqueeze(1).unsqueeze(2)
                 s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
                 s.masked_fill_(m, -float("inf"))
-                return s.softmax(-1).masked_fill(m.all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # Causal `|` padding: left padding can empty a row.
@@ -747,7 +758,7 @@ class AllMaskedRowNan(Rule):
                 masked = future | key_padding_mask[:, None, None, :]
                 s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
                 s = s.masked_fill(masked, float("-inf"))
-                return s.softmax(-1).masked_fill(masked.all(dim=-1, keepdim=True), 0.0) @ v
+                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # An nn.Softmax module after the fill.
@@ -774,7 +785,7 @@ class AllMaskedRowNan(Rule):
                 def forward(self, q, k, v, attention_mask):
                     s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
                     s = s.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
-                    return self.softmax(s).masked_fill((attention_mask[:, None, None, :] == 0).all(dim=-1, keepdim=True), 0.0) @ v
+                    return self.softmax(s).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
         # An additive -inf bias built from the padding mask: reported, no fix.
@@ -808,7 +819,7 @@ class AllMaskedRowNan(Rule):
                 s = np.sqrt(q.size(-1))
                 scores = torch.baddbmm(torch.zeros(q.size(0), q.size(1), k.size(1)), q, k.transpose(1, 2), alpha=1 / s)
                 scores = scores.masked_fill(attention_mask.unsqueeze(1) == 0, -np.inf)
-                return torch.bmm(torch.softmax(scores, -1).masked_fill((attention_mask.unsqueeze(1) == 0).all(dim=-1, keepdim=True), 0.0), v)
+                return torch.bmm(torch.softmax(scores, -1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0), v)
             """,
         ),
     ]

@@ -61,10 +61,11 @@ class BatchedTranspose(Rule):
             if not site.in_matmul or rank is None or rank < 3:
                 continue
             subject = ctx.code(site.node.value)
+            spelling = ".mT" if self.options["replacement"] == "mT" else ".transpose(-2, -1)"
             ctx.report(
                 site.node,
                 f"`{subject}.T` reverses all {rank} axes of a batched tensor; "
-                "use `.transpose(-2, -1)` to swap only the last two",
+                f"use `{spelling}` to swap only the last two",
                 fix=swap_last_two_axes(site.node, self.options["replacement"]),
             )
 

@@ -60,8 +60,9 @@ class CrossEntropyIgnoreIndex(Rule):
             if pad is None or site.ignore_index is None or float(pad) == float(site.ignore_index):
                 continue
             pad_node = targets.get_extra("padding_node")
-            # A named pad id stays a name; a literal becomes an int (ignore_index must be one).
-            named = pad_node is not None and not isinstance(pad_node, (cst.Integer, cst.Float, cst.UnaryOperation))
+            # A module-level pad id stays a name (it is in scope wherever the loss is built); a
+            # local or a literal becomes the int (ignore_index must be one).
+            named = isinstance(pad_node, cst.Name) and pad_node.value in ctx.analysis.constants
             pad_code = ctx.code(pad_node) if named else _number(pad)
             where = "the default ignore_index=-100" if site.ignore_index_node is None else f"ignore_index={site.ignore_index}"
             fix = None

@@ -561,7 +561,7 @@ def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:
     names = _axis_names(site.rank, layout)
     axis = next(iter(axes)) if len(axes) == 1 else None
     written = f"dim={site.dim}" if site.dim_given else "no dim"
-    if names is not None and axis is not None:
+    if names is not None and axis is not None and -len(names) <= axis < 0:
         shape = "(" + ", ".join(names) + ")"
         singular = {"queries": "query", "keys": "key", "heads": "head"}.get(names[axis], names[axis])
         what = f"normalises over the {singular} axis"

@@ -15,8 +15,7 @@ from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Val
 # parameter already in the API's own convention is passed on by the fix.
 _PASS_AS = {
     "sdpa": {"attn_mask": "attn_mask"},
-    "MultiheadAttention": {"key_padding_mask": "key_padding_mask", "padding_mask": "key_padding_mask",
-                           "attn_mask": "attn_mask"},
+    "MultiheadAttention": {"key_padding_mask": "key_padding_mask", "attn_mask": "attn_mask"},
     "TransformerEncoder": {"src_key_padding_mask": "src_key_padding_mask", "key_padding_mask": "src_key_padding_mask",
                            "mask": "mask"},
     "TransformerEncoderLayer": {"src_key_padding_mask": "src_key_padding_mask",
@@ -626,18 +625,6 @@ class UnmaskedPadding(Rule):
                 def forward(self, x, padding_mask=None):
                     h = self.norm(x)
                     h, _ = self.self_attn(h, h, h, need_weights=False)
-                    return x + h
-            """,
-            fixed="""
-            import torch.nn as nn
-            class EncoderBlock(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    self.norm = nn.LayerNorm(d_model)
-                    self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-                def forward(self, x, padding_mask=None):
-                    h = self.norm(x)
-                    h, _ = self.self_attn(h, h, h, need_weights=False, key_padding_mask=padding_mask)
                     return x + h
             """,
         ),

@@ -34,13 +34,16 @@ class UnslicedCausalMask(Rule):
 
     ## Use instead
     ```python
-    attn_scores.masked_fill_(self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)].bool(), -torch.inf)
+    T = attn_scores.size(-1)
+    attn_scores.masked_fill_(self.mask[..., :T, :T].bool(), -torch.inf)
     ```
 
     ## Fix safety
     The fix is safe: when the input is `context_length` long the slice is the whole buffer, so
-    the output is bit-identical; shorter inputs used to raise. The slice keeps leading dims
-    (`...`), so `(1, 1, T, T)` buffers work too.
+    the output is bit-identical; shorter inputs used to raise. The fix slices the *last* rows
+    (`[..., K - Q:K, :K]` for Q queries and K keys), which is `[:T, :T]` when Q = K and stays right
+    while decoding with a KV cache (one query against T keys). `...` keeps leading dims, so
+    `(1, 1, T, T)` buffers work too.
     """
 
     code = "ATN204"
@@ -565,7 +568,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len, dtype=torch.bool), 1))
                 def forward(self, scores):
-                    return torch.masked_fill(scores, self.mask[..., :scores.size(-2), :scores.size(-1)], float("-inf"))
+                    return torch.masked_fill(scores, self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], float("-inf"))
             """,
         ),
         # nn.Transformer.generate_square_subsequent_mask as a fixed-size buffer (no fix for nn.Transformer* masks).
@@ -602,7 +605,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer(tensor=torch.tril(torch.ones(n, n, dtype=torch.bool)), name="causal_mask")
                 def forward(self, s):
-                    return s.masked_fill(~self.causal_mask[..., :s.size(-2), :s.size(-1)], float("-inf"))
+                    return s.masked_fill(~self.causal_mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], float("-inf"))
             """,
         ),
         # An additive -inf causal buffer added whole.
@@ -628,7 +631,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.full((block_size, block_size), float("-inf")), diagonal=1))
                 def forward(self, q, k):
                     att = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                    att = att + self.mask[..., :att.size(-2), :att.size(-1)]
+                    att = att + self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)]
                     return att.softmax(-1)
             """,
         ),
@@ -676,7 +679,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", mask.bool())
                 def forward(self, x):
                     attn_scores = self.W_q(x) @ self.W_k(x).transpose(1, 2)
-                    attn_scores.masked_fill_(self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)].bool(), -torch.inf)
+                    attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)].bool(), -torch.inf)
                     return attn_scores
             """,
             line=10,
@@ -704,7 +707,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
                                                 .view(1, 1, config.block_size, config.block_size))
                 def forward(self, att):
-                    return att.masked_fill(self.bias[..., :att.size(-2), :att.size(-1)] == 0, float("-inf"))
+                    return att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, float("-inf"))
             """,
         ),
         # torch.where with a bool buffer.
@@ -727,7 +730,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)))
                 def forward(self, scores):
-                    return torch.where(self.causal[..., :scores.size(-2), :scores.size(-1)], scores, float("-inf"))
+                    return torch.where(self.causal[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], scores, float("-inf"))
             """,
         ),
         # SDPA attn_mask from a buffer.
@@ -752,7 +755,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.tril(torch.ones(context_length, context_length)).bool())
                 def forward(self, q, k, v):
-                    return F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[..., :q.size(-2), :k.size(-2)])
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[..., k.size(-2) - q.size(-2):k.size(-2), :k.size(-2)])
             """,
         ),
         # Additive use of a float causal buffer.
@@ -778,7 +781,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
                 def forward(self, q, k):
                     s = q @ k.transpose(-2, -1) * self.scale
-                    s = s.masked_fill(self.mask[..., :s.size(-2), :s.size(-1)], float("-inf"))
+                    s = s.masked_fill(self.mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], float("-inf"))
                     return s.softmax(-1)
             """,
         ),
@@ -832,7 +835,7 @@ class UnslicedCausalMask(Rule):
                     q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
                     v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
                     att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-                    att = att.masked_fill(self.bias[..., :att.size(-2), :att.size(-1)] == 0, float("-inf"))
+                    att = att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, float("-inf"))
                     att = F.softmax(att, dim=-1)
                     y = att @ v
                     y = y.transpose(1, 2).contiguous().view(B, T, C)
@@ -868,7 +871,7 @@ class UnslicedCausalMask(Rule):
                     )
                 def forward(self, q, k, v):
                     scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                    scores = scores.masked_fill(self.mask[..., :scores.size(-2), :scores.size(-1)], float("-inf"))
+                    scores = scores.masked_fill(self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], float("-inf"))
                     return scores.softmax(dim=-1) @ v
             """,
             line=11,
@@ -897,7 +900,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer(name="mask", tensor=torch.triu(torch.ones(context_length, context_length), diagonal=1))
                 def forward(self, q, k):
                     scores = q @ k.transpose(-2, -1)
-                    scores.masked_fill_(self.mask[..., :scores.size(-2), :scores.size(-1)].bool(), -torch.inf)
+                    scores.masked_fill_(self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)].bool(), -torch.inf)
                     return scores
             """,
             line=9,
@@ -942,7 +945,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len)).bool())
                 def _apply_mask(self, scores):
-                    return scores.masked_fill(~self.causal[..., :scores.size(-2), :scores.size(-1)], float("-inf"))
+                    return scores.masked_fill(~self.causal[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], float("-inf"))
                 def forward(self, q, k):
                     return self._apply_mask(q @ k.transpose(-2, -1)).softmax(-1)
             """,
@@ -972,7 +975,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("bias", torch.full((block_size, block_size), float("-inf")).triu(1))
                 def forward(self, q, k):
                     logits = q @ k.transpose(-2, -1)
-                    logits = logits + self.bias[..., :logits.size(-2), :logits.size(-1)]
+                    logits = logits + self.bias[..., logits.size(-1) - logits.size(-2):logits.size(-1), :logits.size(-1)]
                     return logits.softmax(-1)
             """,
             line=9,
@@ -1011,7 +1014,7 @@ class UnslicedCausalMask(Rule):
                     queries = self.W_query(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
                     keys = self.W_key(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
                     attn_scores = queries @ keys.transpose(2, 3)
-                    attn_scores.masked_fill_(self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)].bool(), -torch.inf)
+                    attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)].bool(), -torch.inf)
                     return attn_scores
             """,
             line=14,
@@ -1041,7 +1044,7 @@ class UnslicedCausalMask(Rule):
                     mask = torch.full((max_seq_len, max_seq_len), float("-inf"))
                     self.register_buffer("attn_bias", torch.triu(mask, diagonal=1), persistent=False)
                 def forward(self, q, k, v):
-                    return F.scaled_dot_product_attention(q, k, v, self.attn_bias[..., :q.size(-2), :k.size(-2)])
+                    return F.scaled_dot_product_attention(q, k, v, self.attn_bias[..., k.size(-2) - q.size(-2):k.size(-2), :k.size(-2)])
             """,
             line=10,
             column=55,
@@ -1086,7 +1089,7 @@ class UnslicedCausalMask(Rule):
                     k = self.key(x)
                     q = self.query(x)
                     wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
-                    wei = wei.masked_fill(self.tril[..., :wei.size(-2), :wei.size(-1)] == 0, float('-inf'))
+                    wei = wei.masked_fill(self.tril[..., wei.size(-1) - wei.size(-2):wei.size(-1), :wei.size(-1)] == 0, float('-inf'))
                     wei = F.softmax(wei, dim=-1)
                     return wei @ self.value(x)
             """,
@@ -1135,7 +1138,7 @@ class UnslicedCausalMask(Rule):
                     n = config.max_position_embeddings
                     self.register_buffer("causal_mask", torch.tril(torch.ones(n, n, dtype=torch.bool)).view(1, 1, n, n), persistent=False)
                 def forward(self, attn_weights):
-                    attn_weights = torch.where(self.causal_mask[..., :attn_weights.size(-2), :attn_weights.size(-1)], attn_weights, float("-inf"))
+                    attn_weights = torch.where(self.causal_mask[..., attn_weights.size(-1) - attn_weights.size(-2):attn_weights.size(-1), :attn_weights.size(-1)], attn_weights, float("-inf"))
                     return attn_weights.softmax(-1)
             """,
             line=9,
@@ -1166,10 +1169,10 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
                 def forward(self, q, k):
                     s = q @ k.transpose(-2, -1)
-                    return s.masked_fill(self.mask[..., :s.size(-2), :s.size(-1)], float("-inf")).softmax(-1)
+                    return s.masked_fill(self.mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], float("-inf")).softmax(-1)
                 def scores(self, q, k):
                     s = q @ k.transpose(-2, -1)
-                    return s.masked_fill(self.mask[..., :s.size(-2), :s.size(-1)], -1e9)
+                    return s.masked_fill(self.mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], -1e9)
             """,
             line=9,
             column=29,
@@ -1197,7 +1200,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.full((seq_len, seq_len), -1e9), diagonal=1))
                 def forward(self, q, k, v):
                     att = torch.matmul(q, k.transpose(-2, -1))
-                    att = att + self.mask[..., :att.size(-2), :att.size(-1)]
+                    att = att + self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)]
                     return torch.softmax(att, dim=-1) @ v
             """,
             line=9,
@@ -1223,7 +1226,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1))
                 def forward(self, att):
-                    return att.masked_fill(self.mask[..., :att.size(-2), :att.size(-1)].to(att.device).bool(), float("-inf"))
+                    return att.masked_fill(self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)].to(att.device).bool(), float("-inf"))
             """,
             line=8,
             column=31,
@@ -1264,7 +1267,7 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)).unsqueeze(0).unsqueeze(0))
                 def forward(self, scores):
-                    return scores.masked_fill(self.mask[..., :scores.size(-2), :scores.size(-1)] == 0, -1e4)
+                    return scores.masked_fill(self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)] == 0, -1e4)
             """,
             line=8,
             column=34,
@@ -1291,7 +1294,7 @@ class UnslicedCausalMask(Rule):
                     self.block_size = block_size
                     self.register_buffer("mask", torch.triu(torch.ones(self.block_size, self.block_size), diagonal=1).bool())
                 def forward(self, att):
-                    return att.masked_fill(self.mask[..., :att.size(-2), :att.size(-1)], float("-inf"))
+                    return att.masked_fill(self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)], float("-inf"))
             """,
             line=9,
             column=31,
@@ -1321,7 +1324,7 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("causal", torch.tril(torch.ones(n, n, dtype=torch.bool)))
                 def forward(self, q, k):
                     att = q @ k.transpose(-2, -1)
-                    att = torch.where(self.causal[..., :att.size(-2), :att.size(-1)], att, torch.tensor(float("-inf")))
+                    att = torch.where(self.causal[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)], att, torch.tensor(float("-inf")))
                     return att.softmax(-1)
             """,
             line=10,

@@ -92,16 +92,17 @@ EXPECTED_FIX = {
     ("ATN202", "EncoderBlock"): "attn_out, _ = self.attn(x, x, x, key_padding_mask=key_padding_mask)",
     ("ATN202", "SdpaSelfAttention"): "y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)",
     ("ATN203", "PaddedSelfAttention"):
-        "attn = F.softmax(scores, dim=-1).masked_fill("
-        "key_padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0)",
+        "attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)",
     ("ATN203", "CausalPaddedAttention"):
-        "weights = torch.softmax(scores, dim=-1).masked_fill(masked.all(dim=-1, keepdim=True), 0.0)",
+        "weights = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)",
     ("ATN203", "padded_attention"):
-        "return s.softmax(dim=-1).masked_fill(key_padding_mask[:, None, None, :].all(dim=-1, keepdim=True), 0.0) @ v",
+        "return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v",
     ("ATN204", "CausalAttention"):
-        "attn_scores.masked_fill_(self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)].bool(), -torch.inf)",
+        "attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), "
+        ":attn_scores.size(-1)].bool(), -torch.inf)",
     ("ATN204", "CausalSelfAttention"):
-        'att = att.masked_fill(self.bias[..., :att.size(-2), :att.size(-1)] == 0, float("-inf"))',
+        'att = att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, '
+        'float("-inf"))',
     ("ATN205", "CausalSdpaAttention"): "y = F.scaled_dot_product_attention(q, k, v, attn_mask=~future)",
     ("ATN205", "PaddedEncoder"):
         "return self.mha(x, x, x, key_padding_mask=~(attention_mask == 1), need_weights=False)[0]",
@@ -338,7 +339,7 @@ def test_atn204_short_inputs_crash_only_the_original(entry):
 
 def test_atn204_slice_to_t_minus_one_is_rejected():
     fixed = linter_fixed("ATN204")
-    wrong = replace_once(fixed, "self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)]",
+    wrong = replace_once(fixed, "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
                          "self.mask[..., :attn_scores.size(-2) - 1, :attn_scores.size(-1) - 1]")
     params = CASES[("ATN204", "CausalAttention")]
     (report,) = verify("ATN204", SOURCE, wrong, entry="CausalAttention", params=params, **FLOAT32)
@@ -352,7 +353,7 @@ def test_atn204_wrong_block_passes_at_full_length_and_is_caught_below_it():
     # shorter inputs run but mask the wrong keys -- the first context_length - T rows see no key
     # at all, so they are NaN. Only the T < context_length witness catches it.
     fixed = linter_fixed("ATN204")
-    wrong = replace_once(fixed, "self.mask[..., :attn_scores.size(-2), :attn_scores.size(-1)]",
+    wrong = replace_once(fixed, "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
                          "self.mask[..., :attn_scores.size(-2), -attn_scores.size(-1):]")
     params = CASES[("ATN204", "CausalAttention")]
     (report,) = verify("ATN204", SOURCE, wrong, entry="CausalAttention", params=params, **FLOAT32)
