@@ -299,7 +299,7 @@ def test_process_pool_matches_serial(tmp_path, monkeypatch, capsys, extra):
         _tree(root)
         monkeypatch.chdir(root)
         code, out, err = run(capsys, "check", "--jobs", jobs, "--output-format", "json", *extra, ".")
-        contents = {p.name: p.read_text(encoding="utf-8") for p in sorted(root.iterdir())}
+        contents = {p.name: p.read_text(encoding="utf-8") for p in sorted(root.iterdir()) if p.is_file()}
         outputs[jobs] = (code, json.loads(out), err, contents)
     assert outputs["1"] == outputs["2"]
     code, data, _, _ = outputs["2"]
