@@ -265,7 +265,12 @@ def _print_diff(results) -> int:
         )
     if changed:
         print(f"\nWould fix {changed} error{'s' if changed != 1 else ''}.", file=sys.stderr)
-    return EXIT_FINDINGS if changed else EXIT_CLEAN
+    failed = [r for r in results if r.error]
+    for result in failed:  # a file that could not be read or parsed has no diff, but it is not fine
+        print(f"attnlint: error: {result.path}: {result.error}", file=sys.stderr)
+    if any(r.internal_error for r in results):
+        return EXIT_ERROR
+    return EXIT_FINDINGS if changed or failed else EXIT_CLEAN
 
 
 def _add_noqa(results, files) -> int:

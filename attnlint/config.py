@@ -214,7 +214,9 @@ def settings_from_table(table: Dict[str, Any], root: Path, config_path: Optional
                 raise ConfigError(f"{where}: `{key}` must be true or false")
             setattr(settings, key.replace("-", "_"), value)
         elif key in _TABLE_KEYS:
-            if not isinstance(value, dict):
+            if not isinstance(value, dict) or not all(
+                isinstance(v, list) and all(isinstance(c, str) for c in v) for v in value.values()
+            ):
                 raise ConfigError(f"{where}: `{key}` must be a table of glob = [codes]")
             settings.per_file_ignores = {str(k): list(v) for k, v in value.items()}
         elif key in by_name or key in by_code:
@@ -237,10 +239,16 @@ def settings_from_table(table: Dict[str, Any], root: Path, config_path: Optional
         else:
             raise ConfigError(f"{where}: unknown key `{key}`")
     all_codes = [r.code for r in registry.all_rules()]
-    # Validate selectors now, so a typo is a config error rather than a silent no-op.
-    for selectors in (settings.select, settings.ignore, settings.extend_select):
+    # Validate every code now, so a typo is a config error rather than a silent no-op.
+    code_lists = [settings.select, settings.ignore, settings.extend_select, settings.fixable,
+                  settings.unfixable, settings.extend_safe_fixes, settings.extend_unsafe_fixes,
+                  *settings.per_file_ignores.values()]
+    for selectors in code_lists:
         for sel in selectors:
-            _expand(sel, all_codes)
+            try:
+                _expand(sel, all_codes)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from exc
     return settings
 
 

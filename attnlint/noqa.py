@@ -17,14 +17,12 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from attnlint.sourcetext import split_lines, split_lines_keepends
 
-# flake8's own pattern (case-insensitive, optional space after the colon).
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_FILE_NOQA = re.compile(
-    r"#\s*(?:attnlint|flake8)\s*:\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
-    re.I,
-)
-# A code ends where letters or digits end: `ATN1O3` (a typo) is not `ATN1`.
-_CODE = re.compile(r"[A-Z]+[0-9]+(?![A-Z0-9])", re.I)
+# `# noqa`, then optionally `:` and what follows on the comment (codes, then a reason).
+_NOQA = re.compile(r"#\s*noqa(?P<colon>:[\s]?(?P<codes>[^#]*))?", re.I)
+_FILE_NOQA = re.compile(r"#\s*(?:attnlint|flake8)\s*:\s*noqa(?P<colon>:[\s]?(?P<codes>[^#]*))?", re.I)
+# A code (`ATN101`, `atn1`: any case with digits) or an upper-case prefix (`ATN`); anything else
+# (a lower-case word) starts the reason.
+_CODE = re.compile(r"[A-Za-z]+[0-9]+|[A-Z]+")
 
 # `None` in a codes slot means "every code".
 Codes = Optional[FrozenSet[str]]
@@ -50,10 +48,24 @@ def _matches(code: str, codes: Iterable[str]) -> bool:
     return any(code.startswith(c) for c in codes)
 
 
-def _parse_codes(text: Optional[str]) -> Codes:
-    if not text:
+def _parse_codes(match: "re.Match[str]") -> Codes:
+    """None (every code) for a bare noqa; else the codes listed after the colon, up to the first
+    word that is not a code (the reason). A malformed list (`ATN1O3`) silences nothing."""
+    if match.group("colon") is None:
         return None
-    return frozenset(c.upper() for c in _CODE.findall(text))
+    codes = []
+    for token in re.split(r"[,\s]+", (match.group("codes") or "").strip()):
+        if not _CODE.fullmatch(token):
+            break
+        codes.append(token.upper())
+    return frozenset(codes)
+
+
+def _reason(match: "re.Match[str]", n_codes: int) -> str:
+    """The words after the codes of a `# noqa: CODES reason`, with their leading space."""
+    words = re.split(r"([,\s]+)", (match.group("codes") or "").strip())
+    rest = "".join(words[2 * n_codes:]).lstrip(", ")
+    return f" {rest}" if rest else ""
 
 
 def _comments(source: str) -> Iterable[Tuple[int, str]]:
@@ -77,7 +89,7 @@ def parse_noqa(source: str) -> NoqaMap:
         file_match = _FILE_NOQA.search(comment)
         if file_match:
             # flake8 ignores a file-level noqa that lists codes; we take the codes, as ruff does.
-            codes = _parse_codes(file_match.group("codes"))
+            codes = _parse_codes(file_match)
             if codes is None:
                 result.file_exempt = True
             else:
@@ -85,7 +97,7 @@ def parse_noqa(source: str) -> NoqaMap:
             continue
         match = _NOQA.search(comment)
         if match:
-            codes = _parse_codes(match.group("codes"))
+            codes = _parse_codes(match)
             previous = result.by_line.get(line, frozenset())
             if codes is None or previous is None:
                 result.by_line[line] = None
@@ -136,11 +148,13 @@ def add_noqa(source: str, rows_codes: Dict[int, List[str]]) -> str:
         comment = comment_at.get(row)
         if comment is not None:
             match = _NOQA.search(comment.string)
-            if match and match.group("codes") is None:
+            if match and match.group("colon") is None:
                 continue  # a bare noqa already covers everything
             if match:
-                merged = sorted((_parse_codes(match.group("codes")) or frozenset()) | codes)
-                new_comment = comment.string[: match.start()] + "# noqa: " + ", ".join(merged) + comment.string[match.end():]
+                existing = _parse_codes(match) or frozenset()
+                merged = sorted(existing | codes)
+                reason = _reason(match, len(existing))
+                new_comment = comment.string[: match.start()] + "# noqa: " + ", ".join(merged) + reason
             else:
                 new_comment = comment.string + "  # noqa: " + ", ".join(sorted(codes))
             body = body[: comment.start[1]] + new_comment + body[comment.end[1]:]

@@ -465,3 +465,19 @@ def test_stdin_filename_force_excluded(project, capsys, monkeypatch):
     code, out, _ = check(capsys, "-", "--stdin-filename", "gen/x.py", "--force-exclude", "--fix")
     assert code == 0
     assert out == T103  # returned untouched
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ('[tool.attnlint]\nunfixable = ["ATN1O1"]\n', "unknown rule selector `ATN1O1`"),
+        ('[tool.attnlint]\nextend-safe-fixes = ["XYZ"]\n', "unknown rule selector `XYZ`"),
+        ('[tool.attnlint.per-file-ignores]\n"*.py" = "ATN"\n', "must be a table of glob = [codes]"),
+        ('[tool.attnlint.per-file-ignores]\n"*.py" = ["ATN9"]\n', "unknown rule selector `ATN9`"),
+    ],
+)
+def test_every_code_in_the_config_is_validated(project, capsys, body, message):
+    project(body)
+    code, out, err = check(capsys)
+    assert code == 2
+    assert message in err

@@ -57,7 +57,7 @@ def test_syntax_error_is_atn001_and_other_files_are_checked(cwd, capsys):
     code, out, err = run(capsys, "check", "--output-format", "concise", ".")
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith("a_broken.py:2:")  # LibCST places the error on line 2
+    assert lines[0].startswith("a_broken.py:1:14:")  # where CPython places it: the unclosed `(`
     assert ": ATN001 SyntaxError: " in lines[0]
     assert lines[0].endswith("; the file was not checked")
     assert lines[1].startswith("b.py:3:18: ATN103 [*] ")
@@ -370,3 +370,31 @@ def test_unreadable_file_summary_does_not_claim_success(cwd, capsys):
     assert code == 1
     assert "All checks passed!" not in out
     assert "Found 1 error." in out
+
+
+def test_syntax_error_reported_even_without_trigger_words(cwd, capsys):
+    # Nothing in the file could interest a rule, so LibCST never parses it; a syntax error is
+    # still reported (found by CPython's parser, which is much cheaper).
+    (cwd / "plain.py").write_text("def f(:\n    return 1\n", encoding="utf-8")
+    code, out, _ = run(capsys, "check", "--output-format", "concise", "--no-cache", ".")
+    assert code == 1
+    assert out.splitlines()[0].startswith("plain.py:1:7: ATN001 SyntaxError: invalid syntax")
+
+
+def test_fix_through_a_symlink_rewrites_the_target(cwd, capsys):
+    target = cwd / "real.py"
+    target.write_text(T103, encoding="utf-8")
+    link = cwd / "link.py"
+    link.symlink_to(target)
+    code, out, _ = run(capsys, "check", "--fix", "--no-cache", "link.py")
+    assert code == 0
+    assert link.is_symlink()
+    assert target.read_text(encoding="utf-8") == T103_FIXED
+
+
+def test_diff_reports_unparsable_files(cwd, capsys):
+    (cwd / "a_broken.py").write_text(BROKEN, encoding="utf-8")
+    code, out, err = run(capsys, "check", "--diff", "a_broken.py")
+    assert code == 1
+    assert out == ""
+    assert "a_broken.py: SyntaxError" in err

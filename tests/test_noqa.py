@@ -221,3 +221,11 @@ def test_add_noqa_does_not_touch_string_literals():
     new = add_noqa(source, {3: ["ATN103"]})
     assert '"# noqa: ATN101"' in new
     assert codes(new) == []
+
+
+def test_a_mistyped_code_does_not_silence_a_whole_family():
+    from attnlint.noqa import parse_noqa
+
+    noqa = parse_noqa("x = 1  # noqa: ATN1O3\n")
+    assert not noqa.line_silences(1, "ATN103")
+    assert parse_noqa("x = 1  # noqa: ATN1\n").line_silences(1, "ATN103")

@@ -53,7 +53,7 @@ class AllMaskedRowNan(Rule):
     summary = "a -inf mask that can empty a whole row makes softmax return NaN"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    triggers = ("inf",)
+    triggers = (r"\binf\b",)
 
     def check(self, ctx: RuleContext) -> None:
         reported = set()

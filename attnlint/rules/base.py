@@ -126,7 +126,7 @@ class Rule:
     summary: ClassVar[str]
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     fix_applicability: ClassVar[Optional[Applicability]] = None
-    # A file that contains none of these substrings cannot hold a finding; it is not parsed.
+    # Regular expressions: a file in which none matches cannot hold a finding; it is not parsed.
     triggers: ClassVar[Tuple[str, ...]] = ()
     # Per-rule options and their defaults; `[tool.attnlint.<rule-name>]` overrides them.
     default_options: ClassVar[Dict[str, Any]] = {}

@@ -51,7 +51,7 @@ class BatchedTranspose(Rule):
     summary = "`.T` on a batched tensor reverses every axis, not just the last two"
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.SAFE
-    triggers = (".T",)
+    triggers = (r"\.T\b",)
     default_options = {"replacement": "transpose"}
     option_choices = {"replacement": ("transpose", "mT")}
 
