@@ -42,7 +42,7 @@ from attnlint.diagnostics import (
 from attnlint.noqa import NoqaMap, parse_noqa
 from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
-from attnlint.rules.base import Insertion, NodeFix, Replacement, Rule, RuleContext
+from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
 
 # Fixes can enable other fixes (or overlap one another); re-check and re-apply up to this often.
 MAX_FIX_PASSES = 10
@@ -205,11 +205,6 @@ def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optio
                     module.code_for_node(change.new),
                 )
             )
-        elif isinstance(change, Insertion):
-            span = positions[change.anchor]
-            at = span.end if change.after else span.start
-            pos = Position(at.line, at.column)
-            edits.append(Edit(pos, pos, change.text))
         else:  # pragma: no cover - programming error in a rule
             raise TypeError(f"unknown change {change!r}")
     edits.sort(key=lambda e: (e.start, e.end))

@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from attnlint.sourcetext import split_lines, split_lines_keepends
 
-# `# noqa`, then optionally `:` and what follows on the comment (codes, then a reason).
+# A noqa comment, then optionally a colon and what follows on the comment (codes, then a reason).
 _NOQA = re.compile(r"#\s*noqa(?P<colon>:[\s]?(?P<codes>[^#]*))?", re.I)
 _FILE_NOQA = re.compile(r"#\s*(?:attnlint|flake8)\s*:\s*noqa(?P<colon>:[\s]?(?P<codes>[^#]*))?", re.I)
 # A code (`ATN101`, `atn1`: any case with digits) or an upper-case prefix (`ATN`); anything else

@@ -73,11 +73,11 @@ class ModuleAnalysis:
 
     @property
     def softmax_sites(self) -> List[SoftmaxSite]:
-        return [site for f in self.functions for site in f.softmax_sites]
+        return self.sites("softmax_sites")
 
     @property
     def dot_t_sites(self) -> List[DotTSite]:
-        return [site for f in self.functions for site in f.dot_t_sites]
+        return self.sites("dot_t_sites")
 
 
 def analyze_module(module: cst.Module) -> ModuleAnalysis:

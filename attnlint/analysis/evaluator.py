@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from attnlint.analysis import masks, shapes
+from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.names import canonical, qualify, role_from_name
 from attnlint.analysis.values import (
     ATTEND,
@@ -132,16 +133,6 @@ def _is_simple(node: Optional[cst.CSTNode]) -> bool:
     if isinstance(node, cst.Attribute):
         return _is_simple(node.value)
     return False
-
-
-def _arg(call: cst.Call, position: int, keyword: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if position < len(positional):
-        return positional[position]
-    return None
 
 
 class FunctionEvaluator:

@@ -10,7 +10,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from attnlint.analysis.names import canonical, qualify, words
+from attnlint.analysis.names import canonical, qualify
 from attnlint.analysis.values import ATTEND, MASKED, MaskFacts
 
 # Parameter names and what they mean in the ecosystem that uses them.
@@ -40,10 +40,6 @@ def from_param(name: str) -> Optional[MaskFacts]:
 
 def is_mask_param(name: str) -> bool:
     return name in _PARAM_MASKS or name in _GENERIC_MASK_NAMES
-
-
-def is_padding_name(name: str) -> bool:
-    return "pad" in words(name) or "padding" in name.lower()
 
 
 def invert(mask: MaskFacts) -> MaskFacts:

@@ -17,7 +17,6 @@ _QUERY_WORDS = {"q", "query", "queries", "xq", "wq", "qs", "qry", "quer"}
 _KEY_WORDS = {"k", "key", "keys", "xk", "wk", "ks"}
 _VALUE_WORDS = {"v", "value", "values", "xv", "wv", "vs", "val", "vals"}
 _QKV_WORDS = {"qkv", "wqkv", "in_proj", "c_attn", "to_qkv", "query_key_value"}
-_MASK_WORDS = {"mask", "masks", "bias"}
 
 _SPLIT = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
 
@@ -51,10 +50,6 @@ def role_from_name(name: str) -> Optional[str]:
     if len(parts) > 1 and any(p in {"top", "num", "n", "idx", "index", "size", "dim", "len"} for p in parts):
         return None
     return role
-
-
-def is_mask_name(name: str) -> bool:
-    return any(w in _MASK_WORDS for w in words(name))
 
 
 # ------------------------------------------------------------------------------------------
@@ -138,10 +133,6 @@ def _dotted(node: cst.BaseExpression) -> Optional[str]:
         left = _dotted(node.value)
         return None if left is None else f"{left}.{node.attr.value}"
     return None
-
-
-def dotted_name(node: cst.BaseExpression) -> Optional[str]:
-    return _dotted(node)
 
 
 def qualify(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:

@@ -80,21 +80,12 @@ class Replacement:
 
 
 @dataclass(frozen=True)
-class Insertion:
-    """Insert text before the start of ``anchor`` (a node) or after its end."""
-
-    anchor: cst.CSTNode
-    text: str
-    after: bool = True
-
-
-@dataclass(frozen=True)
 class NodeFix:
     """A fix in terms of nodes; the engine turns it into text edits using positions."""
 
     message: str
     applicability: Applicability
-    changes: Tuple[Any, ...]  # Replacement | Insertion
+    changes: Tuple[Replacement, ...]
 
 
 @dataclass

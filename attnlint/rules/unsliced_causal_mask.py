@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from attnlint.analysis.calls import positional
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.masking import is_repeatable, slice_buffer
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -67,7 +68,7 @@ class UnslicedCausalMask(Rule):
         for use in (site for f in checked for site in f.mask_uses):
             rows = cols = None
             if use.api == "sdpa":
-                q, k = (_positional(use.call, 0), _positional(use.call, 1))
+                q, k = (positional(use.call, 0), positional(use.call, 1))
                 if q is not None and k is not None and is_repeatable(q) and is_repeatable(k):
                     rows, cols = f"{ctx.code(q)}.size(-2)", f"{ctx.code(k)}.size(-2)"
             self._check_mask(ctx, use.mask, use.mask_node, rows, cols, seen)
@@ -1331,11 +1332,6 @@ class UnslicedCausalMask(Rule):
             column=26,
         ),
     ]
-
-
-def _positional(call: cst.Call, index: int) -> Optional[cst.BaseExpression]:
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if index < len(positional) else None
 
 
 def _find_buffer(node: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
