@@ -18,7 +18,7 @@ from attnlint.analysis import masks
 from attnlint.analysis.evaluator import block_statements
 from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
 from attnlint.analysis.names import collect_aliases, iter_statements
-from attnlint.analysis.values import SoftmaxSite
+from attnlint.analysis.values import SoftmaxSite, Value
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts"]
 
@@ -35,6 +35,31 @@ class ModuleAnalysis:
     def sites(self, kind: str) -> list:
         """Every site of one kind (`fill_sites`, `mask_uses`, ...) over all functions."""
         return [site for f in self.functions for site in getattr(f, kind)]
+
+    def function_of(self, site) -> Optional[FunctionFacts]:
+        for function in self.functions:
+            if any(s is site for s in function.softmax_sites):
+                return function
+        return None
+
+    def arguments_for(self, function: FunctionFacts, param: str) -> List[Value]:
+        """What callers in this file pass for `param` of `function` (a method: through `self.`)."""
+        if function.node is None or not isinstance(function.node, cst.FunctionDef):
+            return []
+        names = [p.name.value for p in function.node.params.params]
+        method = function.class_name is not None
+        if method and names and names[0] in ("self", "cls"):
+            names = names[1:]
+        position = names.index(param) if param in names else 99
+        found = []
+        for caller in self.functions:
+            for call in caller.calls:
+                if call.callee != function.name or call.method != method:
+                    continue
+                value = call.argument(position, param)
+                if value is not None:
+                    found.append(value)
+        return found
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
         for function in self.functions:

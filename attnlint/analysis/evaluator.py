@@ -64,6 +64,26 @@ class DotTSite:
     in_matmul: bool = False
 
 
+@dataclass
+class CallSite:
+    """A call to a function (or `self.` method) that may be defined in this file."""
+
+    callee: str
+    method: bool
+    call: cst.Call
+    values: Tuple[Value, ...]
+
+    def argument(self, position: int, name: str) -> Optional[Value]:
+        """The value passed for parameter `name` at `position` (self not counted)."""
+        arg = _arg(self.call, position, name)
+        if arg is None:
+            return None
+        for a, value in zip(self.call.args, self.values):
+            if a is arg:
+                return value
+        return None
+
+
 # Signatures of PyTorch layers that containers call with masks.
 _TORCH_LAYER_SIGNATURES = (
     ("src", "src_mask", "src_key_padding_mask"),
@@ -89,6 +109,7 @@ class FunctionFacts:
     used_names: set = field(default_factory=set)
     # An `assert` on a tensor's size or shape: the code pins lengths itself.
     length_checked: bool = False
+    calls: List["CallSite"] = field(default_factory=list)
 
     def masks_into_attention(self) -> set:
         """The mask parameters that reach a fill or an attention API's mask argument here."""
@@ -732,12 +753,14 @@ class FunctionEvaluator:
             feature_dim = (query_node, feature_axis)
         elif _is_simple(key_node) and key.feature_last is not False:
             feature_dim = (key_node, feature_axis)
+        params = tuple(p for p in (query.get_extra("param"), key.get_extra("param")) if p)
         return ScoreFacts(
             product=product,
             layout=layout,
             key_axis=key_axis,
             scaled=any_true(query.scaled, key.scaled),
             feature_dim=feature_dim,
+            operand_params=params,
         )
 
     def einsum(self, call: cst.Call, equation: str, operands: List[Value], operand_nodes) -> Value:
@@ -804,8 +827,9 @@ class FunctionEvaluator:
     def _args(self, node: cst.Call) -> List[Value]:
         return [self.eval(a.value) for a in node.args]
 
-    def _user_function(self, node: cst.Call, name: str) -> Value:
+    def _user_function(self, node: cst.Call, name: str, method: bool = False) -> Value:
         values = self._args(node)
+        self.facts.calls.append(CallSite(callee=name, method=method, call=node, values=tuple(values)))
         lowered = name.lower()
         if any(w in lowered for w in _ROTARY_WORDS):
             # Rotary embeddings rotate feature pairs: shape, role and scale status are kept.
@@ -851,7 +875,9 @@ class FunctionEvaluator:
             return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
                          scaled=False, node=node)
         if module is None and values and any(w in lowered for w in _ROTARY_WORDS):
-            return self._user_function(node, attr)
+            return self._user_function(node, attr, method=True)
+        if module is None:
+            self.facts.calls.append(CallSite(callee=attr, method=True, call=node, values=tuple(values)))
         _escape(values)
         return Value(kind="unknown", node=node)
 

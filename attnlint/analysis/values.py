@@ -38,6 +38,8 @@ class ScoreFacts:
     # An expression whose shape gives the contracted (per-head) dimension, and its axis, e.g.
     # (`keys`, -1); None when no operand is simple enough to name in a fix.
     feature_dim: Optional[Tuple[cst.BaseExpression, int]] = None
+    # Parameters of the enclosing function the operands come from (their callers may scale them).
+    operand_params: Tuple[str, ...] = ()
 
 
 # Mask conventions.

@@ -62,6 +62,8 @@ class MissingAttentionScale(Rule):
             scores = site.input.scores
             if scores is None or scores.scaled is not False or id(scores.product) in seen:
                 continue
+            if self._scaled_by_callers(ctx, site, scores):
+                continue
             seen.add(id(scores.product))
             ctx.report(
                 scores.product,
@@ -69,6 +71,18 @@ class MissingAttentionScale(Rule):
                 "1/sqrt(d_k) scale; the softmax saturates as the head dimension grows",
                 fix=scale_scores(ctx.module, scores.product, scores.feature_dim),
             )
+
+    @staticmethod
+    def _scaled_by_callers(ctx: RuleContext, site, scores) -> bool:
+        """q or k is a parameter and some caller in this file passes a scaled (or unknown) value:
+        the helper computes attention on inputs someone else scales."""
+        function = ctx.analysis.function_of(site)
+        if function is None:
+            return False
+        for param in scores.operand_params:
+            if any(v.scaled is not False for v in ctx.analysis.arguments_for(function, param)):
+                return True
+        return False
 
     VALID = [
         # T5-style: the scale is folded into the projection's initialisation.
