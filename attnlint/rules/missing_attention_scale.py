@@ -85,6 +85,38 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # GPT-Neo style: q/k come through helpers we do not follow (`_split_heads`): unknown, silent.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def _attn(self, query, key, value):
+                    attn_weights = torch.matmul(query, key.transpose(-1, -2))
+                    attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                    return torch.matmul(attn_weights, value)
+                def forward(self, hidden_states):
+                    query = self._split_heads(self.q_proj(hidden_states))
+                    key = self._split_heads(self.k_proj(hidden_states))
+                    value = self._split_heads(self.v_proj(hidden_states))
+                    return self._attn(query, key, value)
+            """
+        ),
+        # A helper whose caller scales q first.
+        Valid(
+            """
+            import torch
+
+
+            def _attend(q, k, v):
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+
+            def forward(q, k, v):
+                q = q * q.shape[-1] ** -0.5
+                return _attend(q, k, v)
+            """
+        ),
         # T5-style: the scale is folded into the projection's initialisation.
         Valid(
             """
@@ -267,6 +299,29 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # A helper whose callers pass plain projections.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def _attn(self, query, key, value):
+                    scores = torch.matmul(query, key.transpose(-1, -2))
+                    return torch.softmax(scores, dim=-1) @ value
+                def forward(self, x):
+                    return self._attn(self.q_proj(x), self.k_proj(x), self.v_proj(x))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def _attn(self, query, key, value):
+                    scores = torch.matmul(query, key.transpose(-1, -2)) * query.shape[-1] ** -0.5
+                    return torch.softmax(scores, dim=-1) @ value
+                def forward(self, x):
+                    return self._attn(self.q_proj(x), self.k_proj(x), self.v_proj(x))
+            """,
+        ),
         # q, k, v indexed out of a fused qkv tensor.
         Invalid(
             """
