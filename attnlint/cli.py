@@ -184,6 +184,8 @@ def _check(args) -> int:
         raise ConfigError(str(exc)) from exc
     _emit(report, args.output_file)
     for result in results:
+        for warning in result.fix_warnings:
+            print(f"attnlint: warning: {result.path}: {warning}", file=sys.stderr)
         if result.error and not result.diagnostics:
             print(f"attnlint: error: {result.path}: {result.error}", file=sys.stderr)
     return _exit_code(args, results)

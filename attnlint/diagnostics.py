@@ -86,3 +86,5 @@ class FileResult:
     error: Optional[str] = None
     # attnlint itself failed on the file (exit code 2, as ruff does for internal errors).
     internal_error: bool = False
+    # Fixes that could not be applied (they would not parse, or kept changing): shown on stderr.
+    fix_warnings: list = field(default_factory=list)

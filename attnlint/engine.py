@@ -266,6 +266,7 @@ def fix_source(
         settings = with_overrides(settings, unsafe_fixes=unsafe)
     original = source
     fixed: Dict[str, int] = {}
+    warnings: List[str] = []
     result = check_source(source, path, settings)
     for _ in range(MAX_FIX_PASSES):
         if result.error:
@@ -275,21 +276,46 @@ def fix_source(
         ]
         if not applicable:
             break
-        new_source, applied = apply_fixes(source, applicable)
+        new_source, applied = _apply_parsable(source, applicable, warnings)
         if not applied or new_source == source:
-            break
-        try:
-            cst.parse_module(new_source)
-        except Exception:  # a fix that breaks the file is dropped whole
             break
         source = new_source
         for d in applied:
             fixed[d.code] = fixed.get(d.code, 0) + 1
         result = check_source(source, path, settings)
+    else:
+        warnings.append(f"fixes did not settle after {MAX_FIX_PASSES} passes; some remain (please report)")
+    result.fix_warnings = warnings
     result.fixed = fixed
     result.original_source = original
     result.fixed_source = source
     return result
+
+
+def _apply_parsable(
+    source: str, applicable: Sequence[Diagnostic], warnings: List[str]
+) -> Tuple[str, List[Diagnostic]]:
+    """Apply the fixes together; if the result does not parse, find the ones that do alone."""
+    new_source, applied = apply_fixes(source, applicable)
+    if _parses(new_source):
+        return new_source, applied
+    kept: List[Diagnostic] = []
+    for diag in applied:
+        candidate, _ = apply_fixes(source, kept + [diag])
+        if _parses(candidate):
+            kept.append(diag)
+        else:
+            warnings.append(f"{diag.code} fix at {diag.start.line}:{diag.start.column + 1} would not parse; "
+                            "it was not applied (please report)")
+    return apply_fixes(source, kept) if kept else (source, [])
+
+
+def _parses(source: str) -> bool:
+    try:
+        cst.parse_module(source)
+    except Exception:
+        return False
+    return True
 
 
 def apply_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> Tuple[str, List[Diagnostic]]:

@@ -398,3 +398,26 @@ def test_diff_reports_unparsable_files(cwd, capsys):
     assert code == 1
     assert out == ""
     assert "a_broken.py: SyntaxError" in err
+
+
+def test_a_fix_that_would_not_parse_is_skipped_and_the_others_applied(monkeypatch):
+    import libcst as cst
+
+    from attnlint.config import Settings
+    from attnlint.diagnostics import Applicability
+    from attnlint.engine import fix_source
+    from attnlint.fixers.transpose import swap_last_two_axes
+    from attnlint.rules import batched_transpose
+    from attnlint.rules.base import NodeFix, Replacement
+
+    def broken_for_q(node, spelling="transpose"):
+        if isinstance(node.value, cst.Name) and node.value.value == "q":
+            return NodeFix("broken", Applicability.SAFE, (Replacement(node, cst.Name("q_T((")),))
+        return swap_last_two_axes(node, spelling)
+
+    monkeypatch.setattr(batched_transpose, "swap_last_two_axes", broken_for_q)
+    source = "def f(q, k):\n    b, n, d = k.shape\n    b, n, d = q.shape\n    return (q.T @ k, q @ k.T)\n"
+    result = fix_source(source, "x.py", Settings(select=["ATN103"]))
+    assert result.fixed_source == source.replace("q @ k.T", "q @ k.transpose(-2, -1)")
+    assert result.fixed == {"ATN103": 1}
+    assert any("would not parse" in w for w in result.fix_warnings)
