@@ -412,7 +412,8 @@ def test_a_fix_that_would_not_parse_is_skipped_and_the_others_applied(monkeypatc
 
     def broken_for_q(node, spelling="transpose"):
         if isinstance(node.value, cst.Name) and node.value.value == "q":
-            return NodeFix("broken", Applicability.SAFE, (Replacement(node, cst.Name("q_T((")),))
+            # A keyword where an expression belongs: valid as a node, not as Python.
+            return NodeFix("broken", Applicability.SAFE, (Replacement(node, cst.Name("lambda")),))
         return swap_last_two_axes(node, spelling)
 
     monkeypatch.setattr(batched_transpose, "swap_last_two_axes", broken_for_q)
