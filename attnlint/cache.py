@@ -46,10 +46,32 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+@lru_cache(maxsize=1)
+def libcst_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("libcst")
+    except Exception:  # pragma: no cover - metadata missing in odd installs
+        return "unknown"
+
+
+_CACHES: dict = {}
+
+
+def result_cache(settings: Settings) -> "ResultCache":
+    """One cache object per process and configuration (not one per file)."""
+    key = (str(settings.root), settings_fingerprint(settings))
+    if key not in _CACHES:
+        _CACHES[key] = ResultCache(settings.root, settings)
+    return _CACHES[key]
+
+
 class ResultCache:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.directory = root / CACHE_DIR
-        self.salt = f"{code_fingerprint()}\0{settings_fingerprint(settings)}"
+        self.salt = f"{code_fingerprint()}\0{libcst_version()}\0{settings_fingerprint(settings)}"
+        self._marked = False  # the cache directory's .gitignore has been written
 
     def _key(self, display: str, data: bytes) -> str:
         digest = hashlib.sha256(self.salt.encode())
@@ -58,7 +80,8 @@ class ResultCache:
         return digest.hexdigest()
 
     def get(self, display: str, data: bytes) -> Optional[FileResult]:
-        path = self.directory / self._key(display, data)[:2] / self._key(display, data)
+        key = self._key(display, data)
+        path = self.directory / key[:2] / key
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             return FileResult(path=display, diagnostics=[_diagnostic(d) for d in record["diagnostics"]],
@@ -73,7 +96,9 @@ class ResultCache:
         target = self.directory / key[:2] / key
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
+            if not self._marked:
+                (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
+                self._marked = True
             payload = json.dumps({"encoding": encoding, "diagnostics": [asdict(d) for d in result.diagnostics]})
             fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

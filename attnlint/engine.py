@@ -357,8 +357,8 @@ class DecodedFile:
     bom: bool
 
 
-def read_source(path: Path) -> DecodedFile:
-    raw = path.read_bytes()
+def read_source(path: Path, raw: Optional[bytes] = None) -> DecodedFile:
+    raw = path.read_bytes() if raw is None else raw
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     bom = encoding == "utf-8-sig"
     text = raw.decode(encoding)
@@ -407,20 +407,21 @@ class Job:
 def process_file(job: Job, settings: Settings) -> FileResult:
     path = Path(job.path)
     cache = None
+    data: Optional[bytes] = None
     if job.use_cache and not job.fix:
-        from attnlint.cache import ResultCache
+        from attnlint.cache import result_cache
 
-        cache = ResultCache(settings.root, settings)
+        cache = result_cache(settings)
         try:
             data = path.read_bytes()
         except OSError:
-            data = None
+            data = None  # reported below, uncached
         if data is not None:
             hit = cache.get(job.display, data)
             if hit is not None:
                 return hit
     try:
-        decoded = read_source(path)
+        decoded = read_source(path, data)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         start = Position(1, 0)
         message = f"cannot read the file: {exc}"
