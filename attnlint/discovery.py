@@ -58,30 +58,37 @@ def _walk(root: Path, settings: Settings) -> Iterable[Path]:
 
 
 def _git_ignored(files: Sequence[Path]) -> Set[Path]:
-    """Files git ignores, asked of git itself (so every .gitignore rule is honoured exactly)."""
-    by_top = {}
+    """Files git ignores, asked of git itself (so every .gitignore rule is honoured exactly):
+    one `rev-parse` per repository found and one `check-ignore` per repository."""
+    by_top: dict = {}
+    tops: List[Path] = []
+    outside: Set[Path] = set()  # directories known not to be in a repository
     for f in files:
-        by_top.setdefault(f.resolve().parent, []).append(f.resolve())
-    ignored: Set[Path] = set()
-    tops = {}
-    for parent, members in by_top.items():
-        top = tops.get(parent)
-        if top is None:
+        resolved = f.resolve()
+        parent = resolved.parent
+        top = next((t for t in tops if t == parent or t in parent.parents), None)
+        if top is None and parent not in outside:
             try:
                 out = subprocess.run(
                     ["git", "-C", str(parent), "rev-parse", "--show-toplevel"],
                     capture_output=True, text=True, timeout=10,
                 )
             except (OSError, subprocess.SubprocessError):
-                return ignored  # no git: nothing is ignored
-            if out.returncode != 0:
-                continue
-            top = tops[parent] = out.stdout.strip()
+                return set()  # no git: nothing is ignored
+            if out.returncode == 0:
+                top = Path(out.stdout.strip()).resolve()
+                tops.append(top)
+            else:
+                outside.add(parent)
+        if top is not None:
+            by_top.setdefault(top, []).append(resolved)
+    ignored: Set[Path] = set()
+    for top, members in by_top.items():
         try:
             out = subprocess.run(
-                ["git", "-C", top, "check-ignore", "--no-index", "--stdin", "-z"],
+                ["git", "-C", str(top), "check-ignore", "--no-index", "--stdin", "-z"],
                 input="\0".join(str(m) for m in members) + "\0",
-                capture_output=True, text=True, timeout=30,
+                capture_output=True, text=True, timeout=60,
             )
         except (OSError, subprocess.SubprocessError):
             continue
