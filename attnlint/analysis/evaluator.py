@@ -886,7 +886,7 @@ class FunctionEvaluator:
         if kind == "Softmax":
             return self._softmax(node, node.args[0].value if node.args else None, module.ctor, form="module")
         values = self._args(node)
-        if kind in _MASK_APIS:
+        if kind in masks.MASK_ARGUMENTS:
             return self._attention_module_call(node, kind, values, module)
         if kind == "CrossEntropyLoss" and len(values) >= 2:
             self._loss_site(node, values[1], node.args[1].value, module.ctor)
@@ -1221,7 +1221,7 @@ class FunctionEvaluator:
 
     def _attention_module_call(self, node: cst.Call, kind: str, values: List[Value], module: Value) -> Value:
         """nn.MultiheadAttention / nn.Transformer*: masks use True = masked."""
-        positions = _MASK_APIS[kind]
+        positions = masks.MASK_ARGUMENTS[kind]
         passed = []
         for keyword, position in positions.items():
             arg = _arg(node, position, keyword)
@@ -1438,18 +1438,6 @@ def _dtype_of(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str
     return None
 
 
-# Attention modules that take masks, and the positional index of each mask argument.
-_MASK_APIS = {
-    "MultiheadAttention": {"key_padding_mask": 3, "attn_mask": 5},
-    "TransformerEncoder": {"mask": 1, "src_key_padding_mask": 2},
-    "TransformerEncoderLayer": {"src_mask": 1, "src_key_padding_mask": 2},
-    "TransformerDecoderLayer": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
-                                "memory_key_padding_mask": 5},
-    "TransformerDecoder": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
-                           "memory_key_padding_mask": 5},
-    "Transformer": {"src_mask": 2, "tgt_mask": 3, "memory_mask": 4, "src_key_padding_mask": 5,
-                    "tgt_key_padding_mask": 6, "memory_key_padding_mask": 7},
-}
 
 
 # Facts about the data (not the layout) that survive a reshape.

@@ -30,6 +30,35 @@ _PARAM_MASKS = {
 _GENERIC_MASK_NAMES = {"mask", "attn_mask", "src_mask", "tgt_mask", "causal_mask", "memory_mask"}
 
 
+# PyTorch's attention APIs and the positional index of each of their mask arguments (all read
+# True = masked, except SDPA's `attn_mask`: True = may attend).
+MASK_ARGUMENTS = {
+    "sdpa": {"attn_mask": 3},
+    "MultiheadAttention": {"key_padding_mask": 3, "attn_mask": 5},
+    "TransformerEncoder": {"mask": 1, "src_key_padding_mask": 2},
+    "TransformerEncoderLayer": {"src_mask": 1, "src_key_padding_mask": 2},
+    "TransformerDecoderLayer": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
+                                "memory_key_padding_mask": 5},
+    "TransformerDecoder": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
+                           "memory_key_padding_mask": 5},
+    "Transformer": {"src_mask": 2, "tgt_mask": 3, "memory_mask": 4, "src_key_padding_mask": 5,
+                    "tgt_key_padding_mask": 6, "memory_key_padding_mask": 7},
+}
+
+# The same mask under another keyword of a PyTorch API (same convention, other spelling).
+_ALIASES = {"key_padding_mask": "src_key_padding_mask"}
+
+
+def keyword_for(api: str, param: str) -> Optional[str]:
+    """The keyword under which a mask parameter named `param` goes to `api`, when its name says
+    it already is in that API's convention (`key_padding_mask` for nn.MultiheadAttention)."""
+    keywords = MASK_ARGUMENTS.get(api, {})
+    if param in keywords:
+        return param
+    alias = _ALIASES.get(param)
+    return alias if alias in keywords else None
+
+
 def from_param(name: str) -> Optional[MaskFacts]:
     if name in _PARAM_MASKS:
         return replace(_PARAM_MASKS[name], param=name)

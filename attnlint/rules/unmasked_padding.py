@@ -11,16 +11,6 @@ from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
-# For each attention API: which of our parameter names it takes, under which keyword. Only a
-# parameter already in the API's own convention is passed on by the fix.
-_PASS_AS = {
-    "sdpa": {"attn_mask": "attn_mask"},
-    "MultiheadAttention": {"key_padding_mask": "key_padding_mask", "attn_mask": "attn_mask"},
-    "TransformerEncoder": {"src_key_padding_mask": "src_key_padding_mask", "key_padding_mask": "src_key_padding_mask",
-                           "mask": "mask"},
-    "TransformerEncoderLayer": {"src_key_padding_mask": "src_key_padding_mask",
-                                "key_padding_mask": "src_key_padding_mask", "src_mask": "src_mask"},
-}
 
 
 class UnmaskedPadding(Rule):
@@ -120,7 +110,7 @@ class UnmaskedPadding(Rule):
         if call.api == "submodule":
             forward = ctx.analysis.forward_of(call.callee_class)
             return name if forward is not None and name in forward.masks_into_attention() else None
-        return _PASS_AS.get(call.api, {}).get(name)
+        return masks.keyword_for(call.api, name)
 
     VALID = [
         # Parameters handed on through locals().
