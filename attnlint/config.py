@@ -109,18 +109,18 @@ class Settings:
 
     # --- files ----------------------------------------------------------------------------
     def is_excluded(self, path: Path, walk_root: Optional[Path] = None) -> bool:
-        """Matched against the path relative to the project root; for a path outside the
-        project (a site-packages tree), relative to the directory being walked, so that the
-        `venv` in `/work/venv/lib/...` does not exclude everything under it."""
+        """Is `path` excluded? Name patterns (`venv`, `*_pb2.py`) match the path's components
+        below the directory being walked, so a directory named on the command line is checked
+        even inside a `venv` (`attnlint check .venv/lib/.../torch`); path patterns
+        (`src/generated/`) match the path relative to the project root."""
         rel = _relative_posix(str(path), self.root)
-        if rel.startswith("../") and walk_root is not None:
-            rel = _relative_posix(str(path), walk_root)
-        parts = PurePosixPath(rel).parts
+        below = _relative_posix(str(path), walk_root) if walk_root is not None else rel
+        parts = [p for p in PurePosixPath(below).parts if p not in (".", "..")]
         for pattern in list(self.exclude) + list(self.extend_exclude):
             pattern = pattern.rstrip("/")
-            if any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+            if "/" not in pattern and any(fnmatch.fnmatchcase(part, pattern) for part in parts):
                 return True
-            if _glob_match(rel, pattern):
+            if not rel.startswith("../") and "/" in pattern and _glob_match(rel, pattern):
                 return True
         return False
 

@@ -82,7 +82,7 @@ def check_source(
         # Nothing can fire: only a syntax error is worth reporting, and `ast` finds it ~100x
         # faster than LibCST.
         error = _compile_error(source)
-        if error is not None:
+        if error is not None and not _parses(source):  # LibCST knows grammar newer than this Python
             result.error = f"SyntaxError: {error.msg} at {error.lineno}:{error.offset}"
             result.diagnostics.append(_syntax_error(path, error.msg, error.lineno, error.offset))
         return result
