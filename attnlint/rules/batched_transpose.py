@@ -70,6 +70,60 @@ class BatchedTranspose(Rule):
             )
 
     VALID = [
+        # Indexing one batch element first.
+        Valid(
+            """
+            import torch
+            def f(k, q):
+                b, h, n, d = k.shape
+                return q[0, 0] @ k[0, 0].T
+            """
+        ),
+        # numpy-style `.T` on a parameter matrix in __init__ code.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    w = torch.randn(d, d)
+                    self.w = nn.Parameter(w @ w.T)
+            """
+        ),
+        # A 2-D view of a batched tensor.
+        Valid(
+            """
+            import torch
+            def f(x):
+                b, n, d = x.shape
+                flat = x.reshape(b * n, d)
+                return flat @ flat.T
+            """
+        ),
+        # A 2-D weight from nn.Linear, transposed.
+        Valid(
+            """
+            import torch.nn as nn
+            class Tied(nn.Module):
+                def __init__(self, d, vocab):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, d)
+                def forward(self, h):
+                    b, n, d = h.shape
+                    return h @ self.emb.weight.T
+            """
+        ),
+        # `.T` on the 2-D result of a reduction.
+        Valid(
+            """
+            import torch
+            def f(x):
+                b, n, d = x.shape
+                pooled = x.mean(dim=1)
+                return pooled @ pooled.T
+            """
+        ),
         # A shape comment describes one binding, not every later one.
         Valid(
             """
@@ -155,6 +209,85 @@ class BatchedTranspose(Rule):
     ]
 
     INVALID = [
+        # Unsqueezed 2-D keys.
+        Invalid(
+            """
+            def f(q, k2d):
+                n, d = k2d.shape
+                k = k2d.unsqueeze(0).expand(4, n, d)
+                return q @ k.T
+            """,
+            fixed="""
+            def f(q, k2d):
+                n, d = k2d.shape
+                k = k2d.unsqueeze(0).expand(4, n, d)
+                return q @ k.transpose(-2, -1)
+            """,
+        ),
+        # Inside torch.matmul with a method-call receiver.
+        Invalid(
+            """
+            import torch
+            def f(q, k):
+                b, n, d = k.shape
+                return torch.matmul(q, k.float().T)
+            """,
+            fixed="""
+            import torch
+            def f(q, k):
+                b, n, d = k.shape
+                return torch.matmul(q, k.float().transpose(-2, -1))
+            """,
+        ),
+        # A 3-D constructor in a script.
+        Invalid(
+            """
+            import torch
+            keys = torch.rand(4, 5, 8)
+            queries = torch.rand(4, 5, 8)
+            scores = queries @ keys.T
+            """,
+            fixed="""
+            import torch
+            keys = torch.rand(4, 5, 8)
+            queries = torch.rand(4, 5, 8)
+            scores = queries @ keys.transpose(-2, -1)
+            """,
+        ),
+        # `.T` after a permute that keeps the rank.
+        Invalid(
+            """
+            def f(x):
+                b, n, d = x.shape
+                k = x.permute(0, 2, 1)
+                return x @ k.T
+            """,
+            fixed="""
+            def f(x):
+                b, n, d = x.shape
+                k = x.permute(0, 2, 1)
+                return x @ k.transpose(-2, -1)
+            """,
+        ),
+        # einsum-free batched matmul with a view into heads.
+        Invalid(
+            """
+            import torch
+            def f(x, n_heads):
+                B, T, C = x.shape
+                k = x.view(B, T, n_heads, C // n_heads)
+                q = x.view(B, T, n_heads, C // n_heads)
+                return q @ k.T
+            """,
+            fixed="""
+            import torch
+            def f(x, n_heads):
+                B, T, C = x.shape
+                k = x.view(B, T, n_heads, C // n_heads)
+                q = x.view(B, T, n_heads, C // n_heads)
+                return q @ k.transpose(-2, -1)
+            """,
+        ),
         # bmm takes 3-D operands: `K.T` there is batched.
         Invalid(
             """
