@@ -1,5 +1,8 @@
 """Shared machinery for recipes whose bug sits between the scores and the softmax (ATN101, ATN102).
 
+ATN103 (batched_transpose) reuses the reference, the driver (:func:`run_trials`) and the fixed-code
+checks (:func:`check_fixed`) with its own witnesses and checks, single-head with no output projection.
+
 Both bugs are *silent*: the buggy module runs, returns the right shape, and trains. So the evidence is
 numeric, per device and dtype (CPU: float64, float32; CUDA: float32 with TF32 off, fp16, bf16):
 
@@ -45,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -131,6 +135,11 @@ class Spec:
             f"heads={self.heads} ({self.heads_from}), head_dim={self.head_dim}, out={out}, "
             f"causal={self.causal}"
         )
+
+    @property
+    def d_key(self) -> int:
+        """The per-head key width (``head_dim``), under the name the single-head ATN103 recipe uses."""
+        return self.head_dim
 
 
 def _normalise(name: str) -> str:
@@ -293,26 +302,40 @@ def references(module: nn.Module, x: torch.Tensor, spec: Spec) -> References:
 class Outcome:
     output: Optional[torch.Tensor]
     error: Optional[BaseException]
+    warning_messages: Tuple[str, ...] = ()  # only with run_module(..., record_warnings=True)
 
     def describe_error(self) -> str:
         assert self.error is not None
         text = str(self.error).strip()
         return f"{type(self.error).__name__}: {text.splitlines()[0][:160] if text else ''}"
 
+    def warned(self, text: str) -> bool:
+        """Whether a recorded warning's message contains ``text``."""
+        return any(text in message for message in self.warning_messages)
+
 
 def _first_tensor(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) and out else out
 
 
-def run_module(module: nn.Module, x: torch.Tensor) -> Outcome:
-    with torch.no_grad():
+def run_module(module: nn.Module, x: torch.Tensor, record_warnings: bool = False) -> Outcome:
+    """Run ``module(x)`` without grad; with ``record_warnings``, every warning it raises is recorded
+    (and not shown) in ``Outcome.warning_messages``."""
+    recorder = warnings.catch_warnings(record=True) if record_warnings else contextlib.nullcontext()
+    with recorder as caught, torch.no_grad():
+        if record_warnings:
+            warnings.simplefilter("always")
         try:
             out = _first_tensor(module(x))
         except Exception as exc:  # noqa: BLE001 - a crash is evidence, not a harness error
-            return Outcome(None, exc)
+            return Outcome(None, exc, _messages(caught))
     if not isinstance(out, torch.Tensor):
         return Outcome(None, TypeError(f"forward returned {type(out).__name__}, not a tensor"))
-    return Outcome(out, None)
+    return Outcome(out, None, _messages(caught))
+
+
+def _messages(caught: Optional[Sequence[warnings.WarningMessage]]) -> Tuple[str, ...]:
+    return tuple(str(w.message) for w in caught or ())
 
 
 def gradient_comparison(
@@ -351,7 +374,7 @@ def witness_shapes(spec: Spec, params: Mapping[str, Any]) -> Dict[str, Tuple[int
 
 
 # ---------------------------------------------------------------------------------------------
-# The recipe driver
+# The recipe driver (also used by ATN103's batched_transpose recipe, with its own checks)
 # ---------------------------------------------------------------------------------------------
 # Rule-specific checks: (original, fixed, inputs, outputs-so-far, spec, measurements) -> checks.
 ExtraChecks = Callable[
@@ -360,16 +383,43 @@ ExtraChecks = Callable[
 ]
 
 
-def run_recipe(
-    request: Mapping[str, Any], rule_code: str, extra_checks: Optional[ExtraChecks] = None
-) -> List[Dict[str, Any]]:
-    """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype."""
+class SetupError(Exception):
+    """The sources could not be loaded, built or understood; ``str()`` is the ``build_modules`` detail."""
+
+
+@dataclass
+class Trial:
+    """One (device, dtype) run of a recipe: both modules there, the spec, and the report being filled."""
+
+    original: nn.Module
+    fixed: nn.Module
+    spec: Spec
+    params: Mapping[str, Any]
+    seed: int
+    device: str
+    dtype: torch.dtype
+    checks: List[List[Any]]
+    measurements: Dict[str, float]
+
+
+def make_report(
+    rule_code: str, device: str, dtype: str, checks: List[List[Any]], measurements: Dict[str, float]
+) -> Dict[str, Any]:
+    return {"rule_code": rule_code, "device": device, "dtype": dtype, "checks": checks, "measurements": measurements}
+
+
+def build_modules(
+    request: Mapping[str, Any],
+    params: Mapping[str, Any],
+    seed: int,
+    build: Callable[[nn.Module, Mapping[str, Any]], Spec] = build_spec,
+    locate_stage: str = "locate the projections and heads",
+) -> Tuple[nn.Module, nn.Module, Spec]:
+    """Load both sources, build both modules from one seed (weights loaded strictly), and the spec.
+
+    Raises :class:`SetupError` saying which stage failed.
+    """
     entry = request["entry"]
-    params: Mapping[str, Any] = request.get("params") or {}
-    seed = int(request.get("seed", 0))
-    # The witnesses are tiny: intra-op threads only add scheduling noise, which on a busy machine
-    # costs seconds per run. One thread by default (this child process is ours alone).
-    torch.set_num_threads(max(1, int(params.get("threads", 1))))
     stage = "load the original source"
     try:
         original_module = load_source(request["original_source"], "attnlint_verify_original")
@@ -382,94 +432,146 @@ def run_recipe(
         kwargs = constructor_kwargs(original_cls, params.get("init_kwargs") or {})
         stage = "construct both modules from one seed and load the weights strictly"
         original, fixed = build_pair(original_cls, fixed_cls, kwargs, seed)
-        stage = "locate the projections and heads"
-        spec = build_spec(original, params)
+        stage = locate_stage
+        spec = build(original, params)
     except Exception as exc:  # noqa: BLE001 - reported as a failed setup check
-        detail = f"could not {stage}: {type(exc).__name__}: {' '.join(str(exc).split())}"
-        return [_report(rule_code, "any", "any", [["build_modules", False, detail]], {})]
+        raise SetupError(f"could not {stage}: {type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+    return original, fixed, spec
 
+
+def device_dtypes(request: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    """The (device, dtype name) pairs to run on: the request's, else every device's defaults."""
     devices = request.get("devices") or (["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
     dtypes_by_device: Mapping[str, Sequence[str]] = request.get("dtypes") or {}
-    reports: List[Dict[str, Any]] = []
+    pairs: List[Tuple[str, str]] = []
     for device in devices:
         if device in dtypes_by_device:
             dtype_names = list(dtypes_by_device[device])
         else:
             dtype_names = list(DTYPES_BY_DEVICE.get(device.split(":")[0], ()))
-        for dtype_name in dtype_names:
-            reports.append(_verify_on(rule_code, original, fixed, spec, params, device, dtype_name, seed, extra_checks))
+        pairs.extend((device, dtype_name) for dtype_name in dtype_names)
+    return pairs
+
+
+def run_trials(
+    request: Mapping[str, Any],
+    rule_code: str,
+    verify_on: Callable[[Trial], None],
+    build: Callable[[nn.Module, Mapping[str, Any]], Spec] = build_spec,
+    locate_stage: str = "locate the projections and heads",
+    initial_measurements: Callable[[Spec], Dict[str, float]] = lambda spec: {},
+) -> List[Dict[str, Any]]:
+    """Build the modules, then run ``verify_on`` once per device and dtype; one report dict each.
+
+    A setup failure is one ``build_modules`` check; a device that cannot be set up, a
+    ``device_setup`` check; an exception out of ``verify_on``, a ``harness_error`` check.
+    """
+    params: Mapping[str, Any] = request.get("params") or {}
+    seed = int(request.get("seed", 0))
+    try:
+        original, fixed, spec = build_modules(request, params, seed, build, locate_stage)
+    except SetupError as exc:
+        return [make_report(rule_code, "any", "any", [["build_modules", False, str(exc)]], {})]
+    reports: List[Dict[str, Any]] = []
+    for device, dtype_name in device_dtypes(request):
+        checks: List[List[Any]] = []
+        measurements = initial_measurements(spec)
+        reports.append(make_report(rule_code, device, dtype_name, checks, measurements))
+        try:
+            dtype = dtype_from_name(dtype_name)
+            if device.startswith("cuda") and not torch.cuda.is_available():
+                raise RuntimeError("CUDA was requested but torch.cuda.is_available() is False")
+            trial = Trial(
+                copy.deepcopy(original).to(device=device, dtype=dtype),
+                copy.deepcopy(fixed).to(device=device, dtype=dtype),
+                spec, params, seed, device, dtype, checks, measurements,
+            )
+        except Exception as exc:  # noqa: BLE001
+            checks.append(["device_setup", False, f"{type(exc).__name__}: {exc}"])
+            continue
+        # fp32 on CUDA must mean fp32: TF32 would put the reference itself ~1e-3 off.
+        guard = exact_fp32_matmul() if device.startswith("cuda") else contextlib.nullcontext()
+        with guard:
+            try:
+                verify_on(trial)
+            except Exception as exc:  # noqa: BLE001 - a harness failure is a failed check, never a pass
+                checks.append(["harness_error", False, f"{type(exc).__name__}: {exc}"])
     return reports
 
 
-def _report(
-    rule_code: str, device: str, dtype: str, checks: List[List[Any]], measurements: Dict[str, float]
-) -> Dict[str, Any]:
-    return {"rule_code": rule_code, "device": device, "dtype": dtype, "checks": checks, "measurements": measurements}
+def run_recipe(
+    request: Mapping[str, Any], rule_code: str, extra_checks: Optional[ExtraChecks] = None
+) -> List[Dict[str, Any]]:
+    """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype."""
+    params: Mapping[str, Any] = request.get("params") or {}
+    # The witnesses are tiny: intra-op threads only add scheduling noise, which on a busy machine
+    # costs seconds per run. One thread by default (this child process is ours alone).
+    torch.set_num_threads(max(1, int(params.get("threads", 1))))
+    return run_trials(
+        request,
+        rule_code,
+        lambda trial: _verify_on(trial, extra_checks),
+        initial_measurements=lambda spec: {"heads": float(spec.heads), "head_dim": float(spec.head_dim)},
+    )
 
 
-def _verify_on(
-    rule_code: str,
-    original_cpu: nn.Module,
-    fixed_cpu: nn.Module,
-    spec: Spec,
-    params: Mapping[str, Any],
-    device: str,
-    dtype_name: str,
-    seed: int,
-    extra_checks: Optional[ExtraChecks],
-) -> Dict[str, Any]:
-    checks: List[List[Any]] = []
-    measurements: Dict[str, float] = {"heads": float(spec.heads), "head_dim": float(spec.head_dim)}
-    report = _report(rule_code, device, dtype_name, checks, measurements)
-    try:
-        dtype = dtype_from_name(dtype_name)
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise RuntimeError("CUDA was requested but torch.cuda.is_available() is False")
-        original = copy.deepcopy(original_cpu).to(device=device, dtype=dtype)
-        fixed = copy.deepcopy(fixed_cpu).to(device=device, dtype=dtype)
-    except Exception as exc:  # noqa: BLE001
-        checks.append(["device_setup", False, f"{type(exc).__name__}: {exc}"])
-        return report
-
-    # fp32 on CUDA must mean fp32: TF32 would put the reference itself ~1e-3 off.
-    guard = exact_fp32_matmul() if device.startswith("cuda") else contextlib.nullcontext()
-    with guard:
-        try:
-            shapes = witness_shapes(spec, params)
-            inputs = {name: make_input(shape, seed, device, dtype) for name, shape in shapes.items()}
-            # The references use the *original* module's parameters (the fixed one holds the same
-            # values after the strict load): nothing of the code under judgement goes into them.
-            refs = {name: references(original, x, spec) for name, x in inputs.items()}
-            checks.append(_check_witness_bug(original, inputs["witness"], refs["witness"], spec, measurements))
-            _measure_equal_outputs(original, fixed, inputs["witness"], measurements)
-            _measure_single_token(original, fixed, inputs["single_token"], refs["single_token"], measurements)
-            checks.extend(_check_fixed(fixed, original, inputs, refs, spec, seed, measurements))
-            if extra_checks is not None:
-                checks.extend(extra_checks(original, fixed, inputs, refs, spec, measurements))
-            if device.startswith("cuda"):
-                _measure_sdpa_backends(original, inputs["witness"], spec, refs["witness"], measurements)
-        except Exception as exc:  # noqa: BLE001 - a harness failure is a failed check, never a pass
-            checks.append(["harness_error", False, f"{type(exc).__name__}: {exc}"])
-    return report
+def _verify_on(trial: Trial, extra_checks: Optional[ExtraChecks]) -> None:
+    original, fixed, spec = trial.original, trial.fixed, trial.spec
+    checks, measurements = trial.checks, trial.measurements
+    shapes = witness_shapes(spec, trial.params)
+    inputs = {name: make_input(shape, trial.seed, trial.device, trial.dtype) for name, shape in shapes.items()}
+    # The references use the *original* module's parameters (the fixed one holds the same
+    # values after the strict load): nothing of the code under judgement goes into them.
+    refs = {name: references(original, x, spec) for name, x in inputs.items()}
+    checks.append(
+        check_original_silently_wrong(
+            WITNESS_SILENTLY_WRONG, original, inputs["witness"], refs["witness"], measurements, context=spec.describe()
+        )
+    )
+    _measure_equal_outputs(original, fixed, inputs["witness"], measurements)
+    _measure_single_token(original, fixed, inputs["single_token"], refs["single_token"], measurements)
+    checks.extend(check_fixed(fixed, original, inputs, refs, spec, trial.seed, measurements))
+    if extra_checks is not None:
+        checks.extend(extra_checks(original, fixed, inputs, refs, spec, measurements))
+    if trial.device.startswith("cuda"):
+        measure_sdpa_backends(original, inputs["witness"], spec, refs["witness"], measurements)
 
 
-def _check_witness_bug(
-    original: nn.Module, x: torch.Tensor, refs: References, spec: Spec, measurements: Dict[str, float]
+def check_original_silently_wrong(
+    check: str,
+    original: nn.Module,
+    x: torch.Tensor,
+    refs: References,
+    measurements: Dict[str, float],
+    *,
+    name: str = "witness",
+    context: str = "",
+    ratio: bool = True,
+    not_visible: str = "bug NOT visible: ",
+    record_warnings: bool = False,
+    note: Optional[Callable[[Outcome], str]] = None,
 ) -> List[Any]:
-    outcome = run_module(original, x)
+    """``check`` passes when the original runs on input ``name`` but fails FlashAttention's rule.
+
+    Measures ``{name}_original_max_error``, ``{name}_bound`` (and ``{name}_original_ratio`` with
+    ``ratio``). ``context`` follows the shape in the detail; ``note(outcome)`` ends it when the bug
+    shows (with ``record_warnings``, the outcome holds the warnings the original raised).
+    """
+    outcome = run_module(original, x, record_warnings=record_warnings)
     shape = tuple(x.shape)
     if outcome.error is not None:
-        return [WITNESS_SILENTLY_WRONG, False, f"original raises on the witness {shape}: {outcome.describe_error()}"]
+        return [check, False, f"original raises on the {name} {shape}: {outcome.describe_error()}"]
     assert outcome.output is not None
     comparison = flash_rule(outcome.output, refs.golden, refs.plain)
-    measurements["witness_original_max_error"] = comparison.max_error
-    measurements["witness_bound"] = comparison.bound
-    measurements["witness_original_ratio"] = comparison.ratio
-    where = f"witness {shape}, {spec.describe()}"
+    measurements[f"{name}_original_max_error"] = comparison.max_error
+    measurements[f"{name}_bound"] = comparison.bound
+    if ratio:
+        measurements[f"{name}_original_ratio"] = comparison.ratio
+    where = f"{name} {shape}, {context}" if context else f"{name} {shape}"
     if comparison.passed:
-        why = f"bug NOT visible: original is within tolerance on the {where}: {comparison.describe()}"
-        return [WITNESS_SILENTLY_WRONG, False, why]
-    return [WITNESS_SILENTLY_WRONG, True, f"original runs on the {where} but {comparison.describe()}"]
+        return [check, False, f"{not_visible}original is within tolerance on the {where}: {comparison.describe()}"]
+    tail = note(outcome) if note is not None else ""
+    return [check, True, f"original runs on the {where} but {comparison.describe()}{tail}"]
 
 
 def _measure_equal_outputs(
@@ -497,7 +599,7 @@ def _measure_single_token(
         measurements["single_token_original_equals_fixed"] = float(bit_identical(before.output, after.output))
 
 
-def _check_fixed(
+def check_fixed(
     fixed: nn.Module,
     original: nn.Module,
     inputs: Mapping[str, torch.Tensor],
@@ -505,10 +607,17 @@ def _check_fixed(
     spec: Spec,
     seed: int,
     measurements: Dict[str, float],
+    names: Sequence[str] = ("witness", "single_token"),
+    bound_suffix: str = "fixed_bound",
 ) -> List[List[Any]]:
+    """The three fixed-code checks (naive kernel, SDPA, gradient) over the inputs ``names``.
+
+    Measures ``{name}_fixed_max_error``, ``{name}_{bound_suffix}``, ``{name}_plain_max_error``,
+    ``{name}_fixed_sdpa_max_error``, ``{name}_fixed_grad_max_error`` and ``{name}_grad_bound``.
+    """
     naive_parts, sdpa_parts, grad_parts = [], [], []
     naive_ok = sdpa_ok = grad_ok = True
-    for name in ("witness", "single_token"):
+    for name in names:
         x = inputs[name]
         outcome = run_module(fixed, x)
         if outcome.error is not None:
@@ -523,7 +632,7 @@ def _check_fixed(
         naive = flash_rule(outcome.output, ref.golden, ref.plain)
         sdpa = flash_rule(outcome.output, ref.sdpa, ref.plain)
         measurements[f"{name}_fixed_max_error"] = naive.max_error
-        measurements[f"{name}_fixed_bound"] = naive.bound
+        measurements[f"{name}_{bound_suffix}"] = naive.bound
         measurements[f"{name}_plain_max_error"] = naive.plain_error
         measurements[f"{name}_fixed_sdpa_max_error"] = sdpa.max_error
         naive_ok &= naive.passed
@@ -547,13 +656,19 @@ def _check_fixed(
     ]
 
 
-def _measure_sdpa_backends(
-    original: nn.Module, x: torch.Tensor, spec: Spec, refs: References, measurements: Dict[str, float]
+def measure_sdpa_backends(
+    original: nn.Module,
+    x: torch.Tensor,
+    spec: Spec,
+    refs: References,
+    measurements: Dict[str, float],
+    name: str = "witness",
 ) -> None:
-    """Informational on CUDA: each available SDPA backend's own error in the test dtype.
+    """Informational on CUDA: each available SDPA backend's own error in the test dtype, on input ``name``.
 
-    Not a pass/fail check: fused kernels keep fp32 intermediates, so plain user code is legitimately
-    worse than them (see tolerance.py); the numbers put the fixed code's error in context.
+    Measures ``sdpa_{backend}_{name}_max_error``. Not a pass/fail check: fused kernels keep fp32
+    intermediates, so plain user code is legitimately worse than them (see tolerance.py); the numbers
+    put the fixed code's error in context.
     """
     with torch.no_grad():
         q, k, v = heads_qkv(original, x, spec, x.dtype)
@@ -565,4 +680,4 @@ def _measure_sdpa_backends(
             except Exception:  # noqa: BLE001 - backend not available for this dtype/shape/GPU
                 continue
             error = max_abs_diff(o, refs.golden)
-            measurements[f"sdpa_{backend}_witness_max_error"] = error if math.isfinite(error) else float("inf")
+            measurements[f"sdpa_{backend}_{name}_max_error"] = error if math.isfinite(error) else float("inf")
