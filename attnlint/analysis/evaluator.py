@@ -320,12 +320,13 @@ class FunctionEvaluator:
         named = shapes.named_shape_comment(comment)
         if named is None:
             return
-        name, rank = named
-        if name in self.env:
-            if self.env[name].rank is None:
-                self.env[name] = self.env[name].with_(rank=rank)
-        else:
-            self.declared_ranks[name] = rank
+        names, rank = named
+        for name in names:
+            if name in self.env:
+                if self.env[name].rank is None:
+                    self.env[name] = self.env[name].with_(rank=rank)
+            else:
+                self.declared_ranks[name] = rank
 
     def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
         named = shapes.named_shape_comment(comment)
@@ -376,6 +377,10 @@ class FunctionEvaluator:
                 return
             parts: Tuple[Value, ...] = value.elements if value.kind == "tuple" else ()
             each = value.get_extra("each") if value.kind == "tuple" else None
+            if value.kind == "tensor" and value.rank is not None and value.rank >= 2:
+                # `q, k, v = qkv.permute(2, 0, 3, 1, 4)`: unpacking iterates over the first axis.
+                each = Value(kind="tensor", rank=value.rank - 1, scaled=value.scaled,
+                             feature_last=value.feature_last, extra=_kept_extras(value))
             for index, element in enumerate(elements):
                 if parts and len(parts) == len(elements) and not starred:
                     part = parts[index]
@@ -579,11 +584,7 @@ class FunctionEvaluator:
             # `targets[keep]`: a selection by a tensor; the padding may well be gone.
             base = base.with_(extra=tuple((k, v) for k, v in base.extra if k not in _DATA_EXTRAS))
         mask = base.mask
-        bounded = any(
-            isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
-            for e in node.slice
-        )
-        if mask is not None and (bounded or removed or not rank_known):
+        if mask is not None and _cuts_key_axis(node.slice, base.rank, removed, rank_known):
             mask = replace(mask, sliced=True)
         role = None if base.role == QKV else base.role  # `qkv[0]`: the target's name says which
         return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False, role=role,
@@ -761,6 +762,7 @@ class FunctionEvaluator:
             scaled=any_true(query.scaled, key.scaled),
             feature_dim=feature_dim,
             operand_params=params,
+            padded=bool(query.get_extra("padded") or key.get_extra("padded")),
         )
 
     def einsum(self, call: cst.Call, equation: str, operands: List[Value], operand_nodes) -> Value:
@@ -1499,6 +1501,33 @@ def _walk_nodes(node: cst.CSTNode):
     yield node
     for child in node.children:
         yield from _walk_nodes(child)
+
+
+def _cuts_key_axis(elements, rank: Optional[int], removed: int, rank_known: bool) -> bool:
+    """Does this subscript cut the mask down along its last (key) axis?
+
+    `m[:T, :T]`, `m[..., :T, :T]`, `m[:, :, start:end, :end]` do; `m[:, :, :T]` on a 4-D buffer
+    leaves the keys at full length and does not. An index by a tensor (`m[None, None, pos]`, a
+    KV-cache gather) or by an integer counts as cut: the analysis cannot follow the shape.
+    """
+    if removed or not rank_known:
+        return True
+
+    def bounded(element) -> bool:
+        inner = element.slice
+        return isinstance(inner, cst.Slice) and (inner.lower is not None or inner.upper is not None)
+
+    if rank is None:
+        return any(bounded(e) for e in elements)
+    items = [e for e in elements if not (isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
+                                           and e.slice.value.value == "None")]
+    ellipsis = [i for i, e in enumerate(items) if isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis)]
+    if ellipsis:
+        after = items[ellipsis[0] + 1:]
+        return bool(after) and bounded(after[-1])
+    if len(items) < rank:
+        return False  # the trailing axes, the keys among them, are untouched
+    return bounded(items[rank - 1])
 
 
 def _escape(values: Sequence[Value]) -> None:

@@ -15,8 +15,8 @@ import libcst as cst
 
 _DIM = r"[\w\s\*/+\-\.]+"
 _TUPLE = rf"[\(\[]\s*({_DIM}(?:,\s*{_DIM})*),?\s*[\)\]]"
-# `# x: (b, n, d)`, `# x shape: [b, n, d]`, `# x = (b, n, d)`
-_NAMED = re.compile(rf"^#+\s*(\w+)(?:\.shape|\s+shape)?\s*[:=]\s*{_TUPLE}")
+# `# x: (b, n, d)`, `# x shape: [b, n, d]`, `# x = (b, n, d)`, `# q, k, v: (b, h, n, d)`
+_NAMED = re.compile(rf"^#+\s*(\w+(?:\s*,\s*\w+)*)(?:\.shape|\s+shape)?\s*[:=]\s*{_TUPLE}")
 # A trailing comment that is only a shape: `# (b, n, d)`, `# shape: (b, n, d)`, `# -> [b, h, n, d]`
 _BARE = re.compile(rf"^#+\s*(?:shape\s*[:=]?\s*|->\s*|=>\s*)?{_TUPLE}\s*$", re.I)
 
@@ -28,12 +28,14 @@ def _rank_of(dims: str) -> Optional[int]:
     return len(items)
 
 
-def named_shape_comment(comment: str) -> Optional[Tuple[str, int]]:
+def named_shape_comment(comment: str) -> Optional[Tuple[Tuple[str, ...], int]]:
+    """`# q, k, v: (b, h, n, d)` -> ((q, k, v), 4)."""
     match = _NAMED.match(comment.strip())
     if not match:
         return None
     rank = _rank_of(match.group(2))
-    return None if rank is None else (match.group(1), rank)
+    names = tuple(n.strip() for n in match.group(1).split(","))
+    return None if rank is None else (names, rank)
 
 
 def bare_shape_comment(comment: str) -> Optional[int]:

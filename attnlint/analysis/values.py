@@ -40,6 +40,8 @@ class ScoreFacts:
     feature_dim: Optional[Tuple[cst.BaseExpression, int]] = None
     # Parameters of the enclosing function the operands come from (their callers may scale them).
     operand_params: Tuple[str, ...] = ()
+    # An operand is a padded batch (`pad_sequence`, and projections of it).
+    padded: bool = False
 
 
 # Mask conventions.

@@ -209,6 +209,23 @@ class BatchedTranspose(Rule):
     ]
 
     INVALID = [
+        # A comment giving the shape of several names.
+        Invalid(
+            """
+            import torch
+
+            def f(q, k, v):
+                # q, k, v: (batch, heads, seq, dim)
+                return q @ k.T
+            """,
+            fixed="""
+            import torch
+
+            def f(q, k, v):
+                # q, k, v: (batch, heads, seq, dim)
+                return q @ k.transpose(-2, -1)
+            """,
+        ),
         # Unsqueezed 2-D keys.
         Invalid(
             """

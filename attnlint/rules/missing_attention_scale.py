@@ -299,6 +299,51 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # q, k, v unpacked from a permuted fused projection, then bmm.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class MHA(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.h = heads
+                    self.qkv = nn.Linear(dim, 3 * dim)
+
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q, k, v = self.qkv(x).reshape(B, N, 3, self.h, C // self.h).permute(2, 0, 3, 1, 4)
+                    q = q.reshape(B * self.h, N, -1)
+                    k = k.reshape(B * self.h, N, -1)
+                    v = v.reshape(B * self.h, N, -1)
+                    w = F.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
+                    return torch.bmm(w, v).view(B, self.h, N, -1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class MHA(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.h = heads
+                    self.qkv = nn.Linear(dim, 3 * dim)
+
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q, k, v = self.qkv(x).reshape(B, N, 3, self.h, C // self.h).permute(2, 0, 3, 1, 4)
+                    q = q.reshape(B * self.h, N, -1)
+                    k = k.reshape(B * self.h, N, -1)
+                    v = v.reshape(B * self.h, N, -1)
+                    w = F.softmax(torch.bmm(q, k.transpose(1, 2)) * q.shape[-1] ** -0.5, dim=-1)
+                    return torch.bmm(w, v).view(B, self.h, N, -1)
+            """,
+        ),
         # A helper whose callers pass plain projections.
         Invalid(
             """

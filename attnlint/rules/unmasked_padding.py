@@ -64,6 +64,8 @@ class UnmaskedPadding(Rule):
             self._unused_mask_parameters(ctx, function, protocols)
             for call in function.attention_calls:
                 self._padded_batch_without_mask(ctx, call)
+            for site in function.softmax_sites:
+                self._padded_scores_without_mask(ctx, site)
 
     def _unused_mask_parameters(self, ctx: RuleContext, function: FunctionFacts, protocols) -> None:
         unused = [n for n in function.params if masks.is_mask_param(n) and n not in function.used_names]
@@ -98,6 +100,14 @@ class UnmaskedPadding(Rule):
             return
         ctx.report(call.call, "a padded batch (pad_sequence) goes into attention with no padding mask")
 
+    def _padded_scores_without_mask(self, ctx: RuleContext, site) -> None:
+        """Hand-written attention whose queries or keys come from a padded batch, with no fill
+        (masked_fill, where, additive mask) on the scores before the softmax."""
+        scores = site.input.scores
+        if scores is None or not scores.padded or site.input.get_extra("fills"):
+            return
+        ctx.report(site.call, "attention over a padded batch (pad_sequence) with no padding mask on the scores")
+
     def _takes_mask(self, ctx: RuleContext, call: AttentionCallSite) -> bool:
         """Does this call consume a mask? Torch's attention APIs do; a submodule defined here
         does when its forward feeds one of its mask parameters into attention."""
@@ -113,6 +123,28 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # Hand-written attention over a padded batch, masked.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            PAD = 0
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, d, padding_idx=PAD)
+                    self.q_proj = nn.Linear(d, d)
+                    self.k_proj = nn.Linear(d, d)
+                def forward(self, token_lists):
+                    tokens = pad_sequence(token_lists, batch_first=True, padding_value=PAD)
+                    x = self.emb(tokens)
+                    q, k = self.q_proj(x), self.k_proj(x)
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    s = s.masked_fill((tokens == PAD)[:, None, :], -1e9)
+                    return torch.softmax(s, dim=-1) @ x
+            """
+        ),
         # Parameters handed on through locals().
         Valid(
             """
@@ -448,6 +480,25 @@ class UnmaskedPadding(Rule):
     ]
 
     INVALID = [
+        # Hand-written attention over an embedded pad_sequence batch, no mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, d)
+                    self.q_proj = nn.Linear(d, d)
+                    self.k_proj = nn.Linear(d, d)
+                def forward(self, token_lists):
+                    x = self.emb(pad_sequence(token_lists, batch_first=True))
+                    q, k = self.q_proj(x), self.k_proj(x)
+                    w = torch.softmax(q @ k.transpose(-2, -1) * q.size(-1) ** -0.5, dim=-1)
+                    return w @ x
+            """,
+        ),
         # Embedded pad_sequence batch into nn.MultiheadAttention with no mask.
         Invalid(
             """

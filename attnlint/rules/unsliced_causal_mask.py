@@ -90,8 +90,8 @@ class UnslicedCausalMask(Rule):
         fix = slice_buffer(ctx.module, buffer, rows, cols) if rows and local else None
         ctx.report(
             buffer,
-            f"`self.{facts.buffer_attr}` was built as ({size}) and is used whole: inputs shorter than "
-            "that fail; slice it to the current length",
+            f"`self.{facts.buffer_attr}` was built as ({size}) and is not sliced to the current length: "
+            "inputs shorter than that fail",
             fix=fix,
         )
 
@@ -549,6 +549,29 @@ class UnslicedCausalMask(Rule):
     ]
 
     INVALID = [
+        # Only the rows are sliced: the keys stay at block_size.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+                def forward(self, att, T):
+                    return att.masked_fill(self.bias[:, :, :T] == 0, float("-inf"))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+                def forward(self, att, T):
+                    return att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)][:, :, :T] == 0, float("-inf"))
+            """,
+        ),
         # The functional torch.masked_fill.
         Invalid(
             """
