@@ -26,10 +26,15 @@ CACHE_DIR = ".attnlint_cache"
 
 def settings_fingerprint(settings: Settings) -> str:
     relevant = {
-        "select": settings.select, "ignore": settings.ignore, "extend_select": settings.extend_select,
-        "per_file_ignores": settings.per_file_ignores, "rule_options": settings.rule_options,
-        "fixable": settings.fixable, "unfixable": settings.unfixable,
-        "extend_safe_fixes": settings.extend_safe_fixes, "extend_unsafe_fixes": settings.extend_unsafe_fixes,
+        "select": settings.select,
+        "ignore": settings.ignore,
+        "extend_select": settings.extend_select,
+        "per_file_ignores": settings.per_file_ignores,
+        "rule_options": settings.rule_options,
+        "fixable": settings.fixable,
+        "unfixable": settings.unfixable,
+        "extend_safe_fixes": settings.extend_safe_fixes,
+        "extend_unsafe_fixes": settings.extend_unsafe_fixes,
         "root": str(settings.root),
     }
     return json.dumps(relevant, sort_keys=True, default=str)
@@ -84,8 +89,11 @@ class ResultCache:
         path = self.directory / key[:2] / key
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-            return FileResult(path=display, diagnostics=[_diagnostic(d) for d in record["diagnostics"]],
-                              source=data.decode(record["encoding"]))
+            return FileResult(
+                path=display,
+                diagnostics=[_diagnostic(d) for d in record["diagnostics"]],
+                source=data.decode(record["encoding"]),
+            )
         except (OSError, ValueError, KeyError, TypeError, LookupError):
             return None
 
@@ -121,7 +129,13 @@ def _diagnostic(data) -> Diagnostic:
             tuple(Edit(_position(e["start"]), _position(e["end"]), e["content"]) for e in fix["edits"]),
         )
     return Diagnostic(
-        code=data["code"], name=data["name"], message=data["message"], path=data["path"],
-        start=_position(data["start"]), end=_position(data["end"]), fix=fix,
-        noqa_row=data["noqa_row"], url=data.get("url"),
+        code=data["code"],
+        name=data["name"],
+        message=data["message"],
+        path=data["path"],
+        start=_position(data["start"]),
+        end=_position(data["end"]),
+        fix=fix,
+        noqa_row=data["noqa_row"],
+        url=data.get("url"),
     )

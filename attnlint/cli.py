@@ -50,30 +50,43 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     fix.add_argument("--no-fix", dest="fix", action="store_false")
     unsafe = check.add_mutually_exclusive_group()
-    unsafe.add_argument("--unsafe-fixes", action="store_true", default=None,
-                        help="also apply (with --fix) or offer fixes that change numbers")
+    unsafe.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        default=None,
+        help="also apply (with --fix) or offer fixes that change numbers",
+    )
     unsafe.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
     check.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
     check.add_argument("--statistics", action="store_true", help="count findings by rule")
-    check.add_argument("--select", type=_codes, action="extend", help="rule codes or prefixes to enable (ALL for every rule)")
+    check.add_argument(
+        "--select", type=_codes, action="extend", help="rule codes or prefixes to enable (ALL for every rule)"
+    )
     check.add_argument("--extend-select", type=_codes, action="extend", help="codes to enable on top of the selection")
     check.add_argument("--ignore", type=_codes, action="extend", help="codes or prefixes to disable")
-    check.add_argument("--output-format", choices=FORMATS,
-                       default=os.environ.get("ATTNLINT_OUTPUT_FORMAT", "full"))
+    check.add_argument("--output-format", choices=FORMATS, default=os.environ.get("ATTNLINT_OUTPUT_FORMAT", "full"))
     check.add_argument("-o", "--output-file", help="write the report here instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    check.add_argument("--exit-non-zero-on-fix", action="store_true",
-                       help="exit 1 when any fix was applied, even if nothing remains")
+    check.add_argument(
+        "--exit-non-zero-on-fix", action="store_true", help="exit 1 when any fix was applied, even if nothing remains"
+    )
     check.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every finding")
-    check.add_argument("--force-exclude", action="store_true", default=None,
-                       help="apply excludes to files named on the command line too")
+    check.add_argument(
+        "--force-exclude",
+        action="store_true",
+        default=None,
+        help="apply excludes to files named on the command line too",
+    )
     check.add_argument("--config", type=Path, help="pyproject.toml to use instead of the closest one")
     check.add_argument("--stdin-filename", help="the path of the file read from stdin (for config and output)")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: CPU count)")
-    check.add_argument("--no-cache", action="store_true",
-                       help="do not read or write the result cache (.attnlint_cache/ at the project root)")
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or write the result cache (.attnlint_cache/ at the project root)",
+    )
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="code or name, e.g. ATN103")
@@ -88,8 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("file", type=Path, help="a file with the buggy code")
     verify.add_argument("--entry", required=True, help="the class or function to run, e.g. SelfAttentionV1")
     verify.add_argument("--device", action="append", help="cpu or cuda (default: cpu, and cuda when present)")
-    verify.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="a recipe option, VALUE as JSON (e.g. --param heads=4 --param causal=true)")
+    verify.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a recipe option, VALUE as JSON (e.g. --param heads=4 --param causal=true)",
+    )
     return parser
 
 
@@ -160,8 +178,13 @@ def _check(args) -> int:
         return EXIT_ERROR
     cwd = Path.cwd()
     jobs = [
-        engine.Job(path=str(f), display=_display(f, cwd), fix=fixing, write=fixing and not args.diff,
-                   use_cache=not args.no_cache and not args.add_noqa)
+        engine.Job(
+            path=str(f),
+            display=_display(f, cwd),
+            fix=fixing,
+            write=fixing and not args.diff,
+            use_cache=not args.no_cache and not args.add_noqa,
+        )
         for f in files
     ]
     results = engine.process_files(jobs, settings, workers=args.jobs)
@@ -172,14 +195,18 @@ def _check(args) -> int:
         return _print_diff(results)
 
     try:
-        report = render(
-            args.output_format,
-            results,
-            unsafe_fixes=settings.unsafe_fixes,
-            show_fixes=args.show_fixes,
-            statistics=args.statistics,
-            fix_mode=fixing,
-        ) if not args.fix_only else _fix_only_summary(results)
+        report = (
+            render(
+                args.output_format,
+                results,
+                unsafe_fixes=settings.unsafe_fixes,
+                show_fixes=args.show_fixes,
+                statistics=args.statistics,
+                fix_mode=fixing,
+            )
+            if not args.fix_only
+            else _fix_only_summary(results)
+        )
     except ValueError as exc:  # e.g. --statistics with a CI format
         raise ConfigError(str(exc)) from exc
     _emit(report, args.output_file)
@@ -247,8 +274,16 @@ def _check_stdin(args, settings: Settings, fixing: bool) -> int:
             sys.stderr.write(render("concise", [result], unsafe_fixes=settings.unsafe_fixes, fix_mode=True))
     else:
         result = engine.check_source(source, display, settings)
-        _emit(render(args.output_format, [result], unsafe_fixes=settings.unsafe_fixes,
-                     show_fixes=args.show_fixes, statistics=args.statistics), args.output_file)
+        _emit(
+            render(
+                args.output_format,
+                [result],
+                unsafe_fixes=settings.unsafe_fixes,
+                show_fixes=args.show_fixes,
+                statistics=args.statistics,
+            ),
+            args.output_file,
+        )
     return _exit_code(args, [result])
 
 
@@ -261,8 +296,10 @@ def _print_diff(results) -> int:
         changed += sum(result.fixed.values())
         sys.stdout.writelines(
             difflib.unified_diff(
-                split_lines_keepends(before), split_lines_keepends(after),
-                fromfile=f"a/{result.path}", tofile=f"b/{result.path}",
+                split_lines_keepends(before),
+                split_lines_keepends(after),
+                fromfile=f"a/{result.path}",
+                tofile=f"b/{result.path}",
             )
         )
     if changed:
@@ -369,8 +406,13 @@ def _verify(args) -> int:
         except ValueError:
             params[key] = raw  # a bare string
     try:
-        reports = verify_fix(args.code.upper(), source, entry=args.entry, params=params,
-                             devices=tuple(args.device) if args.device else None)
+        reports = verify_fix(
+            args.code.upper(),
+            source,
+            entry=args.entry,
+            params=params,
+            devices=tuple(args.device) if args.device else None,
+        )
     except ImportError:
         print("attnlint: error: verification needs torch: pip install 'attnlint[verify]'", file=sys.stderr)
         return EXIT_ERROR

@@ -30,14 +30,39 @@ class ConfigError(Exception):
 
 
 DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
-    ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out",
-    "dist", "node_modules", "venv", ".attnlint_cache",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "dist",
+    "node_modules",
+    "venv",
+    ".attnlint_cache",
 )
 
 _LIST_KEYS = {
-    "select", "ignore", "extend-select", "exclude", "extend-exclude", "fixable", "unfixable",
-    "extend-safe-fixes", "extend-unsafe-fixes",
+    "select",
+    "ignore",
+    "extend-select",
+    "exclude",
+    "extend-exclude",
+    "fixable",
+    "unfixable",
+    "extend-safe-fixes",
+    "extend-unsafe-fixes",
 }
 _BOOL_KEYS = {"respect-gitignore", "force-exclude", "unsafe-fixes"}
 _TABLE_KEYS = {"per-file-ignores"}
@@ -94,8 +119,7 @@ class Settings:
         if not self.is_fixable(code):
             return False
         return self.effective_applicability(code, applicability) is Applicability.SAFE or (
-            self.unsafe_fixes
-            and self.effective_applicability(code, applicability) is Applicability.UNSAFE
+            self.unsafe_fixes and self.effective_applicability(code, applicability) is Applicability.UNSAFE
         )
 
     def effective_applicability(self, code: str, applicability: Applicability) -> Applicability:
@@ -134,9 +158,7 @@ def _expand(selector: str, all_codes: Sequence[str]) -> List[str]:
         return list(all_codes)
     hits = [c for c in all_codes if c.startswith(selector)]
     if not hits:
-        raise ConfigError(
-            f"unknown rule selector `{selector}`; known codes: {', '.join(all_codes)}"
-        )
+        raise ConfigError(f"unknown rule selector `{selector}`; known codes: {', '.join(all_codes)}")
     return hits
 
 
@@ -240,9 +262,16 @@ def settings_from_table(table: Dict[str, Any], root: Path, config_path: Optional
             raise ConfigError(f"{where}: unknown key `{key}`")
     all_codes = [r.code for r in registry.all_rules()]
     # Validate every code now, so a typo is a config error rather than a silent no-op.
-    code_lists = [settings.select, settings.ignore, settings.extend_select, settings.fixable,
-                  settings.unfixable, settings.extend_safe_fixes, settings.extend_unsafe_fixes,
-                  *settings.per_file_ignores.values()]
+    code_lists = [
+        settings.select,
+        settings.ignore,
+        settings.extend_select,
+        settings.fixable,
+        settings.unfixable,
+        settings.extend_safe_fixes,
+        settings.extend_unsafe_fixes,
+        *settings.per_file_ignores.values(),
+    ]
     for selectors in code_lists:
         for sel in selectors:
             try:

@@ -71,7 +71,9 @@ def _git_ignored(files: Sequence[Path]) -> Set[Path]:
             try:
                 out = subprocess.run(
                     ["git", "-C", str(parent), "rev-parse", "--show-toplevel"],
-                    capture_output=True, text=True, timeout=10,
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
                 )
             except (OSError, subprocess.SubprocessError):
                 return set()  # no git: nothing is ignored
@@ -88,7 +90,9 @@ def _git_ignored(files: Sequence[Path]) -> Set[Path]:
             out = subprocess.run(
                 ["git", "-C", str(top), "check-ignore", "--no-index", "--stdin", "-z"],
                 input="\0".join(str(m) for m in members) + "\0",
-                capture_output=True, text=True, timeout=60,
+                capture_output=True,
+                text=True,
+                timeout=60,
             )
         except (OSError, subprocess.SubprocessError):
             continue

@@ -271,9 +271,7 @@ def fix_source(
     for _ in range(MAX_FIX_PASSES):
         if result.error:
             break
-        applicable = [
-            d for d in result.diagnostics if d.fix and settings.fix_allowed(d.code, d.fix.applicability)
-        ]
+        applicable = [d for d in result.diagnostics if d.fix and settings.fix_allowed(d.code, d.fix.applicability)]
         if not applicable:
             break
         new_source, applied = _apply_parsable(source, applicable, warnings)
@@ -292,9 +290,7 @@ def fix_source(
     return result
 
 
-def _apply_parsable(
-    source: str, applicable: Sequence[Diagnostic], warnings: List[str]
-) -> Tuple[str, List[Diagnostic]]:
+def _apply_parsable(source: str, applicable: Sequence[Diagnostic], warnings: List[str]) -> Tuple[str, List[Diagnostic]]:
     """Apply the fixes together; if the result does not parse, find the ones that do alone."""
     new_source, applied = apply_fixes(source, applicable)
     if _parses(new_source):
@@ -305,8 +301,10 @@ def _apply_parsable(
         if _parses(candidate):
             kept.append(diag)
         else:
-            warnings.append(f"{diag.code} fix at {diag.start.line}:{diag.start.column + 1} would not parse; "
-                            "it was not applied (please report)")
+            warnings.append(
+                f"{diag.code} fix at {diag.start.line}:{diag.start.column + 1} would not parse; "
+                "it was not applied (please report)"
+            )
     return apply_fixes(source, kept) if kept else (source, [])
 
 

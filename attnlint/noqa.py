@@ -64,7 +64,7 @@ def _parse_codes(match: "re.Match[str]") -> Codes:
 def _reason(match: "re.Match[str]", n_codes: int) -> str:
     """The words after the codes of a `# noqa: CODES reason`, with their leading space."""
     words = re.split(r"([,\s]+)", (match.group("codes") or "").strip())
-    rest = "".join(words[2 * n_codes:]).lstrip(", ")
+    rest = "".join(words[2 * n_codes :]).lstrip(", ")
     return f" {rest}" if rest else ""
 
 
@@ -144,7 +144,7 @@ def add_noqa(source: str, rows_codes: Dict[int, List[str]]) -> str:
     for row, codes in targets.items():
         line = lines[row - 1]
         body = line.rstrip("\r\n")
-        ending = line[len(body):]
+        ending = line[len(body) :]
         comment = comment_at.get(row)
         if comment is not None:
             match = _NOQA.search(comment.string)
@@ -157,7 +157,7 @@ def add_noqa(source: str, rows_codes: Dict[int, List[str]]) -> str:
                 new_comment = comment.string[: match.start()] + "# noqa: " + ", ".join(merged) + reason
             else:
                 new_comment = comment.string + "  # noqa: " + ", ".join(sorted(codes))
-            body = body[: comment.start[1]] + new_comment + body[comment.end[1]:]
+            body = body[: comment.start[1]] + new_comment + body[comment.end[1] :]
         else:
             end = line_ends[row]
             body = body[:end].rstrip() + "  # noqa: " + ", ".join(sorted(codes)) + body[end:]

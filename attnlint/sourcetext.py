@@ -21,7 +21,7 @@ def split_lines(source: str) -> List[str]:
 def split_lines_keepends(source: str) -> List[str]:
     lines, start = [], 0
     for match in LINE_BREAK.finditer(source):
-        lines.append(source[start:match.end()])
+        lines.append(source[start : match.end()])
         start = match.end()
     if start < len(source):
         lines.append(source[start:])

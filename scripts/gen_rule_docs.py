@@ -1,7 +1,7 @@
 """Write docs/rules/<name>.md from the rules themselves (the page lives in the rule's docstring).
 
-    python scripts/gen_rule_docs.py          # write the pages
-    python scripts/gen_rule_docs.py --check  # exit 1 when a page is out of date (tests run this)
+python scripts/gen_rule_docs.py          # write the pages
+python scripts/gen_rule_docs.py --check  # exit 1 when a page is out of date (tests run this)
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ class ModuleAnalysis:
                 if masks.is_mask_param(name):
                     owners.setdefault((function.name, name), set()).add(function.class_name)
         return {
-            key for key, classes in owners.items()
+            key
+            for key, classes in owners.items()
             if len(classes) > 1 and (key[0] != "forward" or self._related(classes))
         }
 
@@ -115,7 +116,8 @@ def analyze_module(module: cst.Module) -> ModuleAnalysis:
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions.
     analysis.constants = {
-        name: value for name, value in evaluator.env.items()
+        name: value
+        for name, value in evaluator.env.items()
         if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
     }
     _walk(module.body, analysis, None)
@@ -142,8 +144,11 @@ def _definitions(body):
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             yield stmt
         elif not isinstance(stmt, cst.SimpleStatementLine):
-            blocks = [getattr(stmt, "body", None), getattr(getattr(stmt, "orelse", None), "body", None),
-                      getattr(getattr(stmt, "finalbody", None), "body", None)]
+            blocks = [
+                getattr(stmt, "body", None),
+                getattr(getattr(stmt, "orelse", None), "body", None),
+                getattr(getattr(stmt, "finalbody", None), "body", None),
+            ]
             if isinstance(getattr(stmt, "orelse", None), cst.If):
                 blocks.append(None)
                 yield from _definitions([stmt.orelse])
@@ -164,8 +169,7 @@ def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
 
 def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
     bases = tuple(
-        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "")
-        for b in node.bases
+        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "") for b in node.bases
     )
     facts = ClassFacts(name=node.name.value, node=node, bases=bases)
     analysis.classes[facts.name] = facts
@@ -181,8 +185,14 @@ def _analyze_function(
     node: cst.FunctionDef, analysis: ModuleAnalysis, cls: Optional[ClassFacts], record_attrs: bool = False
 ) -> None:
     facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
-    evaluator = FunctionEvaluator(facts, analysis.aliases, cls, record_attrs=record_attrs,
-                                  class_names=analysis.class_names, constants=analysis.constants)
+    evaluator = FunctionEvaluator(
+        facts,
+        analysis.aliases,
+        cls,
+        record_attrs=record_attrs,
+        class_names=analysis.class_names,
+        constants=analysis.constants,
+    )
     if cls is not None and node.name.value == "forward":
         params = node.params
         cls.forward_params = tuple(

@@ -43,8 +43,21 @@ Env = Dict[str, Value]
 
 # Tensor methods that keep the value as it is (shape, role and every attention fact).
 _IDENTITY_METHODS = {
-    "contiguous", "float", "half", "double", "bfloat16", "to", "type", "type_as", "clone",
-    "detach", "cpu", "cuda", "requires_grad_", "retain_grad", "as_strided",
+    "contiguous",
+    "float",
+    "half",
+    "double",
+    "bfloat16",
+    "to",
+    "type",
+    "type_as",
+    "clone",
+    "detach",
+    "cpu",
+    "cuda",
+    "requires_grad_",
+    "retain_grad",
+    "as_strided",
 }
 # nn modules that are the identity for our purposes.
 _IDENTITY_MODULES = {"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity"}
@@ -187,8 +200,15 @@ class FunctionEvaluator:
             rank = None
             if param.annotation is not None:
                 rank = shapes.annotation_rank(param.annotation.annotation)
-            value = Value(kind="tensor", rank=rank, role=role_from_name(name), scaled=False,
-                          node=param.name, feature_last=None, mask=masks.from_param(name))
+            value = Value(
+                kind="tensor",
+                rank=rank,
+                role=role_from_name(name),
+                scaled=False,
+                node=param.name,
+                feature_last=None,
+                mask=masks.from_param(name),
+            )
             value = value.add_extra("param", name)
             if _names_lengths(name):
                 value = value.add_extra("lengths", True)
@@ -299,8 +319,9 @@ class FunctionEvaluator:
             if isinstance(op, (cst.MultiplyAssign, cst.DivideAssign)):
                 self._bind(small.target, self._scaled(current), name_roles=False)
             elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
-                self._bind(small.target, self._add(current, operand, small, small.target, small.value),
-                           name_roles=False)
+                self._bind(
+                    small.target, self._add(current, operand, small, small.target, small.value), name_roles=False
+                )
             else:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
@@ -356,7 +377,7 @@ class FunctionEvaluator:
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
                 named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):
-                            value = value.with_(mask=replace(named, origin="name", param=None))
+                    value = value.with_(mask=replace(named, origin="name", param=None))
             self.env[name] = value
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             attr = target.attr.value
@@ -379,8 +400,13 @@ class FunctionEvaluator:
             each = value.get_extra("each") if value.kind == "tuple" else None
             if value.kind == "tensor" and value.rank is not None and value.rank >= 2:
                 # `q, k, v = qkv.permute(2, 0, 3, 1, 4)`: unpacking iterates over the first axis.
-                each = Value(kind="tensor", rank=value.rank - 1, scaled=value.scaled,
-                             feature_last=value.feature_last, extra=_kept_extras(value))
+                each = Value(
+                    kind="tensor",
+                    rank=value.rank - 1,
+                    scaled=value.scaled,
+                    feature_last=value.feature_last,
+                    extra=_kept_extras(value),
+                )
             for index, element in enumerate(elements):
                 if parts and len(parts) == len(elements) and not starred:
                     part = parts[index]
@@ -483,11 +509,13 @@ class FunctionEvaluator:
                 # `tokens == pad_id` / `tokens != pad_id` on a padded batch.
                 pad = left.get_extra("padding_value")
                 if pad is not None and literal is not None and pad == literal:
-                    convention = MASKED if isinstance(comp.operator, cst.Equal) else (
-                        ATTEND if isinstance(comp.operator, cst.NotEqual) else None)
+                    convention = (
+                        MASKED
+                        if isinstance(comp.operator, cst.Equal)
+                        else (ATTEND if isinstance(comp.operator, cst.NotEqual) else None)
+                    )
                     if convention:
-                        mask = MaskFacts(origin="padding", convention=convention, dtype="bool",
-                                         can_mask_whole_row=True)
+                        mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
             elif _is_lengths(rights[0]) or _is_lengths(left):
                 # `arange(T)[None, :] < lengths[:, None]`: True = a real token.
                 op = comp.operator
@@ -495,8 +523,9 @@ class FunctionEvaluator:
                 keeps = isinstance(op, cst.LessThan) if lengths_right else isinstance(op, cst.GreaterThan)
                 drops = isinstance(op, cst.GreaterThanEqual) if lengths_right else isinstance(op, cst.LessThanEqual)
                 if keeps or drops:
-                    mask = MaskFacts(origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool",
-                                     can_mask_whole_row=True)
+                    mask = MaskFacts(
+                        origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
+                    )
         rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
         if left.kind in ("tensor", "unknown") or mask is not None:
             return Value(kind="tensor", rank=rank, node=node, mask=mask)
@@ -524,7 +553,7 @@ class FunctionEvaluator:
             if self.cls is not None and attr in self.cls.attrs:
                 value = self.cls.attrs[attr]
                 if value.mask is not None and value.mask.buffer_attr:
-                            value = value.with_(mask=replace(value.mask, buffer_node=node))
+                    value = value.with_(mask=replace(value.mask, buffer_node=node))
                 return value
             return Value(kind="unknown", role=role_from_name(attr), node=node).add_extra("attr", attr)
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
@@ -587,8 +616,9 @@ class FunctionEvaluator:
         if mask is not None and _cuts_key_axis(node.slice, base.rank, removed, rank_known):
             mask = replace(mask, sliced=True)
         role = None if base.role == QKV else base.role  # `qkv[0]`: the target's name says which
-        return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False, role=role,
-                          softmax=None).add_extra("sliced", True)
+        return base.with_(rank=rank, node=node, mask=mask, feature_transposed=False, role=role, softmax=None).add_extra(
+            "sliced", True
+        )
 
     def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:
         left = self.eval(node.left)
@@ -625,14 +655,22 @@ class FunctionEvaluator:
         fill = term.get_extra("additive_fill")
         if fill is None and term.mask is not None:
             # `scores + mask`: an additive mask whose fill value we cannot see.
-            site = FillSite(call=node, mask_node=term_node if term_node is not None else term.node, mask=term,
-                            fill=None, in_place=False, additive=True, receiver_node=scores_node)
+            site = FillSite(
+                call=node,
+                mask_node=term_node if term_node is not None else term.node,
+                mask=term,
+                fill=None,
+                in_place=False,
+                additive=True,
+                receiver_node=scores_node,
+            )
             self.facts.fill_sites.append(site)
             return scores.add_extra("fills", (scores.get_extra("fills") or ()) + (site,))
         if fill is None:
             return scores
-        site = FillSite(call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill,
-                        in_place=False, additive=True)
+        site = FillSite(
+            call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill, in_place=False, additive=True
+        )
         self.facts.fill_sites.append(site)
         return scores.add_extra("fills", (scores.get_extra("fills") or ()) + (site,))
 
@@ -705,12 +743,18 @@ class FunctionEvaluator:
                 # Q and K share their batch axes; one known rank gives the other.
                 known = [r for r in (left.rank, right.rank) if r is not None]
                 rank = max(known) if known else None
-                return Value(kind="tensor", rank=rank, role=SCORES, scores=scores, feature_last=False,
-                             scaled=scores.scaled, node=node)
+                return Value(
+                    kind="tensor",
+                    rank=rank,
+                    role=SCORES,
+                    scores=scores,
+                    feature_last=False,
+                    scaled=scores.scaled,
+                    node=node,
+                )
         if right.is_parameter and right.role in (QUERY, KEY, "value", QKV):
             # `x @ self.W_q`: a projection of tokens.
-            return Value(kind="tensor", rank=left.rank, role=right.role, feature_last=True,
-                         scaled=False, node=node)
+            return Value(kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, node=node)
         return Value(kind="tensor", rank=rank, feature_last=None, node=node)
 
     def _resolve_pending_swap(self, right: Value, left: Value) -> Value:
@@ -784,15 +828,26 @@ class FunctionEvaluator:
                 feature = summed[-1]
                 out = parsed.output
                 scores = self._score_facts(
-                    operands[0], operands[1], call, operand_nodes[0], operand_nodes[1],
+                    operands[0],
+                    operands[1],
+                    call,
+                    operand_nodes[0],
+                    operand_nodes[1],
                     key_axis_by_layout=(shapes.Einsum.axis(out, b_only[0]), shapes.Einsum.axis(out, a_only[0])),
                     feature_axis=shapes.Einsum.axis(a_sub, feature),
                 )
                 if scores is not None:
                     if scores.feature_dim is not None and scores.feature_dim[0] is operand_nodes[1]:
-                                    scores = replace(scores, feature_dim=(operand_nodes[1], shapes.Einsum.axis(b_sub, feature)))
-                    return Value(kind="tensor", rank=rank, role=SCORES, scores=scores, feature_last=False,
-                                 scaled=scores.scaled, node=call)
+                        scores = replace(scores, feature_dim=(operand_nodes[1], shapes.Einsum.axis(b_sub, feature)))
+                    return Value(
+                        kind="tensor",
+                        rank=rank,
+                        role=SCORES,
+                        scores=scores,
+                        feature_last=False,
+                        scaled=scores.scaled,
+                        node=call,
+                    )
         return Value(kind="tensor", rank=rank, node=call)
 
     # ------------------------------------------------------------------ calls
@@ -852,7 +907,7 @@ class FunctionEvaluator:
                 buffer_name = name_node.evaluated_value
                 value = value.add_extra("buffer", buffer_name)
                 if value.mask is not None:
-                            value = value.with_(mask=replace(value.mask, buffer_attr=buffer_name))
+                    value = value.with_(mask=replace(value.mask, buffer_attr=buffer_name))
                 if attr == "register_parameter":
                     value = value.with_(is_parameter=True)
                 self.env["self." + buffer_name] = value
@@ -869,13 +924,14 @@ class FunctionEvaluator:
         lowered = attr.lower()
         if module is None and values and "drop" in lowered:
             return values[0]
-        if module is None and values and role in (QUERY, KEY, "value", QKV) and (
-            any(w in lowered for w in ("proj", "linear", "lin", "w_", "to_", "fc", "c_attn"))
-            or len(lowered) <= 4
+        if (
+            module is None
+            and values
+            and role in (QUERY, KEY, "value", QKV)
+            and (any(w in lowered for w in ("proj", "linear", "lin", "w_", "to_", "fc", "c_attn")) or len(lowered) <= 4)
         ):
             # `self.q_proj(x)`, `self.wq(x)` defined in an unseen __init__: a projection.
-            return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
-                         scaled=False, node=node)
+            return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True, scaled=False, node=node)
         if module is None and values and any(w in lowered for w in _ROTARY_WORDS):
             return self._user_function(node, attr, method=True)
         if module is None:
@@ -900,8 +956,9 @@ class FunctionEvaluator:
             if any(a.keyword is None and v.mask is not None for a, v in zip(node.args, values)):
                 keywords += ("<positional>",)  # `self.attn(x, mask)`
             self.facts.attention_calls.append(
-                AttentionCallSite(call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords,
-                                  callee_class=kind)
+                AttentionCallSite(
+                    call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords, callee_class=kind
+                )
             )
             _escape(values)
             return Value(kind="unknown", node=node)
@@ -915,8 +972,9 @@ class FunctionEvaluator:
             # Weights set by hand in __init__ may fold the scale in: unknown, not "unscaled".
             scaled = None if module.get_extra("custom_init") else False
             padded = (("padded", True),) if values[0].get_extra("padded") else ()
-            return Value(kind="tensor", rank=values[0].rank, role=role, feature_last=True,
-                         scaled=scaled, node=node, extra=padded)
+            return Value(
+                kind="tensor", rank=values[0].rank, role=role, feature_last=True, scaled=scaled, node=node, extra=padded
+            )
         _escape(values)
         return Value(kind="unknown", node=node).add_extra("module_call", kind)
 
@@ -936,9 +994,12 @@ class FunctionEvaluator:
             self._args(node)
             size = _code(node.args[0].value)
             # -inf above the diagonal, 0 elsewhere: an additive causal mask.
-            return Value(kind="tensor", rank=2, node=node,
-                         mask=MaskFacts(origin="causal", dtype="float", built_size=(size, size),
-                                        can_mask_whole_row=False))
+            return Value(
+                kind="tensor",
+                rank=2,
+                node=node,
+                mask=MaskFacts(origin="causal", dtype="float", built_size=(size, size), can_mask_whole_row=False),
+            )
         if short == "pad_sequence":
             values = self._args(node)
             pad_arg = _arg(node, 2, "padding_value")
@@ -961,8 +1022,9 @@ class FunctionEvaluator:
         if qualified in ("torch.matmul", "torch.bmm", "torch.mm"):
             if len(node.args) >= 2:
                 left, right = self.eval(node.args[0].value), self.eval(node.args[1].value)
-                return self.matmul(left, right, node, node.args[0].value, node.args[1].value,
-                                   batched_3d=qualified == "torch.bmm")
+                return self.matmul(
+                    left, right, node, node.args[0].value, node.args[1].value, batched_3d=qualified == "torch.bmm"
+                )
         if qualified == "torch.baddbmm" and len(node.args) >= 3:
             self.eval(node.args[0].value)
             left, right = self.eval(node.args[1].value), self.eval(node.args[2].value)
@@ -1030,16 +1092,26 @@ class FunctionEvaluator:
                 other = b if keep_when_true else a
                 # The filled side is a constant we can read, or (`mask_value = finfo.min`) a
                 # scalar-like value while the kept side holds the scores.
-                fill_like = fill is not None or (kept.scores is not None and other.scores is None
-                                                 and other.rank in (None, 0) and cond.mask is not None)
+                fill_like = fill is not None or (
+                    kept.scores is not None
+                    and other.scores is None
+                    and other.rank in (None, 0)
+                    and cond.mask is not None
+                )
                 if not fill_like or kept.kind == "scalar":
                     continue
                 mask = cond.mask
                 if mask is not None and keep_when_true:
                     mask = masks.invert(mask)  # where(keep, scores, fill): filled where ~keep
-                site = FillSite(call=node, mask_node=node.args[0].value, mask=cond.with_(mask=mask),
-                                fill=fill, in_place=False, keeps_where_true=keep_when_true,
-                                receiver_node=node.args[1].value if keep_when_true else node.args[2].value)
+                site = FillSite(
+                    call=node,
+                    mask_node=node.args[0].value,
+                    mask=cond.with_(mask=mask),
+                    fill=fill,
+                    in_place=False,
+                    keeps_where_true=keep_when_true,
+                    receiver_node=node.args[1].value if keep_when_true else node.args[2].value,
+                )
                 self.facts.fill_sites.append(site)
                 return kept.with_(node=node).add_extra("fills", (kept.get_extra("fills") or ()) + (site,))
             # `where(rows_all_masked, zeros, scores)`: scores replaced at places we cannot read,
@@ -1075,14 +1147,18 @@ class FunctionEvaluator:
             self._args(node)
             mask = receiver.mask
             if mask is not None:
-                    mask = replace(mask, dtype=dtype)
+                mask = replace(mask, dtype=dtype)
             return receiver.with_(node=node, mask=mask)
         if method == "logical_not" and receiver.mask is not None:
             return receiver.with_(node=node, mask=masks.invert(receiver.mask), scores=None, softmax=None)
         if method in ("eq", "ne") and args and receiver.mask is not None:
             op = cst.Equal() if method == "eq" else cst.NotEqual()
-            return Value(kind="tensor", rank=receiver.rank, node=node,
-                         mask=masks.compare(receiver.mask, op, masks.number(args[0].value)))
+            return Value(
+                kind="tensor",
+                rank=receiver.rank,
+                node=node,
+                mask=masks.compare(receiver.mask, op, masks.number(args[0].value)),
+            )
         if method == "softmax":
             return self._softmax(node, receiver_node, None, form="method")
         if method in _IDENTITY_METHODS:
@@ -1107,9 +1183,16 @@ class FunctionEvaluator:
             if method in ("expand", "repeat") and rank is not None and receiver.rank is not None:
                 rank = max(rank, receiver.rank)
             # A reshape keeps the last (feature) axis only when it is not merged or split.
-            return Value(kind="tensor", rank=rank, role=receiver.role, scaled=receiver.scaled,
-                         feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
-                         mask=receiver.mask, node=node, extra=_kept_extras(receiver))
+            return Value(
+                kind="tensor",
+                rank=rank,
+                role=receiver.role,
+                scaled=receiver.scaled,
+                feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
+                mask=receiver.mask,
+                node=node,
+                extra=_kept_extras(receiver),
+            )
         if method == "unsqueeze":
             self._args(node)
             rank = receiver.rank + 1 if receiver.rank is not None else None
@@ -1153,8 +1236,9 @@ class FunctionEvaluator:
             return receiver.with_(node=node)
         if method in ("add", "sub", "add_", "sub_"):
             values = self._args(node)
-            return self._add(receiver, values[0] if values else UNKNOWN, node, receiver_node,
-                             args[0].value if args else None)
+            return self._add(
+                receiver, values[0] if values else UNKNOWN, node, receiver_node, args[0].value if args else None
+            )
         if method in ("size", "dim", "numel", "item", "__len__"):
             self._args(node)
             if method == "dim":
@@ -1205,8 +1289,9 @@ class FunctionEvaluator:
             return result
         if mask_arg is None:
             return receiver.with_(node=node)
-        site = FillSite(call=node, mask_node=mask_arg.value, mask=mask, fill=fill, in_place=in_place,
-                        receiver_node=receiver_node)
+        site = FillSite(
+            call=node, mask_node=mask_arg.value, mask=mask, fill=fill, in_place=in_place, receiver_node=receiver_node
+        )
         self.facts.fill_sites.append(site)
         if receiver.scores is None:
             # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
@@ -1236,12 +1321,20 @@ class FunctionEvaluator:
             )
         causal_arg = _arg(node, 99, "is_causal")
         self.facts.attention_calls.append(
-            AttentionCallSite(call=node, api=kind, inputs=tuple(values[:3]), mask_keywords=tuple(passed),
-                              is_causal=causal_arg is not None and not _is_false(causal_arg.value))
+            AttentionCallSite(
+                call=node,
+                api=kind,
+                inputs=tuple(values[:3]),
+                mask_keywords=tuple(passed),
+                is_causal=causal_arg is not None and not _is_false(causal_arg.value),
+            )
         )
         if kind == "MultiheadAttention":
-            return Value(kind="tuple", elements=(Value(kind="tensor", rank=values[0].rank if values else None),
-                                                 Value(kind="tensor")), node=node)
+            return Value(
+                kind="tuple",
+                elements=(Value(kind="tensor", rank=values[0].rank if values else None), Value(kind="tensor")),
+                node=node,
+            )
         return Value(kind="tensor", rank=values[0].rank if values else None, node=node)
 
     def _sdpa(self, node: cst.Call) -> Value:
@@ -1252,13 +1345,20 @@ class FunctionEvaluator:
             passed = ("attn_mask",)
             mask = self.eval(mask_arg.value)
             self.facts.mask_uses.append(
-                MaskUseSite(call=node, api="sdpa", keyword="attn_mask", expects=ATTEND, mask_node=mask_arg.value, mask=mask)
+                MaskUseSite(
+                    call=node, api="sdpa", keyword="attn_mask", expects=ATTEND, mask_node=mask_arg.value, mask=mask
+                )
             )
         causal_arg = _arg(node, 5, "is_causal")
         positional = [v for v, a in zip(values, node.args) if a.keyword is None]
         self.facts.attention_calls.append(
-            AttentionCallSite(call=node, api="sdpa", inputs=tuple(positional[:3]), mask_keywords=passed,
-                              is_causal=causal_arg is not None and not _is_false(causal_arg.value))
+            AttentionCallSite(
+                call=node,
+                api="sdpa",
+                inputs=tuple(positional[:3]),
+                mask_keywords=passed,
+                is_causal=causal_arg is not None and not _is_false(causal_arg.value),
+            )
         )
         rank = positional[0].rank if positional else None
         return Value(kind="tensor", rank=rank, node=node)
@@ -1285,9 +1385,16 @@ class FunctionEvaluator:
             literal = reduction_arg.value
             reduction = literal.evaluated_value if isinstance(literal, cst.SimpleString) else None
         self.facts.loss_sites.append(
-            LossSite(call=call, targets=targets, targets_node=targets_node, ignore_index=ignore,
-                     ignore_index_node=ignore_arg.value if ignore_arg is not None else None,
-                     configured_at=configured_at, reduction=reduction, weighted=weighted)
+            LossSite(
+                call=call,
+                targets=targets,
+                targets_node=targets_node,
+                ignore_index=ignore,
+                ignore_index_node=ignore_arg.value if ignore_arg is not None else None,
+                configured_at=configured_at,
+                reduction=reduction,
+                weighted=weighted,
+            )
         )
 
     def _retarget_fill(self, shifted: cst.Call, original: cst.Call) -> None:
@@ -1322,8 +1429,14 @@ class FunctionEvaluator:
         if rank is None and len(ordered) == 2 and ordered[0] >= 0 and ordered[1] == ordered[0] + 1:
             # `k.transpose(2, 3)` with k's rank unknown: the last two axes exactly when k has
             # rank 4; the product it feeds decides (see `matmul`).
-            return Value(kind="tensor", role=value.role, node=node, scaled=value.scaled, base=value,
-                         feature_last=value.feature_last).add_extra("pending_swap", ordered[1])
+            return Value(
+                kind="tensor",
+                role=value.role,
+                node=node,
+                scaled=value.scaled,
+                base=value,
+                feature_last=value.feature_last,
+            ).add_extra("pending_swap", ordered[1])
         if rank is not None:
             normalized = {d + rank if d < 0 else d for d in dims}
             swaps_last_two = normalized == {rank - 1, rank - 2}
@@ -1350,8 +1463,15 @@ class FunctionEvaluator:
         last = rank - 1
         if value.feature_last is not False and dims[-2] == last and dims[-1] != last:
             # The feature axis moved to -2, a token axis to -1: Kᵀ in one step.
-            return value.with_(rank=rank, feature_transposed=True, base=value.with_(rank=rank), node=node,
-                               scores=None, softmax=None, mask=masks.transposed(value.mask))
+            return value.with_(
+                rank=rank,
+                feature_transposed=True,
+                base=value.with_(rank=rank),
+                node=node,
+                scores=None,
+                softmax=None,
+                mask=masks.transposed(value.mask),
+            )
         if dims[-1] == last:
             return value.with_(rank=rank, node=node, feature_transposed=False, base=None, softmax=None)
         return Value(kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled)
@@ -1414,8 +1534,15 @@ class FunctionEvaluator:
 
 
 _DTYPE_METHODS = {
-    "bool": "bool", "float": "float", "half": "float", "double": "float", "bfloat16": "float",
-    "long": "int", "int": "int", "byte": "int", "short": "int",
+    "bool": "bool",
+    "float": "float",
+    "half": "float",
+    "double": "float",
+    "bfloat16": "float",
+    "long": "int",
+    "int": "int",
+    "byte": "int",
+    "short": "int",
 }
 _EMPTY_MODULE = cst.Module(body=[])
 
@@ -1438,8 +1565,6 @@ def _dtype_of(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str
     if name.startswith(("int", "long", "uint", "short")):
         return "int"
     return None
-
-
 
 
 # Facts about the data (not the layout) that survive a reshape.
@@ -1519,11 +1644,18 @@ def _cuts_key_axis(elements, rank: Optional[int], removed: int, rank_known: bool
 
     if rank is None:
         return any(bounded(e) for e in elements)
-    items = [e for e in elements if not (isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
-                                           and e.slice.value.value == "None")]
-    ellipsis = [i for i, e in enumerate(items) if isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis)]
+    items = [
+        e
+        for e in elements
+        if not (
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None"
+        )
+    ]
+    ellipsis = [
+        i for i, e in enumerate(items) if isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis)
+    ]
     if ellipsis:
-        after = items[ellipsis[0] + 1:]
+        after = items[ellipsis[0] + 1 :]
         return bool(after) and bounded(after[-1])
     if len(items) < rank:
         return False  # the trailing axes, the keys among them, are untouched
@@ -1564,8 +1696,10 @@ def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.Base
     """The key expression inside `k.transpose(-2, -1)`, `k.mT`, `k.T`, `k.permute(...)`."""
     if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
         return node.value
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-        "transpose", "permute"
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("transpose", "permute")
     ):
         return node.func.value
     return None

@@ -37,12 +37,21 @@ MASK_ARGUMENTS = {
     "MultiheadAttention": {"key_padding_mask": 3, "attn_mask": 5},
     "TransformerEncoder": {"mask": 1, "src_key_padding_mask": 2},
     "TransformerEncoderLayer": {"src_mask": 1, "src_key_padding_mask": 2},
-    "TransformerDecoderLayer": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
-                                "memory_key_padding_mask": 5},
-    "TransformerDecoder": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4,
-                           "memory_key_padding_mask": 5},
-    "Transformer": {"src_mask": 2, "tgt_mask": 3, "memory_mask": 4, "src_key_padding_mask": 5,
-                    "tgt_key_padding_mask": 6, "memory_key_padding_mask": 7},
+    "TransformerDecoderLayer": {
+        "tgt_mask": 2,
+        "memory_mask": 3,
+        "tgt_key_padding_mask": 4,
+        "memory_key_padding_mask": 5,
+    },
+    "TransformerDecoder": {"tgt_mask": 2, "memory_mask": 3, "tgt_key_padding_mask": 4, "memory_key_padding_mask": 5},
+    "Transformer": {
+        "src_mask": 2,
+        "tgt_mask": 3,
+        "memory_mask": 4,
+        "src_key_padding_mask": 5,
+        "tgt_key_padding_mask": 6,
+        "memory_key_padding_mask": 7,
+    },
 }
 
 # The same mask under another keyword of a PyTorch API (same convention, other spelling).
@@ -103,10 +112,16 @@ def triangular(kind: str, diagonal: int, dtype: Optional[str], size: tuple) -> M
     """
     if kind == "triu":
         convention = MASKED if diagonal >= 1 else None
-        return MaskFacts(origin="causal", convention=convention, dtype=dtype, built_size=size,
-                         can_mask_whole_row=diagonal <= 0)
-    return MaskFacts(origin="causal", convention=ATTEND if diagonal >= 0 else None, dtype=dtype,
-                     built_size=size, can_mask_whole_row=diagonal < 0)
+        return MaskFacts(
+            origin="causal", convention=convention, dtype=dtype, built_size=size, can_mask_whole_row=diagonal <= 0
+        )
+    return MaskFacts(
+        origin="causal",
+        convention=ATTEND if diagonal >= 0 else None,
+        dtype=dtype,
+        built_size=size,
+        can_mask_whole_row=diagonal < 0,
+    )
 
 
 def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
@@ -139,7 +154,7 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
 
 
 def fill_kind(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
-    """"-inf" for every spelling of negative infinity, "finite" for a number, else None."""
+    """ "-inf" for every spelling of negative infinity, "finite" for a number, else None."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = node.expression
         if isinstance(inner, (cst.Integer, cst.Float)):

@@ -153,7 +153,7 @@ def canonical(qualified: Optional[str]) -> Optional[str]:
         return None
     for prefix in ("torch.nn.functional.", "torch.functional.", "torch.special.", "torch.linalg."):
         if qualified.startswith(prefix):
-            return "torch." + qualified[len(prefix):]
+            return "torch." + qualified[len(prefix) :]
     if qualified.startswith("torch.nn.modules."):
         return "torch.nn." + qualified.rsplit(".", 1)[-1]
     return qualified

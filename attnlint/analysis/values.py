@@ -273,8 +273,10 @@ def _join_extra(a: tuple, b: tuple) -> tuple:
     fa, fb = da.get("fills") or (), db.get("fills") or ()
     fills = tuple(fa) + tuple(f for f in fb if all(f is not g for g in fa))
     if fills:
-        partial = da.get("fills_partial") or db.get("fills_partial") or (
-            any(all(f is not g for g in fb) for f in fa) or any(all(f is not g for g in fa) for f in fb)
+        partial = (
+            da.get("fills_partial")
+            or db.get("fills_partial")
+            or (any(all(f is not g for g in fb) for f in fa) or any(all(f is not g for g in fa) for f in fb))
         )
         out += (("fills", fills), ("fills_partial", bool(partial)))
     return out

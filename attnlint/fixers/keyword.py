@@ -8,8 +8,9 @@ from attnlint.diagnostics import Applicability
 from attnlint.rules.base import NodeFix, Replacement
 
 
-def set_keyword(call: cst.Call, keyword: str, value_code: str, message: str,
-                applicability: Applicability = Applicability.UNSAFE) -> NodeFix:
+def set_keyword(
+    call: cst.Call, keyword: str, value_code: str, message: str, applicability: Applicability = Applicability.UNSAFE
+) -> NodeFix:
     """`f(a)` -> `f(a, keyword=value)`; `f(a, keyword=old)` -> `f(a, keyword=value)`."""
     value = cst.parse_expression(value_code)
     for arg in call.args:

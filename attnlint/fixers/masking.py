@@ -38,22 +38,28 @@ def is_repeatable(node: cst.CSTNode) -> bool:
         )
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         pure = {"bool", "float", "unsqueeze", "view", "reshape", "expand", "logical_not", "eq", "ne", "to", "T", "mT"}
-        return node.func.attr.value in pure and is_repeatable(node.func.value) and all(
-            is_repeatable(a.value) for a in node.args
+        return (
+            node.func.attr.value in pure
+            and is_repeatable(node.func.value)
+            and all(is_repeatable(a.value) for a in node.args)
         )
     return False
 
 
 def invert_mask(module: cst.Module, mask_node: cst.BaseExpression, expects: str) -> NodeFix:
     """`mask` -> `~mask` (and `~mask` -> `mask`). Unsafe: it changes which positions are attended."""
-    if isinstance(mask_node, cst.UnaryOperation) and isinstance(mask_node.operator, cst.BitInvert) \
-            and not mask_node.lpar:
+    if (
+        isinstance(mask_node, cst.UnaryOperation)
+        and isinstance(mask_node.operator, cst.BitInvert)
+        and not mask_node.lpar
+    ):
         new = mask_node.expression
     else:
         new = cst.parse_expression(f"~{_atom(module, mask_node)}")
     meaning = "True = may attend" if expects == "attend" else "True = masked"
-    return NodeFix(f"Invert the mask (this argument expects {meaning})", Applicability.UNSAFE,
-                   (Replacement(mask_node, new),))
+    return NodeFix(
+        f"Invert the mask (this argument expects {meaning})", Applicability.UNSAFE, (Replacement(mask_node, new),)
+    )
 
 
 def slice_buffer(module: cst.Module, buffer: cst.Attribute, rows: str, cols: str) -> NodeFix:
@@ -66,8 +72,7 @@ def slice_buffer(module: cst.Module, buffer: cst.Attribute, rows: str, cols: str
     shorter inputs the old code raised a shape error.
     """
     new = cst.parse_expression(f"{module.code_for_node(buffer)}[..., {cols} - {rows}:{cols}, :{cols}]")
-    return NodeFix("Slice the mask buffer to the current lengths", Applicability.SAFE,
-                   (Replacement(buffer, new),))
+    return NodeFix("Slice the mask buffer to the current lengths", Applicability.SAFE, (Replacement(buffer, new),))
 
 
 def zero_fully_masked_rows(
@@ -92,8 +97,9 @@ def zero_fully_masked_rows(
             rows = f"(~{rows})"
     else:
         return None
-    new = cst.parse_expression(
-        f"{bare_code(module, softmax_call)}.masked_fill({rows}.all(dim=-1, keepdim=True), 0.0)"
+    new = cst.parse_expression(f"{bare_code(module, softmax_call)}.masked_fill({rows}.all(dim=-1, keepdim=True), 0.0)")
+    return NodeFix(
+        "Zero the weights of fully masked rows after the softmax",
+        Applicability.UNSAFE,
+        (Replacement(softmax_call, new),),
     )
-    return NodeFix("Zero the weights of fully masked rows after the softmax", Applicability.UNSAFE,
-                   (Replacement(softmax_call, new),))

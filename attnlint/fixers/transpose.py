@@ -23,8 +23,10 @@ def swap_last_two_axes(dot_t: cst.Attribute, spelling: str = "transpose") -> Nod
     new = cst.Call(
         func=cst.Attribute(value=dot_t.value, attr=cst.Name("transpose")),
         args=[
-            cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("2")),
-                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(
+                cst.UnaryOperation(cst.Minus(), cst.Integer("2")),
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            ),
             cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("1"))),
         ],
         lpar=dot_t.lpar,

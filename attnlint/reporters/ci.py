@@ -78,8 +78,7 @@ def _rdjson_diagnostic(diag: Diagnostic, lines: SourceLines) -> Dict[str, Any]:
     # that cannot change behaviour, whatever --unsafe-fixes says for local runs.
     if diag.fix is not None and diag.fix.applicability is Applicability.SAFE:
         entry["suggestions"] = [
-            {"range": _rdjson_range(lines, edit.start, edit.end), "text": edit.content}
-            for edit in diag.fix.edits
+            {"range": _rdjson_range(lines, edit.start, edit.end), "text": edit.content} for edit in diag.fix.edits
         ]
     return entry
 

@@ -121,8 +121,7 @@ def sarif_fix(path: str, fix: Fix) -> Optional[Dict[str, Any]]:
     if not fix.edits:  # SARIF requires at least one replacement
         return None
     replacements = [
-        {"deletedRegion": region(edit.start, edit.end), "insertedContent": {"text": edit.content}}
-        for edit in fix.edits
+        {"deletedRegion": region(edit.start, edit.end), "insertedContent": {"text": edit.content}} for edit in fix.edits
     ]
     return {
         "description": {"text": _fix_description(fix)},

@@ -111,11 +111,11 @@ def _underlines(diag: Diagnostic, lines: SourceLines) -> List[_Underline]:
 def snippet(diag: Diagnostic, lines: SourceLines) -> List[str]:
     """The annotated source, ruff style::
 
-          |
-        3 |     w = q @ k.transpose(-1, -2)
-          |             ^^^^^^^^^^^^^^^^^^^ ATN101
-          |
-          = help: Scale the scores
+      |
+    3 |     w = q @ k.transpose(-1, -2)
+      |             ^^^^^^^^^^^^^^^^^^^ ATN101
+      |
+      = help: Scale the scores
     """
     spans = _underlines(diag, lines)
     gutter = len(str(spans[-1].line)) if spans else 1

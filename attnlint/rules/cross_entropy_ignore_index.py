@@ -64,11 +64,16 @@ class CrossEntropyIgnoreIndex(Rule):
             # local or a literal becomes the int (ignore_index must be one).
             named = isinstance(pad_node, cst.Name) and pad_node.value in ctx.analysis.constants
             pad_code = ctx.code(pad_node) if named else _number(pad)
-            where = "the default ignore_index=-100" if site.ignore_index_node is None else f"ignore_index={site.ignore_index}"
+            where = (
+                "the default ignore_index=-100"
+                if site.ignore_index_node is None
+                else f"ignore_index={site.ignore_index}"
+            )
             fix = None
             if site.configured_at is not None:
-                fix = set_keyword(site.configured_at, "ignore_index", pad_code,
-                                  f"Set `ignore_index={pad_code}` (the padding value)")
+                fix = set_keyword(
+                    site.configured_at, "ignore_index", pad_code, f"Set `ignore_index={pad_code}` (the padding value)"
+                )
             ctx.report(
                 site.call,
                 f"targets are padded with {_number(pad)} but the loss uses {where}: "

@@ -20,8 +20,14 @@ def _rules() -> tuple:
     from attnlint.rules.unsliced_causal_mask import UnslicedCausalMask
 
     rules = [
-        MissingAttentionScale, SoftmaxWrongAxis, BatchedTranspose,
-        CrossEntropyIgnoreIndex, UnmaskedPadding, AllMaskedRowNan, UnslicedCausalMask, InvertedMaskConvention,
+        MissingAttentionScale,
+        SoftmaxWrongAxis,
+        BatchedTranspose,
+        CrossEntropyIgnoreIndex,
+        UnmaskedPadding,
+        AllMaskedRowNan,
+        UnslicedCausalMask,
+        InvertedMaskConvention,
     ]
     return tuple(sorted(rules, key=lambda r: r.code))
 

@@ -12,7 +12,6 @@ from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
 
-
 class UnmaskedPadding(Rule):
     """
     ## What it does
@@ -86,8 +85,7 @@ class UnmaskedPadding(Rule):
                     fix = set_keyword(calls[0].call, keyword, name, f"Pass `{keyword}={name}` on")
             ctx.report(
                 function.param_nodes[name].name,
-                f"`{name}` is accepted but never used: the attention in `{function.name}` "
-                "also attends to padding",
+                f"`{name}` is accepted but never used: the attention in `{function.name}` also attends to padding",
                 fix=fix,
             )
 

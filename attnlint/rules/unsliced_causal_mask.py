@@ -1359,8 +1359,12 @@ class UnslicedCausalMask(Rule):
 
 def _find_buffer(node: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
     """The `self.<attr>` expression inside a mask expression."""
-    if isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name) \
-            and node.value.value == "self":
+    if (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == attr
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
         return node
     for child in node.children:
         found = _find_buffer(child, attr)

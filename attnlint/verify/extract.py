@@ -68,9 +68,7 @@ def extract_entry(source: str, entry: str) -> str:
 # ---------------------------------------------------------------------------------------------
 def _is_future_import(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.ImportFrom)
-        and isinstance(small.module, cst.Name)
-        and small.module.value == "__future__"
+        isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == "__future__"
         for small in stmt.body
     )
 

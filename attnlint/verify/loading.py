@@ -83,9 +83,7 @@ def constructor_kwargs(cls: type, given: Mapping[str, Any]) -> Dict[str, Any]:
         else:
             missing.append(name)
     if missing:
-        raise TypeError(
-            f"{cls.__name__}() needs {', '.join(missing)}: pass them in params['init_kwargs']"
-        )
+        raise TypeError(f"{cls.__name__}() needs {', '.join(missing)}: pass them in params['init_kwargs']")
     return kwargs
 
 

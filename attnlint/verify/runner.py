@@ -33,10 +33,7 @@ DEFAULT_TIMEOUT_S = 180.0
 DEFAULT_MEMORY_LIMIT_BYTES = 16 * 1024**3  # address space, CPU-only runs; see child.apply_limits
 
 # The child's first statement: make `attnlint` importable from the directory we pass, then run.
-BOOTSTRAP = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from attnlint.verify.child import main; sys.exit(main())"
-)
+BOOTSTRAP = "import sys; sys.path.insert(0, sys.argv[1]); from attnlint.verify.child import main; sys.exit(main())"
 
 
 def package_parent_dir() -> str:

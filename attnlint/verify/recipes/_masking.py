@@ -130,8 +130,13 @@ class Context:
 
 def _setup_failure(rule_code: str, stage: str, exc: BaseException) -> Dict[str, Any]:
     detail = f"could not {stage}: {type(exc).__name__}: {' '.join(str(exc).split())}"
-    return {"rule_code": rule_code, "device": "any", "dtype": "any", "checks": [["build_modules", False, detail]],
-            "measurements": {}}
+    return {
+        "rule_code": rule_code,
+        "device": "any",
+        "dtype": "any",
+        "checks": [["build_modules", False, detail]],
+        "measurements": {},
+    }
 
 
 def run_recipe(
@@ -167,8 +172,9 @@ def run_recipe(
     for device in devices:
         names = dtypes_by_device.get(device, DTYPES_BY_DEVICE.get(device.split(":")[0], ()))
         for dtype_name in names:
-            reports.append(_run_one(rule_code, original_obj, fixed_obj, is_module, params, device, dtype_name, seed,
-                                    verify_on))
+            reports.append(
+                _run_one(rule_code, original_obj, fixed_obj, is_module, params, device, dtype_name, seed, verify_on)
+            )
     return reports
 
 
@@ -183,8 +189,13 @@ def _run_one(rule_code, original_obj, fixed_obj, is_module, params, device, dtyp
         else:
             original, fixed = original_obj, fixed_obj
     except Exception as exc:  # noqa: BLE001
-        return {"rule_code": rule_code, "device": device, "dtype": dtype_name,
-                "checks": [["device_setup", False, f"{type(exc).__name__}: {exc}"]], "measurements": {}}
+        return {
+            "rule_code": rule_code,
+            "device": device,
+            "dtype": dtype_name,
+            "checks": [["device_setup", False, f"{type(exc).__name__}: {exc}"]],
+            "measurements": {},
+        }
     ctx = Context(rule_code, device, dtype_name, dtype, seed, params, original, fixed, is_module)
     # fp32 on CUDA must mean fp32: TF32 would put the reference itself ~1e-3 off.
     guard = exact_fp32_matmul() if device.startswith("cuda") else contextlib.nullcontext()
@@ -246,8 +257,15 @@ def keep_mask(lengths: Sequence[int], tokens: int, side: str, device: str) -> to
 
 
 def padded_values(
-    lengths: Sequence[int], tokens: int, width_shape: Sequence[int], side: str, seed: int, garbage_seed: int,
-    device: str, dtype: torch.dtype, token_dim: int = 1,
+    lengths: Sequence[int],
+    tokens: int,
+    width_shape: Sequence[int],
+    side: str,
+    seed: int,
+    garbage_seed: int,
+    device: str,
+    dtype: torch.dtype,
+    token_dim: int = 1,
 ) -> torch.Tensor:
     """Real values at the real positions (the same sequences whatever the side), garbage elsewhere.
 
@@ -255,13 +273,15 @@ def padded_values(
     """
     batch = len(lengths)
     real = torch.randn((batch, tokens, *width_shape), generator=generator(seed), dtype=torch.float64)
-    garbage = torch.randn((batch, tokens, *width_shape), generator=generator(seed + garbage_seed),
-                          dtype=torch.float64) * GARBAGE_SCALE
+    garbage = (
+        torch.randn((batch, tokens, *width_shape), generator=generator(seed + garbage_seed), dtype=torch.float64)
+        * GARBAGE_SCALE
+    )
     out = garbage.clone()
     for i, n in enumerate(lengths):
         if n:
             start = 0 if side == "right" else tokens - n
-            out[i, start:start + n] = real[i, :n]
+            out[i, start : start + n] = real[i, :n]
     return out.movedim(1, token_dim).to(device=device, dtype=dtype)
 
 
@@ -283,8 +303,11 @@ def _callable_of(entry: Any) -> Callable[..., Any]:
 
 def positional_names(entry: Any) -> List[str]:
     signature = inspect.signature(_callable_of(entry))
-    return [n for n, p in signature.parameters.items()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and n != "self"]
+    return [
+        n
+        for n, p in signature.parameters.items()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and n != "self"
+    ]
 
 
 @dataclass(frozen=True)
@@ -322,8 +345,9 @@ def find_protocol(entry: Any, params: Mapping[str, Any], needs_mask: bool) -> Pr
         return Protocol(call, None, None)
     fmt = params.get("mask_format") or MASK_FORMAT_BY_NAME.get(mask_arg)
     if fmt is None:
-        raise LookupError(f"cannot tell the convention of {mask_arg!r}; pass params['mask_format'] "
-                          f"(one of {', '.join(MASK_FORMATS)})")
+        raise LookupError(
+            f"cannot tell the convention of {mask_arg!r}; pass params['mask_format'] (one of {', '.join(MASK_FORMATS)})"
+        )
     if fmt not in MASK_FORMATS:
         raise ValueError(f"unknown mask format {fmt!r}; known: {', '.join(MASK_FORMATS)}")
     return Protocol(call, mask_arg, fmt)
@@ -333,8 +357,14 @@ def find_protocol(entry: Any, params: Mapping[str, Any], needs_mask: bool) -> Pr
 # Reference attention with a bool mask
 # ---------------------------------------------------------------------------------------------
 def masked_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: Optional[torch.Tensor], causal: bool,
-    scale: Optional[float], kernel: str, compute_dtype: Optional[torch.dtype],
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    keep: Optional[torch.Tensor],
+    causal: bool,
+    scale: Optional[float],
+    kernel: str,
+    compute_dtype: Optional[torch.dtype],
 ) -> torch.Tensor:
     """(b, h, n, hd) attention with a key mask ``keep`` (b, n_k) True = real, causal folded in.
 
@@ -387,8 +417,14 @@ class Golden:
     describe: str = ""
     d_in: int = 0
 
-    def run(self, x: Sequence[torch.Tensor], keep: Optional[torch.Tensor], *, compute_dtype: Optional[torch.dtype],
-            kernel: str = "naive") -> torch.Tensor:
+    def run(
+        self,
+        x: Sequence[torch.Tensor],
+        keep: Optional[torch.Tensor],
+        *,
+        compute_dtype: Optional[torch.dtype],
+        kernel: str = "naive",
+    ) -> torch.Tensor:
         raise NotImplementedError
 
 
@@ -452,16 +488,17 @@ class MHAGolden(Golden):
     def __init__(self, ctx: Context, protocol: Protocol) -> None:
         self.ctx = ctx
         self.protocol = protocol
-        self.state: Dict[str, Any] = {"keep": None, "causal": bool(ctx.params.get("causal", False)),
-                                      "kernel": "naive"}
+        self.state: Dict[str, Any] = {"keep": None, "causal": bool(ctx.params.get("causal", False)), "kernel": "naive"}
         self._copies: Dict[torch.dtype, nn.Module] = {}
         mhas = [name for name, m in ctx.original.named_modules() if isinstance(m, nn.MultiheadAttention)]
         if not mhas:
             raise LookupError("no nn.MultiheadAttention submodule")
         first = ctx.original.get_submodule(mhas[0])
         self.d_in = int(ctx.params.get("d_in", first.embed_dim))
-        self.describe = (f"reference: the original module with {', '.join(mhas)} (nn.MultiheadAttention, "
-                         f"{first.num_heads} heads) attending through a bool mask, causal={self.state['causal']}")
+        self.describe = (
+            f"reference: the original module with {', '.join(mhas)} (nn.MultiheadAttention, "
+            f"{first.num_heads} heads) attending through a bool mask, causal={self.state['causal']}"
+        )
 
     def copy_in(self, dtype: torch.dtype) -> nn.Module:
         if dtype not in self._copies:
@@ -514,17 +551,27 @@ class Witness:
         return tuple(self.inputs[0].shape)
 
 
-def make_witness(ctx: Context, protocol: Protocol, golden: Golden, lengths: Sequence[int], side: str,
-                 garbage: int = 0, tokens: int = WITNESS_TOKENS) -> Witness:
+def make_witness(
+    ctx: Context,
+    protocol: Protocol,
+    golden: Golden,
+    lengths: Sequence[int],
+    side: str,
+    garbage: int = 0,
+    tokens: int = WITNESS_TOKENS,
+) -> Witness:
     seed = ctx.seed
     gseed = GARBAGE_SEEDS[garbage]
     if protocol.call == "qkv":
         heads = int(ctx.params.get("heads", 2))
         head_dim = int(ctx.params.get("head_dim", 8))
         # q, k, v: (batch, heads, tokens, head_dim), each its own draw.
-        inputs = [padded_values(lengths, tokens, (heads, head_dim), side, seed + 7 * i, gseed, ctx.device, ctx.dtype,
-                                token_dim=2).contiguous()
-                  for i in range(3)]
+        inputs = [
+            padded_values(
+                lengths, tokens, (heads, head_dim), side, seed + 7 * i, gseed, ctx.device, ctx.dtype, token_dim=2
+            ).contiguous()
+            for i in range(3)
+        ]
     else:
         inputs = [padded_values(lengths, tokens, (golden.d_in,), side, seed, gseed, ctx.device, ctx.dtype)]
     keep = keep_mask(lengths, tokens, side, ctx.device)
@@ -534,12 +581,14 @@ def make_witness(ctx: Context, protocol: Protocol, golden: Golden, lengths: Sequ
 
 def run_entry(protocol: Protocol, entry: Any, w: Witness, *, grad: bool = False) -> Outcome:
     """Forward (autograd on: nn.MultiheadAttention's inference fast path is another code path)."""
+
     def go():
         with torch.enable_grad():
             out = protocol.invoke(entry, w.inputs, w.keep)
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"the entry returned {type(out).__name__}, not a tensor")
         return out if grad else out.detach()
+
     return attempt(go)
 
 
@@ -593,8 +642,10 @@ def entry_gradients(
     handles = []
     if isinstance(entry, nn.Module):
         for name in hooks:
+
             def hook(_module, _args, output, name=name):
                 captured[name] = output
+
             handles.append(entry.get_submodule(name).register_forward_hook(hook))
     try:
         with torch.enable_grad():
@@ -615,7 +666,7 @@ def entry_gradients(
             handle.remove()
     grads = [g if g is not None else torch.zeros_like(t) for g, t in zip(grads, wrt)]
     n_in, n_par = len(leaves), len(names)
-    return (grads[:n_in], dict(zip(names, grads[n_in:n_in + n_par])), dict(zip(hooked, grads[n_in + n_par:])))
+    return (grads[:n_in], dict(zip(names, grads[n_in : n_in + n_par])), dict(zip(hooked, grads[n_in + n_par :])))
 
 
 def golden_gradients(
@@ -669,8 +720,9 @@ def padded_attention_checks(ctx: Context, *, unpadded_reference: bool, no_paddin
     """
     protocol = find_protocol(ctx.original, ctx.params, needs_mask=True)
     golden = make_golden(ctx, protocol)
-    witnesses = {side: [make_witness(ctx, protocol, golden, WITNESS_LENGTHS, side, garbage=g) for g in (0, 1)]
-                 for side in SIDES}
+    witnesses = {
+        side: [make_witness(ctx, protocol, golden, WITNESS_LENGTHS, side, garbage=g) for g in (0, 1)] for side in SIDES
+    }
     where = f"{protocol.describe()}; {golden.describe}"
     refs_by_side = {side: references(golden, ws[0]) for side, ws in witnesses.items()}
 
@@ -683,15 +735,18 @@ def padded_attention_checks(ctx: Context, *, unpadded_reference: bool, no_paddin
             parts.append(f"{side}: original raises {before.describe_error()}")
             continue
         naive, _ = rule_on(before.value, refs_by_side[side], w0.real)
-        garbage_diff = (max_abs_diff(w0.real(before.value), w1.real(before_other.value)) if before_other.ok
-                        else float("inf"))
+        garbage_diff = (
+            max_abs_diff(w0.real(before.value), w1.real(before_other.value)) if before_other.ok else float("inf")
+        )
         ctx.measure(f"{side}_original_max_error", naive.max_error)
         ctx.measure(f"{side}_original_ratio", naive.ratio)
         ctx.measure(f"{side}_original_garbage_diff", garbage_diff)
         ctx.measure(f"{side}_original_nan_real_rows", nan_rows(w0.real(before.value)))
         visible |= not naive.passed
-        parts.append(f"{side} {w0.shape}: {naive.describe()}; real outputs move by {garbage_diff:.3e} with the "
-                     f"garbage; {nan_rows(w0.real(before.value))} real rows NaN")
+        parts.append(
+            f"{side} {w0.shape}: {naive.describe()}; real outputs move by {garbage_diff:.3e} with the "
+            f"garbage; {nan_rows(w0.real(before.value))} real rows NaN"
+        )
     why = f"lengths {describe_lengths(WITNESS_LENGTHS)}, {where}: " + join(parts)
     ctx.add(ORIGINAL_WRONG, ran and visible, ("" if visible else "bug NOT visible: ") + why)
 
@@ -765,12 +820,18 @@ def padded_attention_checks(ctx: Context, *, unpadded_reference: bool, no_paddin
             same = torch.equal(before.value, after.value)
             ctx.measure("no_padding_max_diff", max_abs_diff(before.value, after.value))
             with torch.no_grad():  # measured only: the inference fast path of nn.MultiheadAttention differs
-                inference = attempt(lambda: (protocol.invoke(ctx.original, w.inputs, w.keep),
-                                             protocol.invoke(ctx.fixed, w.inputs, w.keep)))
+                inference = attempt(
+                    lambda: (
+                        protocol.invoke(ctx.original, w.inputs, w.keep),
+                        protocol.invoke(ctx.fixed, w.inputs, w.keep),
+                    )
+                )
             if inference.ok:
                 ctx.measure("no_padding_inference_max_diff", max_abs_diff(*inference.value))
-            detail = (f"no padding {w.shape}: original and fixed outputs "
-                      f"{'torch.equal' if same else 'differ by %.3e' % ctx.measurements['no_padding_max_diff']}")
+            detail = (
+                f"no padding {w.shape}: original and fixed outputs "
+                f"{'torch.equal' if same else 'differ by %.3e' % ctx.measurements['no_padding_max_diff']}"
+            )
             ctx.add(NO_PADDING_BIT_IDENTICAL, same, detail)
 
 
@@ -787,16 +848,19 @@ def _check_unpadded(ctx: Context, protocol: Protocol, witnesses, outputs: Mappin
             if n == 0:
                 continue
             idx = w0.keep[i].nonzero().squeeze(-1)
-            alone = [t[i:i + 1].index_select(-2, idx) for t in w0.inputs]
+            alone = [t[i : i + 1].index_select(-2, idx) for t in w0.inputs]
             keep = torch.ones(1, n, dtype=torch.bool, device=ctx.device)
             with torch.enable_grad():
                 ref.append(protocol.invoke(golden64, [t.to(torch.float64) for t in alone], keep).detach())
                 ref_plain.append(protocol.invoke(plain, alone, keep).detach())
-            got.append(outputs[side][i:i + 1].index_select(-2, idx))
+            got.append(outputs[side][i : i + 1].index_select(-2, idx))
         flat = [torch.cat([t.movedim(-2, 1).flatten(0, 1) for t in ts]) for ts in (got, ref, ref_plain)]
         cmp = flash_rule(*flat)
         ctx.measure(f"{side}_fixed_vs_unpadded_max_error", cmp.max_error)
         ok &= cmp.passed
         parts.append(f"{side}: {cmp.describe()}")
-    ctx.add(FIXED_MATCHES_UNPADDED, ok,
-            "each non-empty sequence run alone (unpadded, float64) through the original: " + join(parts))
+    ctx.add(
+        FIXED_MATCHES_UNPADDED,
+        ok,
+        "each non-empty sequence run alone (unpadded, float64) through the original: " + join(parts),
+    )

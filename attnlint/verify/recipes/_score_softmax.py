@@ -77,8 +77,18 @@ DEFAULT_WITNESS = {"batch": 2, "tokens": 7}
 # Attribute names, compared lower-cased with underscores removed; earlier names win.
 ROLE_ALIASES: Dict[str, Tuple[str, ...]] = {
     role: (
-        f"w{role}", f"w{long}", f"{role}proj", f"{long}proj", f"to{role}", f"{role}linear",
-        f"linear{role}", f"{long}linear", f"{long}", f"{role}", f"{long}weight", f"{role}weight",
+        f"w{role}",
+        f"w{long}",
+        f"{role}proj",
+        f"{long}proj",
+        f"to{role}",
+        f"{role}linear",
+        f"linear{role}",
+        f"{long}linear",
+        f"{long}",
+        f"{role}",
+        f"{long}weight",
+        f"{role}weight",
     )
     for role, long in (("q", "query"), ("k", "key"), ("v", "value"))
 }
@@ -246,8 +256,16 @@ def build_spec(module: nn.Module, params: Mapping[str, Any]) -> Spec:
         raise LookupError(f"module.head_dim={declared} but width {widths['q']} / heads {heads} = {head_dim}")
     scale = params.get("scale")
     return Spec(
-        q=qkv["q"], k=qkv["k"], v=qkv["v"], out=out, heads=heads, heads_from=heads_from, d_in=d_in,
-        head_dim=head_dim, causal=bool(params.get("causal", False)), scale=None if scale is None else float(scale),
+        q=qkv["q"],
+        k=qkv["k"],
+        v=qkv["v"],
+        out=out,
+        heads=heads,
+        heads_from=heads_from,
+        d_in=d_in,
+        head_dim=head_dim,
+        causal=bool(params.get("causal", False)),
+        scale=None if scale is None else float(scale),
     )
 
 
@@ -484,7 +502,13 @@ def run_trials(
             trial = Trial(
                 copy.deepcopy(original).to(device=device, dtype=dtype),
                 copy.deepcopy(fixed).to(device=device, dtype=dtype),
-                spec, params, seed, device, dtype, checks, measurements,
+                spec,
+                params,
+                seed,
+                device,
+                dtype,
+                checks,
+                measurements,
             )
         except Exception as exc:  # noqa: BLE001
             checks.append(["device_setup", False, f"{type(exc).__name__}: {exc}"])

@@ -97,8 +97,9 @@ def _verify_on(ctx: Context) -> None:
     golden = make_golden(ctx, protocol)
     causal = bool(ctx.params.get("causal", False))
     is_module = isinstance(ctx.original, nn.Module)
-    witnesses = {side: [make_witness(ctx, protocol, golden, WITNESS_LENGTHS, side, garbage=g) for g in (0, 1)]
-                 for side in SIDES}
+    witnesses = {
+        side: [make_witness(ctx, protocol, golden, WITNESS_LENGTHS, side, garbage=g) for g in (0, 1)] for side in SIDES
+    }
     per_row = int(witnesses["right"][0].inputs[0].shape[1]) if protocol.call == "qkv" else 1  # heads
     where = f"{protocol.describe()}; {golden.describe}"
     hooks = _projection_modules(golden)
@@ -127,9 +128,11 @@ def _verify_on(ctx: Context) -> None:
             grad_text = f"backward raises {type(exc).__name__}: {exc}"
         nan_seen |= rows > 0
         parts.append(f"{side} {w0.shape}: {rows} NaN output rows ({expected} fully masked rows); {grad_text}")
-    ctx.add(ORIGINAL_NAN, ran and nan_seen,
-            ("" if nan_seen else "bug NOT visible: ")
-            + f"lengths {list(WITNESS_LENGTHS)}, causal={causal}: " + join(parts))
+    ctx.add(
+        ORIGINAL_NAN,
+        ran and nan_seen,
+        ("" if nan_seen else "bug NOT visible: ") + f"lengths {list(WITNESS_LENGTHS)}, causal={causal}: " + join(parts),
+    )
 
     # 2-3, 6. The fixed forward: finite, equal to the reference on every row, blind to garbage.
     finite_parts, naive_parts, sdpa_parts, garbage_parts = [], [], [], []
@@ -147,8 +150,7 @@ def _verify_on(ctx: Context) -> None:
         is_finite = finite(after.value) and finite(after_other.value)
         finite_ok &= is_finite
         ctx.measure(f"{side}_fixed_nan_rows", nan_rows(after.value))
-        finite_parts.append(f"{side}: {nan_rows(after.value)} NaN rows, "
-                            f"{'all finite' if is_finite else 'NOT finite'}")
+        finite_parts.append(f"{side}: {nan_rows(after.value)} NaN rows, {'all finite' if is_finite else 'NOT finite'}")
         refs = references(golden, w0)
         naive, sdpa = rule_on(after.value, refs, lambda t: t)
         ctx.measure(f"{side}_fixed_max_error", naive.max_error)
@@ -175,8 +177,9 @@ def _verify_on(ctx: Context) -> None:
             continue
         g64 = upstream(tuple(fixed_out[side].shape), ctx.seed, ctx.device)
         try:
-            inputs_grads, param_grads, hooked = entry_gradients(protocol, ctx.fixed, w0, g64, params_too=is_module,
-                                                                hooks=hooks)
+            inputs_grads, param_grads, hooked = entry_gradients(
+                protocol, ctx.fixed, w0, g64, params_too=is_module, hooks=hooks
+            )
         except Exception as exc:  # noqa: BLE001
             fin_ok = grad_ok = False
             text = f"{side}: backward raises {type(exc).__name__}: {exc}"
@@ -189,8 +192,11 @@ def _verify_on(ctx: Context) -> None:
         fin_ok &= bad_inputs == 0 and not bad_params
         text = f"{side}: {'/'.join(labels)} {'finite' if bad_inputs == 0 else f'{bad_inputs} non-finite entries'}"
         if is_module:
-            text += (f", {len(param_grads)} parameter gradients finite" if not bad_params
-                     else f", non-finite parameter gradients {bad_params}")
+            text += (
+                f", {len(param_grads)} parameter gradients finite"
+                if not bad_params
+                else f", non-finite parameter gradients {bad_params}"
+            )
         fin_parts.append(text)
 
         ref_grads = golden_gradients(golden, w0, g64, torch.float64)
@@ -224,9 +230,12 @@ def _verify_on(ctx: Context) -> None:
     same_out = torch.equal(before.value, after.value)
     same_grad = all(torch.equal(a, b) for a, b in zip(grads_before, grads_after))
     ctx.measure("no_empty_rows_max_diff", max_abs_diff(before.value, after.value))
-    ctx.add(NO_EMPTY_ROWS_BIT_IDENTICAL, same_out and same_grad,
-            f"right-padded lengths {list(NO_EMPTY_ROWS_LENGTHS)} (no fully masked row): outputs "
-            f"{'torch.equal' if same_out else 'DIFFER'}, input gradients {'torch.equal' if same_grad else 'DIFFER'}")
+    ctx.add(
+        NO_EMPTY_ROWS_BIT_IDENTICAL,
+        same_out and same_grad,
+        f"right-padded lengths {list(NO_EMPTY_ROWS_LENGTHS)} (no fully masked row): outputs "
+        f"{'torch.equal' if same_out else 'DIFFER'}, input gradients {'torch.equal' if same_grad else 'DIFFER'}",
+    )
 
 
 def _projection_modules(golden) -> List[str]:

@@ -87,7 +87,11 @@ def _run(module: nn.Module, x: torch.Tensor) -> Outcome:
 
 def _verify_on(trial: common.Trial) -> None:
     original, fixed, spec, checks, measurements = (
-        trial.original, trial.fixed, trial.spec, trial.checks, trial.measurements
+        trial.original,
+        trial.fixed,
+        trial.spec,
+        trial.checks,
+        trial.measurements,
     )
     inputs = {
         name: make_input(shape, trial.seed, trial.device, trial.dtype) for name, shape in witness_shapes(spec).items()
@@ -100,8 +104,15 @@ def _verify_on(trial: common.Trial) -> None:
     checks.append(_check_cube_bug(original, inputs["cube"], refs["cube"], measurements))
     checks.extend(
         common.check_fixed(
-            fixed, original, inputs, refs, spec, trial.seed, measurements,
-            names=("cube", "non_cube"), bound_suffix="bound",
+            fixed,
+            original,
+            inputs,
+            refs,
+            spec,
+            trial.seed,
+            measurements,
+            names=("cube", "non_cube"),
+            bound_suffix="bound",
         )
     )
     if trial.device.startswith("cuda"):
@@ -162,8 +173,16 @@ def _check_cube_bug(
     original: nn.Module, x: torch.Tensor, refs: References, measurements: Dict[str, float]
 ) -> List[Any]:
     return common.check_original_silently_wrong(
-        CUBE_SILENTLY_WRONG, original, x, refs, measurements, name="cube", ratio=False, not_visible="",
-        record_warnings=True, note=_transpose_note,
+        CUBE_SILENTLY_WRONG,
+        original,
+        x,
+        refs,
+        measurements,
+        name="cube",
+        ratio=False,
+        not_visible="",
+        record_warnings=True,
+        note=_transpose_note,
     )
 
 

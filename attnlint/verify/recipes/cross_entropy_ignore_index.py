@@ -111,8 +111,10 @@ def arg_kinds(ctx: Context) -> List[str]:
         if kind is None:
             if p.default is not p.empty:
                 break
-            raise LookupError(f"cannot tell what to pass as {name!r}; pass params['args'] (a list of "
-                              "'logits', 'targets', 'tokens', 'model')")
+            raise LookupError(
+                f"cannot tell what to pass as {name!r}; pass params['args'] (a list of "
+                "'logits', 'targets', 'tokens', 'model')"
+            )
         kinds.append(kind)
     if "targets" not in kinds:
         if kinds.count("tokens") == 1:  # language modelling: the targets are the shifted tokens
@@ -134,8 +136,16 @@ class TinyLM(nn.Module):
 class Data:
     """One witness: unpadded target/token sequences and a padded logits tensor (garbage at pads)."""
 
-    def __init__(self, ctx: Context, lengths: Sequence[int], garbage: int, classes: int, vocab: int, pad: int,
-                 side: str = "right") -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        lengths: Sequence[int],
+        garbage: int,
+        classes: int,
+        vocab: int,
+        pad: int,
+        side: str = "right",
+    ) -> None:
         self.lengths = tuple(lengths)
         tokens = max(self.lengths) if self.lengths else 0
         gen = torch.Generator().manual_seed(ctx.seed)
@@ -147,10 +157,19 @@ class Data:
                 t = t + (t >= pad).long()  # never the padding value: every real target counts
             self.targets.append(t.to(ctx.device))
             self.tokens.append(torch.randint(1, vocab, (n,), generator=gen).to(ctx.device))
-        real = torch.randn((len(self.lengths), tokens, classes), generator=torch.Generator().manual_seed(ctx.seed + 1),
-                           dtype=torch.float64)
-        noise = torch.randn(real.shape, generator=torch.Generator().manual_seed(ctx.seed + GARBAGE_SEEDS[garbage]),
-                            dtype=torch.float64) * GARBAGE_SCALE
+        real = torch.randn(
+            (len(self.lengths), tokens, classes),
+            generator=torch.Generator().manual_seed(ctx.seed + 1),
+            dtype=torch.float64,
+        )
+        noise = (
+            torch.randn(
+                real.shape,
+                generator=torch.Generator().manual_seed(ctx.seed + GARBAGE_SEEDS[garbage]),
+                dtype=torch.float64,
+            )
+            * GARBAGE_SCALE
+        )
         pos = torch.arange(tokens)[None, :]
         lens = torch.tensor(list(self.lengths) or [0])[:, None]
         keep = pos < lens if side == "right" else pos >= tokens - lens
@@ -197,11 +216,14 @@ def call(ctx: Context, which: Any, kinds: Sequence[str], data: Data, model: Opti
         with torch.enable_grad(), observed_cross_entropy(records):
             loss = entry_callable(ctx, which)(*args)
         if not records:
-            raise LookupError("the entry never called torch.nn.functional.cross_entropy (nn.CrossEntropyLoss calls "
-                              "it; a function imported by name cannot be observed)")
+            raise LookupError(
+                "the entry never called torch.nn.functional.cross_entropy (nn.CrossEntropyLoss calls "
+                "it; a function imported by name cannot be observed)"
+            )
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
             raise TypeError(f"the entry returned {type(loss).__name__}, not a scalar loss")
         return Run(loss, records[-1], logits if "logits" in kinds else None, len(records))
+
     return attempt(go)
 
 
@@ -216,9 +238,14 @@ def reference_loss(run: Run, pad: int, dtype: Optional[torch.dtype], leaf: bool 
     weight = record.get("weight")
     if weight is not None:
         weight = weight.detach().to(x.dtype)
-    loss = _REAL_CROSS_ENTROPY(x, record["target"], weight=weight, ignore_index=pad,
-                               reduction=record.get("reduction", "mean"),
-                               label_smoothing=float(record.get("label_smoothing", 0.0)))
+    loss = _REAL_CROSS_ENTROPY(
+        x,
+        record["target"],
+        weight=weight,
+        ignore_index=pad,
+        reduction=record.get("reduction", "mean"),
+        label_smoothing=float(record.get("label_smoothing", 0.0)),
+    )
     return loss, x
 
 
@@ -292,10 +319,13 @@ def _verify_on(ctx: Context) -> None:
     ctx.measure("loss_calls", run0.calls)
     ignore = run0.record.get("ignore_index")
     visible = not cmp.passed and pad_grad > 0
-    ctx.add(ORIGINAL_TRAINS_PADDING, visible,
-            ("" if visible else "bug NOT visible: ") + f"{where}: the loss saw ignore_index={ignore} and {n_pad} "
-            f"targets equal to the padding value; loss {float(run0.loss):.6g} vs reference {float(golden):.6g}: "
-            f"{cmp.describe()}; max|d loss/d logits| at padded positions {pad_grad:.3e}")
+    ctx.add(
+        ORIGINAL_TRAINS_PADDING,
+        visible,
+        ("" if visible else "bug NOT visible: ") + f"{where}: the loss saw ignore_index={ignore} and {n_pad} "
+        f"targets equal to the padding value; loss {float(run0.loss):.6g} vs reference {float(golden):.6g}: "
+        f"{cmp.describe()}; max|d loss/d logits| at padded positions {pad_grad:.3e}",
+    )
 
     # 2-4. The fixed loss and its gradient.
     if not after.ok:
@@ -310,14 +340,21 @@ def _verify_on(ctx: Context) -> None:
         ctx.measure("fixed_max_error", cmp.max_error)
         ctx.measure("fixed_bound", cmp.bound)
         seen = run1.record.get("ignore_index")
-        ctx.add(FIXED_MATCHES_LOSS, cmp.passed, f"{where}; the loss saw ignore_index={seen}: "
-                f"loss {float(fixed):.6g} vs float64 reference {float(golden):.6g}: {cmp.describe()}")
+        ctx.add(
+            FIXED_MATCHES_LOSS,
+            cmp.passed,
+            f"{where}; the loss saw ignore_index={seen}: "
+            f"loss {float(fixed):.6g} vs float64 reference {float(golden):.6g}: {cmp.describe()}",
+        )
         naive = naive_loss(run0, pad)
         if naive is not None:  # with class weights only the F.cross_entropy reference applies
             ncmp = flash_rule(fixed, naive, plain)
             ctx.measure("fixed_naive_max_error", ncmp.max_error)
-            ctx.add(FIXED_MATCHES_NAIVE_LOSS, ncmp.passed,
-                    f"hand-written float64 loss over the non-padded positions {float(naive):.6g}: {ncmp.describe()}")
+            ctx.add(
+                FIXED_MATCHES_NAIVE_LOSS,
+                ncmp.passed,
+                f"hand-written float64 loss over the non-padded positions {float(naive):.6g}: {ncmp.describe()}",
+            )
         grad1 = loss_grad(run1)
         with torch.enable_grad():
             ref_loss, ref_x = reference_loss(run0, pad, torch.float64, leaf=True)
@@ -331,8 +368,11 @@ def _verify_on(ctx: Context) -> None:
         rows = padded_rows(run1, pad, grad1)
         fixed_pad_grad = float(rows.abs().max()) if rows.numel() else 0.0
         ctx.measure("fixed_padded_grad_max", fixed_pad_grad)
-        ctx.add(FIXED_PADDING_NO_GRADIENT, rows.numel() > 0 and fixed_pad_grad == 0.0,
-                f"{rows.shape[0]} padded positions: max|d loss/d logits| there = {fixed_pad_grad:.3e}")
+        ctx.add(
+            FIXED_PADDING_NO_GRADIENT,
+            rows.numel() > 0 and fixed_pad_grad == 0.0,
+            f"{rows.shape[0]} padded positions: max|d loss/d logits| there = {fixed_pad_grad:.3e}",
+        )
 
     # 5. Garbage in the padded logits.
     if "logits" in kinds:
@@ -349,10 +389,13 @@ def _verify_on(ctx: Context) -> None:
             if other_before.ok:
                 ctx.measure("original_garbage_diff", max_abs_diff(run0.loss, other_before.value.loss))
             ctx.measure("fixed_garbage_diff", max_abs_diff(a.loss, b.loss))
-            ctx.add(FIXED_IGNORES_GARBAGE, same,
-                    f"two garbage draws in the padded logits: fixed loss and gradient "
-                    f"{'torch.equal' if same else 'DIFFER'} (original loss moves by "
-                    f"{ctx.measurements.get('original_garbage_diff', float('nan')):.3e})")
+            ctx.add(
+                FIXED_IGNORES_GARBAGE,
+                same,
+                f"two garbage draws in the padded logits: fixed loss and gradient "
+                f"{'torch.equal' if same else 'DIFFER'} (original loss moves by "
+                f"{ctx.measurements.get('original_garbage_diff', float('nan')):.3e})",
+            )
 
     # 6. No padding: the old loss was right.
     full = Data(ctx, (TOKENS,) * len(LENGTHS), 0, classes, vocab, pad)
@@ -362,8 +405,12 @@ def _verify_on(ctx: Context) -> None:
     else:
         same = torch.equal(a.value.loss, b.value.loss)
         ctx.measure("no_padding_max_diff", max_abs_diff(a.value.loss, b.value.loss))
-        ctx.add(NO_PADDING_BIT_IDENTICAL, same, f"{full.describe()}: original and fixed losses "
-                + ("torch.equal" if same else f"differ by {ctx.measurements['no_padding_max_diff']:.3e}"))
+        ctx.add(
+            NO_PADDING_BIT_IDENTICAL,
+            same,
+            f"{full.describe()}: original and fixed losses "
+            + ("torch.equal" if same else f"differ by {ctx.measurements['no_padding_max_diff']:.3e}"),
+        )
 
     # 7. Every target ignored.
     empty = Data(ctx, (0, 0), 0, classes, vocab, pad)
@@ -378,5 +425,8 @@ def _verify_on(ctx: Context) -> None:
     ctx.measure("all_ignored_fixed_is_nan", bool(torch.isnan(fixed)))
     ctx.measure("all_ignored_reference_is_nan", bool(torch.isnan(ref)))
     reduction = a.value.record.get("reduction", "mean")
-    ctx.add(ALL_IGNORED, equal, f"{empty.describe()} (reduction={reduction!r}): fixed loss {float(fixed)} vs "
-            f"reference {float(ref)}")
+    ctx.add(
+        ALL_IGNORED,
+        equal,
+        f"{empty.describe()} (reduction={reduction!r}): fixed loss {float(fixed)} vs reference {float(ref)}",
+    )

@@ -56,9 +56,11 @@ def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _verify_on(ctx: Context) -> None:
-    if not ctx.is_module and ctx.params.get("call") == "qkv" and not find_protocol(
-        ctx.original, ctx.params, needs_mask=False
-    ).mask_arg:
+    if (
+        not ctx.is_module
+        and ctx.params.get("call") == "qkv"
+        and not find_protocol(ctx.original, ctx.params, needs_mask=False).mask_arg
+    ):
         _causal_function_checks(ctx)
         return
     kind = ctx.params.get("kind")
@@ -97,8 +99,11 @@ def _causal_checks(ctx: Context) -> None:
         if cmp.passed:
             ctx.add(ORIGINAL_WRONG, False, f"bug NOT visible on the {where}: {cmp.describe()}")
         else:
-            ctx.add(ORIGINAL_WRONG, True, f"original runs on the {where} but {cmp.describe()}; "
-                                          f"{nan_rows(before.output)} rows NaN")
+            ctx.add(
+                ORIGINAL_WRONG,
+                True,
+                f"original runs on the {where} but {cmp.describe()}; {nan_rows(before.output)} rows NaN",
+            )
 
     naive_parts, sdpa_parts, grad_parts = [], [], []
     naive_ok = sdpa_ok = grad_ok = True

@@ -59,8 +59,11 @@ def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
 def context_length(module: torch.nn.Module, params: Mapping[str, Any]) -> int:
     if params.get("context_length") is not None:
         return int(params["context_length"])
-    sizes = {name: int(b.shape[-1]) for name, b in module.named_buffers()
-             if b.dim() >= 2 and b.shape[-1] == b.shape[-2] and b.shape[-1] > 1}
+    sizes = {
+        name: int(b.shape[-1])
+        for name, b in module.named_buffers()
+        if b.dim() >= 2 and b.shape[-1] == b.shape[-2] and b.shape[-1] > 1
+    }
     if not sizes:
         raise LookupError("the module has no square mask buffer; pass params['context_length']")
     return max(sizes.values())
@@ -134,8 +137,12 @@ def _verify_on(ctx: Context) -> None:
     else:
         same = torch.equal(before.output, after.output)
         ctx.measure("full_length_max_diff", max_abs_diff(before.output, after.output))
-        ctx.add(FULL_LENGTH_BIT_IDENTICAL, same, f"T=context_length={n}: original and fixed outputs "
-                + ("torch.equal" if same else f"differ by {ctx.measurements['full_length_max_diff']:.3e}"))
+        ctx.add(
+            FULL_LENGTH_BIT_IDENTICAL,
+            same,
+            f"T=context_length={n}: original and fixed outputs "
+            + ("torch.equal" if same else f"differ by {ctx.measurements['full_length_max_diff']:.3e}"),
+        )
 
     # 4. Longer than the buffer: both must raise.
     before, after = common.run_module(ctx.original, x[n + 1]), common.run_module(ctx.fixed, x[n + 1])
