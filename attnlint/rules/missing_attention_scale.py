@@ -22,8 +22,11 @@ class MissingAttentionScale(Rule):
 
     Not reported: scale applied to q or k before the product, `baddbmm(..., alpha=...)`, a scale
     inside an einsum operand, `F.scaled_dot_product_attention` (scales by default), division by a
-    temperature or a learned scale, normalised (cosine) attention, and any path on which the
-    analysis cannot see every operation.
+    temperature or a learned scale, normalised (cosine) attention, projections whose weights are
+    set by hand in `__init__` (a scale folded into the initialisation, as T5 does), and any path on
+    which the analysis cannot see every operation. When q or k is a parameter of a helper, the
+    helper is reported only while no caller in the same file passes a scaled value, or one the
+    analysis cannot follow.
 
     ## Example
     ```python

@@ -19,8 +19,9 @@ class UnmaskedPadding(Rule):
     - a `forward(..., attention_mask=None)` (or `key_padding_mask`, `padding_mask`, `mask`, ...)
       parameter that the function never uses, although it computes attention or calls an
       attention module;
-    - a `pad_sequence`d batch fed to `nn.MultiheadAttention`, `nn.Transformer*` or
-      `F.scaled_dot_product_attention` with no mask (right padding with `is_causal=True` is fine);
+    - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
+      `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
+      (right padding with `is_causal=True` is fine);
     - a block that accepts a mask and does not pass it on to the attention submodule it calls.
 
     ## Why is this bad?
