@@ -314,7 +314,6 @@ def _print_diff(results) -> int:
 
 def _add_noqa(results, files) -> int:
     from attnlint.engine import read_source, write_atomically
-    from attnlint.noqa import add_noqa
 
     added = 0
     by_display = {r.path: f for r, f in zip(results, files)}
@@ -328,12 +327,25 @@ def _add_noqa(results, files) -> int:
             continue
         path = by_display[result.path]
         decoded = read_source(path)
-        new_text = add_noqa(decoded.text, rows)
+        new_text = _with_noqa(path, decoded.text, rows)
         if new_text != decoded.text:
             write_atomically(path, decoded, new_text)
             added += len(rows)
     print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
     return EXIT_CLEAN
+
+
+def _with_noqa(path: Path, text: str, rows) -> str:
+    from attnlint.noqa import add_noqa
+    from attnlint.notebook import NotebookError, is_notebook_path, rewrite_program
+
+    if not is_notebook_path(str(path)):
+        return add_noqa(text, rows)
+    try:
+        return rewrite_program(text, lambda program: add_noqa(program, rows))
+    except NotebookError as exc:
+        print(f"attnlint: warning: {path}: {exc}", file=sys.stderr)
+        return text
 
 
 # ---------------------------------------------------------------------------------------------

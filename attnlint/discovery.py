@@ -9,7 +9,8 @@ from typing import Iterable, List, Sequence, Set
 
 from attnlint.config import Settings
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+# Notebooks are checked by default, as ruff does since 0.6.
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 def collect_files(paths: Sequence[str], settings: Settings) -> List[Path]:

@@ -40,6 +40,7 @@ from attnlint.diagnostics import (
     Position,
 )
 from attnlint.noqa import NoqaMap, parse_noqa
+from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
 from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
 from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
@@ -417,7 +418,7 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         if data is not None:
             hit = cache.get(job.display, data)
             if hit is not None:
-                return hit
+                return _with_cell_map(hit) if is_notebook_path(job.path) else hit
     try:
         decoded = read_source(path, data)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
@@ -428,12 +429,16 @@ def process_file(job: Job, settings: Settings) -> FileResult:
             error=message,
             diagnostics=[Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, job.display, start, start, noqa_row=1)],
         )
+    notebook = is_notebook_path(job.path)
     if not job.fix:
-        result = check_source(decoded.text, job.display, settings)
+        result = check_notebook(decoded.text, job.display, settings) if notebook else check_source(decoded.text, job.display, settings)
         if cache is not None and data is not None:
             cache.put(job.display, data, decoded.encoding if not decoded.bom else "utf-8-sig", result)
         return result
-    result = fix_source(decoded.text, job.display, settings)
+    if notebook:
+        result = check_notebook(decoded.text, job.display, settings, fix=True)
+    else:
+        result = fix_source(decoded.text, job.display, settings)
     if job.write and result.fixed and result.fixed_source != decoded.text:
         try:
             write_atomically(path, decoded, result.fixed_source)
@@ -441,6 +446,11 @@ def process_file(job: Job, settings: Settings) -> FileResult:
             result.error = f"cannot write fixes: {exc}"
             result.fixed = {}
     return result
+
+
+def _with_cell_map(result: FileResult) -> FileResult:
+    """A cached notebook result keeps only the notebook's text: rebuild the program and cell map."""
+    return attach_notebook(result, result.source)
 
 
 def _process_chunk(jobs: Sequence[Job], settings: Settings) -> List[FileResult]:

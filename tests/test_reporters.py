@@ -297,6 +297,7 @@ def test_json_fields() -> None:
     no_fix = syntax_error("model.py")
     data = json.loads(reporters.render("json", [result(no_fix, d)]))
     assert data[1] == {
+        "cell": None,
         "code": "ATN101",
         "name": "missing-attention-scale",
         "message": "Scores are not scaled",
@@ -323,7 +324,7 @@ def test_json_lines_one_compact_object_per_line() -> None:
     lines = reporters.render("json-lines", results).splitlines()
     assert len(lines) == 2
     assert [json.loads(line)["location"]["row"] for line in lines] == [2, 3]
-    assert lines[0].startswith('{"code":"ATN101","name":"missing-attention-scale",')
+    assert lines[0].startswith('{"cell":null,"code":"ATN101","name":"missing-attention-scale",')
 
 
 # ---------------------------------------------------------------------------------------------

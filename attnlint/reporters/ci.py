@@ -11,6 +11,7 @@ from attnlint.reporters.common import (
     TOOL_NAME,
     SourceLines,
     diagnostic_url,
+    on_disk,
     one_based,
     stable_hash,
 )
@@ -49,7 +50,7 @@ def github_annotation(diag: Diagnostic) -> str:
 def render_github(results: Sequence[FileResult], full_report: str) -> str:
     """Annotations, then the full report: GitHub shows only 10 error annotations per step, so the
     log must hold everything (lines not starting with `::` are printed as they are)."""
-    annotations = [github_annotation(d) for r in results for d in r.diagnostics]
+    annotations = [github_annotation(d) for r in map(on_disk, results) for d in r.diagnostics]
     return "".join(line + "\n" for line in annotations) + full_report
 
 
@@ -85,7 +86,7 @@ def _rdjson_diagnostic(diag: Diagnostic, lines: SourceLines) -> Dict[str, Any]:
 
 def render_rdjson(results: Sequence[FileResult]) -> str:
     diagnostics: List[Dict[str, Any]] = []
-    for result in results:
+    for result in map(on_disk, results):
         lines = SourceLines(result.source)
         diagnostics.extend(_rdjson_diagnostic(diag, lines) for diag in result.diagnostics)
     report = {
@@ -113,7 +114,7 @@ def _gitlab_fingerprint(diag: Diagnostic, seen: Dict[str, int]) -> str:
 def render_gitlab(results: Sequence[FileResult]) -> str:
     seen: Dict[str, int] = {}
     issues = []
-    for result in results:
+    for result in map(on_disk, results):
         for diag in result.diagnostics:
             issues.append(
                 {

@@ -75,6 +75,57 @@ def one_based(pos: Position) -> Tuple[int, int]:
     return pos.line, pos.column + 1
 
 
+# ---------------------------------------------------------------------------------------------
+# Notebooks: positions are positions in the analysed program (the code cells concatenated); each
+# format says where that is in the notebook. Text and JSON: the cell and the line in it (ruff's
+# `cell` field); formats that annotate the file on disk: the place in the notebook's JSON text.
+# ---------------------------------------------------------------------------------------------
+def cell_position(result: FileResult, pos: Position) -> Tuple[Optional[int], Position]:
+    """(cell number, position in the cell) for a notebook, (None, pos) for a Python file."""
+    if result.notebook is None:
+        return None, pos
+    return result.notebook.cell_position(pos)
+
+
+def file_position(result: FileResult, pos: Position) -> Position:
+    """The position in the file on disk: in a notebook, inside the cell's JSON `source` string."""
+    if result.notebook is None:
+        return pos
+    return result.notebook.json_position(pos)
+
+
+def file_text(result: FileResult) -> Optional[str]:
+    """The text of the file on disk (a notebook's JSON, not the program analysed)."""
+    if result.notebook is None:
+        return result.source
+    return result.notebook.json_text
+
+
+def on_disk(result: FileResult) -> FileResult:
+    """The result as formats that annotate the file on disk see it (GitHub, SARIF, reviewdog,
+    GitLab). A Python file is returned as is. For a notebook, positions move into the JSON text
+    and messages start with `cell N, line L:`; fixes are dropped, because an edit of the program
+    is not an edit of the JSON text (`attnlint --fix` applies them)."""
+    if result.notebook is None:
+        return result
+    from dataclasses import replace
+
+    diagnostics = []
+    for diag in result.diagnostics:
+        cell, start = cell_position(result, diag.start)
+        diagnostics.append(
+            replace(
+                diag,
+                message=f"cell {cell}, line {start.line}: {diag.message}",
+                start=file_position(result, diag.start),
+                end=file_position(result, diag.end),
+                noqa_row=file_position(result, Position(diag.noqa_row or 1, 0)).line,
+                fix=None,
+            )
+        )
+    return replace(result, diagnostics=diagnostics, source=file_text(result), notebook=None)
+
+
 def iter_diagnostics(results: Sequence[FileResult]) -> Iterator[Tuple[FileResult, Diagnostic]]:
     """Every diagnostic with its file, in report order (files as given, diagnostics sorted)."""
     for result in results:

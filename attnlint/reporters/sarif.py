@@ -20,6 +20,7 @@ from attnlint.reporters.common import (
     TOOL_NAME,
     SourceLines,
     diagnostic_url,
+    on_disk,
     one_based,
     stable_hash,
     tool_version,
@@ -204,7 +205,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
     rules: List[Dict[str, Any]] = [rule_descriptor(rule) for rule in registry.all_rules()]
     index = {descriptor["id"]: i for i, descriptor in enumerate(rules)}
     sarif_results: List[Dict[str, Any]] = []
-    for file_result in results:
+    for file_result in map(on_disk, results):
         line_hash = _LineHasher(SourceLines(file_result.source))
         for diag in file_result.diagnostics:
             if diag.code not in index:

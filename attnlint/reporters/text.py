@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
-from attnlint.diagnostics import Diagnostic, FileResult
+from attnlint.diagnostics import Diagnostic, FileResult, Position
 from attnlint.reporters.common import (
     SourceLines,
+    cell_position,
     count_fixes,
     fix_applies,
     iter_diagnostics,
@@ -42,9 +43,9 @@ def render_text(
         out.extend(statistics_table(results, unsafe_fixes))
     else:
         for result, diag in iter_diagnostics(results):
-            out.append(header(diag, unsafe_fixes))
+            out.append(header(diag, unsafe_fixes, result))
             if full:
-                out.extend(snippet(diag, SourceLines(result.source)))
+                out.extend(snippet(diag, SourceLines(result.source), _line_label(result)))
                 out.append("")
     if show_fixes and total_fixed(results):
         _blank_line(out)
@@ -60,10 +61,20 @@ def _blank_line(out: List[str]) -> None:
         out.append("")
 
 
-def header(diag: Diagnostic, unsafe_fixes: bool) -> str:
-    line, column = one_based(diag.start)
+def header(diag: Diagnostic, unsafe_fixes: bool, result: Optional[FileResult] = None) -> str:
+    """`path:line:col: CODE message`; in a notebook `path:cell N:line:col: ...` (ruff's form)."""
+    cell, start = cell_position(result, diag.start) if result is not None else (None, diag.start)
+    line, column = one_based(start)
+    where = f"cell {cell}:{line}:{column}" if cell is not None else f"{line}:{column}"
     marker = " [*]" if fix_applies(diag.fix, unsafe_fixes) else ""
-    return f"{diag.path}:{line}:{column}: {diag.code}{marker} {diag.message}"
+    return f"{diag.path}:{where}: {diag.code}{marker} {diag.message}"
+
+
+def _line_label(result: FileResult) -> Callable[[int], int]:
+    """Snippet gutters number a notebook's lines within their cell."""
+    if result.notebook is None:
+        return lambda line: line
+    return lambda line: cell_position(result, Position(line, 0))[1].line
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,7 +119,7 @@ def _underlines(diag: Diagnostic, lines: SourceLines) -> List[_Underline]:
     return spans
 
 
-def snippet(diag: Diagnostic, lines: SourceLines) -> List[str]:
+def snippet(diag: Diagnostic, lines: SourceLines, number: Callable[[int], int] = lambda line: line) -> List[str]:
     """The annotated source, ruff style::
 
       |
@@ -118,7 +129,7 @@ def snippet(diag: Diagnostic, lines: SourceLines) -> List[str]:
       = help: Scale the scores
     """
     spans = _underlines(diag, lines)
-    gutter = len(str(spans[-1].line)) if spans else 1
+    gutter = max((len(str(number(span.line))) for span in spans), default=1)
     pad = " " * gutter
     out: List[str] = []
     if spans:
@@ -129,7 +140,7 @@ def snippet(diag: Diagnostic, lines: SourceLines) -> List[str]:
                 out.append(f"{'.' * gutter} |")  # lines elided from a long span
             previous = span.line
             text = lines.line(span.line) or ""
-            out.append(f"{span.line:>{gutter}} | {text.replace(chr(9), _TAB)}".rstrip())
+            out.append(f"{number(span.line):>{gutter}} | {text.replace(chr(9), _TAB)}".rstrip())
             carets = "^" * max(1, _width(text[span.start : span.end]))
             label = f" {diag.code}" if index == len(spans) - 1 else ""
             out.append(f"{pad} | {' ' * _width(text[: span.start])}{carets}{label}")
