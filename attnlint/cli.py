@@ -72,7 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--exit-non-zero-on-fix", action="store_true", help="exit 1 when any fix was applied, even if nothing remains"
     )
-    check.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every finding")
+    check.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add `# noqa: CODE` to every finding; `--add-noqa=REASON` writes the reason after the codes",
+    )
+    # `--add-noqa=REASON` arrives here (see main): a bare `--add-noqa PATH` must stay a path.
+    check.add_argument("--add-noqa-reason", help=argparse.SUPPRESS)
     check.add_argument(
         "--force-exclude",
         action="store_true",
@@ -111,10 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _split_add_noqa(arg: str) -> List[str]:
+    return ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "check")
+    argv = [a for arg in argv for a in (_split_add_noqa(arg) if arg.startswith("--add-noqa=") else [arg])]
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -190,7 +201,7 @@ def _check(args) -> int:
     results = engine.process_files(jobs, settings, workers=args.jobs)
 
     if args.add_noqa:
-        return _add_noqa(results, files)
+        return _add_noqa(results, files, args.add_noqa_reason)
     if args.diff:
         return _print_diff(results)
 
@@ -210,12 +221,24 @@ def _check(args) -> int:
     except ValueError as exc:  # e.g. --statistics with a CI format
         raise ConfigError(str(exc)) from exc
     _emit(report, args.output_file)
+    _print_warnings(results)
     for result in results:
         for warning in result.fix_warnings:
             print(f"attnlint: warning: {result.path}: {warning}", file=sys.stderr)
         if result.error and not result.diagnostics:
             print(f"attnlint: error: {result.path}: {result.error}", file=sys.stderr)
     return _exit_code(args, results)
+
+
+def _print_warnings(results) -> None:
+    """Malformed suppressions, in ruff's words: `Invalid `# noqa` directive on path:line: ...`."""
+    for result in results:
+        for warning in result.warnings:
+            where = f"{result.path}:{warning.line}"
+            if result.notebook is not None:
+                cell = result.notebook.cell_of(warning.line)
+                where = f"{result.path}:cell {cell[0]}:{cell[1]}" if cell else where
+            print(f"attnlint: warning: {warning.render(where)}", file=sys.stderr)
 
 
 def _exit_code(args, results) -> int:
@@ -274,6 +297,7 @@ def _check_stdin(args, settings: Settings, fixing: bool) -> int:
             sys.stderr.write(render("concise", [result], unsafe_fixes=settings.unsafe_fixes, fix_mode=True))
     else:
         result = engine.check_source(source, display, settings)
+        _print_warnings([result])
         _emit(
             render(
                 args.output_format,
@@ -312,7 +336,7 @@ def _print_diff(results) -> int:
     return EXIT_FINDINGS if changed or failed else EXIT_CLEAN
 
 
-def _add_noqa(results, files) -> int:
+def _add_noqa(results, files, reason: Optional[str] = None) -> int:
     from attnlint.engine import read_source, write_atomically
 
     added = 0
@@ -320,14 +344,14 @@ def _add_noqa(results, files) -> int:
     for result in results:
         rows = {}
         for diag in result.diagnostics:
-            if diag.code in ("ATN001", "ATN002"):
+            if diag.code in ("ATN001", "ATN002", "ATN100"):  # a noqa for an unused noqa helps nobody
                 continue
             rows.setdefault(diag.noqa_row, []).append(diag.code)
         if not rows:
             continue
         path = by_display[result.path]
         decoded = read_source(path)
-        new_text = _with_noqa(path, decoded.text, rows)
+        new_text = _with_noqa(path, decoded.text, rows, reason)
         if new_text != decoded.text:
             write_atomically(path, decoded, new_text)
             added += len(rows)
@@ -335,14 +359,14 @@ def _add_noqa(results, files) -> int:
     return EXIT_CLEAN
 
 
-def _with_noqa(path: Path, text: str, rows) -> str:
+def _with_noqa(path: Path, text: str, rows, reason: Optional[str]) -> str:
     from attnlint.noqa import add_noqa
     from attnlint.notebook import NotebookError, is_notebook_path, rewrite_program
 
     if not is_notebook_path(str(path)):
-        return add_noqa(text, rows)
+        return add_noqa(text, rows, reason)
     try:
-        return rewrite_program(text, lambda program: add_noqa(program, rows))
+        return rewrite_program(text, lambda program: add_noqa(program, rows, reason))
     except NotebookError as exc:
         print(f"attnlint: warning: {path}: {exc}", file=sys.stderr)
         return text

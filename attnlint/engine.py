@@ -16,7 +16,7 @@ import re
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -39,7 +39,7 @@ from attnlint.diagnostics import (
     Fix,
     Position,
 )
-from attnlint.noqa import NoqaMap, parse_noqa
+from attnlint.noqa import UNUSED_NOQA_CODE, NoqaMap, parse_noqa, unused_noqa
 from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
 from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
@@ -81,13 +81,16 @@ def check_source(
     result = FileResult(path=path, source=source)
     if not rules or not might_match(source, rules):
         # Nothing can fire: only a syntax error is worth reporting, and `ast` finds it ~100x
-        # faster than LibCST.
+        # faster than LibCST. A malformed suppression is still worth a warning.
+        if apply_noqa:
+            result.warnings = parse_noqa(source).warnings
         error = _compile_error(source)
         if error is not None and not _parses(source):  # LibCST knows grammar newer than this Python
             result.error = f"SyntaxError: {error.msg} at {error.lineno}:{error.offset}"
             result.diagnostics.append(_syntax_error(path, error.msg, error.lineno, error.offset))
         return result
     noqa = parse_noqa(source) if apply_noqa else NoqaMap()
+    result.warnings = noqa.warnings
     if noqa.file_exempt:
         return result
     rules = [r for r in rules if not noqa.file_silences(r.code)]
@@ -108,6 +111,8 @@ def check_source(
         return result
     try:
         result.diagnostics = _run_rules(module, path, rules, noqa, settings)
+        if any(r.code == UNUSED_NOQA_CODE for r in rules):
+            result.diagnostics = _with_unused_noqa(result.diagnostics, noqa, source, path, rules, settings)
     except (Exception, RecursionError) as exc:  # one file never takes the run down
         start = Position(1, 0)
         message = f"attnlint failed on this file ({type(exc).__name__}: {exc}); please report it"
@@ -169,7 +174,7 @@ def _run_rules(
             span = positions[report.node]
             start = Position(span.start.line, span.start.column)
             end = Position(span.end.line, span.end.column)
-            if noqa.by_line:
+            if noqa.active:
                 if statement_spans is None:
                     statement_spans = _statement_spans(wrapper.module, positions)
                 lines = _enclosing_lines(start.line, end.line, statement_spans)
@@ -190,6 +195,21 @@ def _run_rules(
             )
     diagnostics.sort(key=lambda d: d.sort_key)
     return diagnostics
+
+
+def _with_unused_noqa(
+    diagnostics: List[Diagnostic], noqa: NoqaMap, source: str, path: str, rules: Sequence[Rule], settings: Settings
+) -> List[Diagnostic]:
+    """ATN100, judged once every other rule has reported (and marked the noqa it used)."""
+    known = [r.code for r in registry.all_rules()]
+    checked = [r.code for r in rules]
+    extra = []
+    for diag in unused_noqa(noqa, source, path, checked, known):
+        if noqa.line_silences(diag.start.line, UNUSED_NOQA_CODE):
+            continue
+        rule = registry.by_code()[UNUSED_NOQA_CODE]
+        extra.append(replace(diag, fix=_configured(diag.fix, diag.code, settings), url=rule.url()))
+    return sorted(diagnostics + extra, key=lambda d: d.sort_key)
 
 
 def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optional[Fix]:
@@ -432,7 +452,7 @@ def process_file(job: Job, settings: Settings) -> FileResult:
     notebook = is_notebook_path(job.path)
     if not job.fix:
         result = check_notebook(decoded.text, job.display, settings) if notebook else check_source(decoded.text, job.display, settings)
-        if cache is not None and data is not None:
+        if cache is not None and data is not None and not result.warnings:  # warnings are shown every run
             cache.put(job.display, data, decoded.encoding if not decoded.bom else "utf-8-sig", result)
         return result
     if notebook:

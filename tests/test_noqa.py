@@ -6,7 +6,7 @@ import pytest
 
 from attnlint import cli
 from attnlint.config import Settings
-from attnlint.engine import check_source
+from attnlint.engine import check_source, fix_source
 from attnlint.noqa import add_noqa, parse_noqa
 
 # ATN103 at 3:17 (0-based); `{c}` is what follows the statement on the finding's line.
@@ -31,7 +31,9 @@ BOTH = (
 
 
 def codes(source: str):
-    return [(d.code, d.start.line, d.start.column) for d in check_source(source, "x.py", Settings()).diagnostics]
+    """Findings other than ATN100 (whose own tests are below)."""
+    result = check_source(source, "x.py", Settings(ignore=["ATN100"]))
+    return [(d.code, d.start.line, d.start.column) for d in result.diagnostics]
 
 
 def test_baseline_finding():
@@ -207,8 +209,11 @@ def test_add_noqa_result_silences(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "x.py").read_text(encoding="utf-8") == BOTH.format(
         c102="  # noqa: ATN101, ATN102", c103="  # noqa: ATN103"
     )
-    assert cli.main(["check", "x.py"]) == 0
-    assert capsys.readouterr().out == "All checks passed!\n"
+    # The ATN101 that was there before suppresses nothing: ATN100 says so, and --fix drops it.
+    assert cli.main(["check", "--output-format", "concise", "x.py"]) == 1
+    assert "x.py:4:35: ATN100 [*] Unused `noqa` directive (unused: `ATN101`)" in capsys.readouterr().out
+    assert cli.main(["check", "--fix", "x.py"]) == 0
+    assert (tmp_path / "x.py").read_text(encoding="utf-8") == BOTH.format(c102="  # noqa: ATN102", c103="  # noqa: ATN103")
 
 
 def test_add_noqa_does_not_touch_string_literals():
@@ -229,3 +234,149 @@ def test_a_mistyped_code_does_not_silence_a_whole_family():
     noqa = parse_noqa("x = 1  # noqa: ATN1O3\n")
     assert not noqa.line_silences(1, "ATN103")
     assert parse_noqa("x = 1  # noqa: ATN1\n").line_silences(1, "ATN103")
+
+
+# ---------------------------------------------------------------------------------------------
+# Malformed suppressions (issue 13): reported, never obeyed in the widest sense
+# ---------------------------------------------------------------------------------------------
+def warnings_of(source: str):
+    return [w.render(f"x.py:{w.line}") for w in check_source(source, "x.py", Settings()).warnings]
+
+
+@pytest.mark.parametrize("comment", ["  # noqa ATN103", "  # noqa : ATN103", "  # noqa: A quick hack", "  # noqa:"])
+def test_malformed_line_noqa_silences_nothing_and_warns(comment):
+    source = T103.format(c=comment)
+    assert codes(source) == [("ATN103", 3, 17)]
+    (warning,) = warnings_of(source)
+    assert warning.startswith("Invalid `# noqa` directive on x.py:3: expected ")
+    assert "comma-separated list of codes (e.g., `# noqa: ATN101, ATN203`)." in warning
+
+
+def test_file_noqa_without_colon_does_not_silence_the_file():
+    source = "# attnlint: noqa ATN103\n" + BOTH.format(c102="", c103="")
+    assert [c for c, _, _ in codes(source)] == ["ATN102", "ATN103"]
+    (warning,) = warnings_of(source)
+    assert warning == (
+        "Invalid `# attnlint: noqa` directive on x.py:1: expected `:` followed by a comma-separated list"
+        " of codes (e.g., `# attnlint: noqa: ATN101, ATN203`)."
+    )
+
+
+@pytest.mark.parametrize("comment", ["  # noqa: ATN103;ATN101", "  # noqa: ATN101;ATN103", "  # noqa: ATN101; ATN103 why"])
+def test_semicolon_separated_codes_are_accepted(comment):
+    assert codes(T103.format(c=comment)) == []
+    assert warnings_of(T103.format(c=comment)) == []
+
+
+def test_ruff_file_noqa_is_honoured():
+    assert codes("# ruff: noqa: ATN103\n" + BOTH.format(c102="", c103="")) == [("ATN102", 5, 11)]
+    assert codes("# ruff: noqa\n" + BOTH.format(c102="", c103="")) == []
+
+
+def test_malformed_noqa_is_warned_on_the_command_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text(T103.format(c="  # noqa ATN103"), encoding="utf-8")
+    assert cli.main(["check", "--output-format", "concise", "x.py"]) == 1
+    captured = capsys.readouterr()
+    assert "x.py:3:18: ATN103" in captured.out
+    assert "attnlint: warning: Invalid `# noqa` directive on x.py:3: expected `:`" in captured.err
+    # The warning is shown on every run (a result with warnings is not cached).
+    cli.main(["check", "--output-format", "concise", "x.py"])
+    assert "Invalid `# noqa` directive" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# ruff's suppression comments
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "comment",
+    ["  # ruff: ignore[ATN103]", "  # ruff: ignore[batched-transpose]", "  # ruff: ignore[E501, batched-transpose]"],
+)
+def test_ruff_ignore_at_the_end_of_a_line(comment):
+    assert codes(T103.format(c=comment)) == []
+
+
+def test_ruff_ignore_for_another_rule_does_not_silence():
+    assert codes(T103.format(c="  # ruff: ignore[missing-attention-scale]")) == [("ATN103", 3, 17)]
+
+
+def test_ruff_ignore_on_its_own_line_applies_to_the_next_statement():
+    source = T103.format(c="").replace("    scores =", "    # ruff: ignore[ATN103]\n\n    scores =")
+    assert codes(source) == []
+    source = T103.format(c="").replace("    b, n, d", "    # ruff: ignore[ATN103]\n    b, n, d")
+    assert codes(source) == [("ATN103", 4, 17)]
+
+
+def test_ruff_file_ignore_and_disable_enable_ranges():
+    assert codes("# ruff: file-ignore[softmax-wrong-axis]\n" + BOTH.format(c102="", c103="")) == [("ATN103", 9, 17)]
+    ranged = BOTH.format(c102="", c103="").replace("def attention", "# ruff: disable[ATN103]\ndef attention")
+    assert codes(ranged) == [("ATN102", 4, 11)]
+    closed = ranged.replace("    b, n, d = k.shape\n", "    b, n, d = k.shape\n    # ruff: enable[ATN103]\n")
+    assert [c for c, _, _ in codes(closed)] == ["ATN102", "ATN103"]
+
+
+def test_malformed_ruff_comment_warns():
+    (warning,) = warnings_of(T103.format(c="  # ruff: ignore ATN103"))
+    assert warning.startswith("Invalid suppression comment directive on x.py:3")
+
+
+# ---------------------------------------------------------------------------------------------
+# ATN100 unused-noqa
+# ---------------------------------------------------------------------------------------------
+def unused(source: str, **settings):
+    result = check_source(source, "x.py", Settings(**settings))
+    return [(d.start.line, d.message) for d in result.diagnostics if d.code == "ATN100"]
+
+
+def test_unused_noqa_reports_codes_that_suppressed_nothing():
+    source = BOTH.format(c102="  # noqa: ATN102, ATN101", c103="  # noqa: ATN103")
+    assert unused(source) == [(4, "Unused `noqa` directive (unused: `ATN101`)")]
+
+
+def test_unused_noqa_leaves_other_tools_and_blanket_noqa_alone():
+    assert unused(BOTH.format(c102="  # noqa: E501", c103="  # noqa")) == []
+    assert unused("x = 1  # noqa: E501, W291\n") == []
+
+
+def test_unused_noqa_does_not_judge_rules_that_did_not_run():
+    source = BOTH.format(c102="  # noqa: ATN102", c103="  # noqa: ATN103, ATN201")
+    assert unused(source, select=["ATN1"]) == []  # ATN201 was not selected: not judged
+    assert unused(source) == [(8, "Unused `noqa` directive (unused: `ATN201`)")]
+    assert unused(source, per_file_ignores={"x.py": ["ATN201"]}) == []
+
+
+def test_unused_noqa_fix_removes_only_the_unused_codes():
+    source = BOTH.format(c102="  # noqa: ATN101, E501, ATN102 reason", c103="  # noqa: ATN103, ATN101")
+    fixed = fix_source(source, "x.py", Settings()).fixed_source
+    assert fixed == BOTH.format(c102="  # noqa: E501, ATN102 reason", c103="  # noqa: ATN103")
+    assert unused(fixed) == []
+    whole = fix_source(T103.format(c="  # noqa: ATN103").replace("k.shape\n", "k.shape  # noqa: ATN101 old\n"), "x.py")
+    assert whole.fixed_source == T103.format(c="  # noqa: ATN103")
+
+
+def test_unused_noqa_is_listed_and_documented(capsys):
+    assert cli.main(["rules"]) == 0
+    assert "ATN100  unused-noqa" in capsys.readouterr().out
+    assert cli.main(["rule", "ATN100"]) == 0
+    assert "# unused-noqa (ATN100)" in capsys.readouterr().out
+
+
+def test_noqa_for_atn100_itself():
+    assert unused("x = 1  # noqa: ATN999, ATN100\n") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# --add-noqa=REASON
+# ---------------------------------------------------------------------------------------------
+def test_add_noqa_with_a_reason(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text(T103.format(c=""), encoding="utf-8")
+    assert cli.main(["check", "--add-noqa=legacy, see #12", "x.py"]) == 0
+    assert (tmp_path / "x.py").read_text(encoding="utf-8") == T103.format(c="  # noqa: ATN103 legacy, see #12")
+    assert cli.main(["check", "x.py"]) == 0
+
+
+def test_add_noqa_reason_function():
+    assert add_noqa("x = 1\n", {1: ["ATN103"]}, reason="why") == "x = 1  # noqa: ATN103 why\n"
+    # An existing directive keeps its own reason.
+    assert add_noqa("x = 1  # noqa: ATN101 old\n", {1: ["ATN103"]}, reason="new") == "x = 1  # noqa: ATN101, ATN103 old\n"

@@ -18,6 +18,7 @@ def _rules() -> tuple:
     from attnlint.rules.softmax_wrong_axis import SoftmaxWrongAxis
     from attnlint.rules.unmasked_padding import UnmaskedPadding
     from attnlint.rules.unsliced_causal_mask import UnslicedCausalMask
+    from attnlint.rules.unused_noqa import UnusedNoqa
 
     rules = [
         MissingAttentionScale,
@@ -28,6 +29,7 @@ def _rules() -> tuple:
         AllMaskedRowNan,
         UnslicedCausalMask,
         InvertedMaskConvention,
+        UnusedNoqa,
     ]
     return tuple(sorted(rules, key=lambda r: r.code))
 

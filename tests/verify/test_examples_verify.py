@@ -44,4 +44,7 @@ def test_example_fix_is_verified(code, filename, entry):
 def test_every_rule_has_an_example_case():
     from attnlint.rules import registry
 
-    assert sorted(c[0] for c in CASES) == [r.code for r in registry.all_rules()]
+    from attnlint.verify.recipes import RECIPE_BY_RULE_CODE
+
+    # ATN100 (unused-noqa) edits comments only: nothing to run, no recipe.
+    assert sorted(c[0] for c in CASES) == [r.code for r in registry.all_rules() if r.code in RECIPE_BY_RULE_CODE]
