@@ -24,7 +24,7 @@ from attnlint.config import ConfigError, Settings, load_settings, with_overrides
 from attnlint.sourcetext import split_lines_keepends
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rule", "rules", "verify")
+COMMANDS = ("check", "rule", "rules", "verify", "server")
 
 
 def _codes(value: str) -> List[str]:
@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a recipe option, VALUE as JSON (e.g. --param heads=4 --param causal=true)",
     )
+    sub.add_parser("server", help="run the language server (LSP over stdio; needs `pip install 'attnlint[lsp]'`)")
     return parser
 
 
@@ -135,6 +136,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _show_rule(args, parser)
         if args.command == "verify":
             return _verify(args)
+        if args.command == "server":
+            return _server()
         return _check(args)
     except ConfigError as exc:
         print(f"attnlint: error: {exc}", file=sys.stderr)
@@ -423,6 +426,15 @@ def _show_rule(args, parser) -> int:
     else:
         print("\n\n".join(render_rule_page(r) for r in rules))
     return EXIT_CLEAN
+
+
+def _server() -> int:
+    try:
+        from attnlint.server import main as serve
+    except ImportError as exc:
+        print(f"attnlint: error: the language server needs pygls ({exc}): pip install 'attnlint[lsp]'", file=sys.stderr)
+        return EXIT_ERROR
+    return serve()
 
 
 def _verify(args) -> int:

@@ -22,7 +22,7 @@ import bisect
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from attnlint.diagnostics import Position
 from attnlint.sourcetext import line_offsets, split_lines_keepends
@@ -261,20 +261,13 @@ def _line_starts(cell: CodeCell) -> List[Tuple[int, int]]:
 
 
 def _concatenate(text: str, cells: List[CodeCell]):
-    program_lines: List[str] = []
+    program, spans, masked = join_cells([cell.source for cell in cells])
     json_offsets: List[int] = []
-    index_cells: List[Tuple[int, int, int]] = []
-    masked: List[Dict[int, str]] = []
     literal_offsets: Dict[Tuple[int, int], int] = {}
-    for k, cell in enumerate(cells):
+    for k, (cell, (_, count)) in enumerate(zip(cells, spans)):
         if k:
-            program_lines.append(CELL_BOUNDARY + "\n")
-            json_offsets.append(-1)
-        lines, replaced = mask_ipython(cell.source)
-        masked.append(replaced)
-        index_cells.append((len(program_lines) + 1, len(lines), cell.number))
-        for i, line in enumerate(lines):
-            program_lines.append(line if line.endswith(("\n", "\r")) else line + "\n")
+            json_offsets.append(-1)  # the boundary line
+        for i in range(count):
             if i < len(cell.line_starts):
                 literal, decoded = cell.line_starts[i]
                 lit_start = cell.literals[literal][0]
@@ -284,7 +277,8 @@ def _concatenate(text: str, cells: List[CodeCell]):
                 json_offsets.append(literal_offsets[key])
             else:
                 json_offsets.append(-1)
-    return "".join(program_lines), index_cells, json_offsets, masked
+    index_cells = [(first, count, cell.number) for cell, (first, count) in zip(cells, spans)]
+    return program, index_cells, json_offsets, masked
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,11 +388,34 @@ class _ContinuationScanner:
 def split_program(notebook: Notebook, program: str) -> List[str]:
     """The cells' new sources from a (fixed) program. Raises NotebookError if the cells cannot be
     told apart any more (a fix removed a boundary), so that nothing is written."""
+    return split_cells(program, [c.source for c in notebook.cells], notebook.masked, [c.number for c in notebook.cells])
+
+
+def join_cells(sources: Sequence[str]) -> Tuple[str, List[Tuple[int, int]], List[Dict[int, str]]]:
+    """The program for these cell texts (as an editor holds them): the program, each cell's
+    (first program line, line count), and each cell's masked IPython lines."""
+    lines: List[str] = []
+    spans: List[Tuple[int, int]] = []
+    masked: List[Dict[int, str]] = []
+    for k, source in enumerate(sources):
+        if k:
+            lines.append(CELL_BOUNDARY + "\n")
+        cell_lines, replaced = mask_ipython(source)
+        masked.append(replaced)
+        spans.append((len(lines) + 1, len(cell_lines)))
+        lines.extend(line if line.endswith(("\n", "\r")) else line + "\n" for line in cell_lines)
+    return "".join(lines), spans, masked
+
+
+def split_cells(
+    program: str, originals: Sequence[str], masked: Sequence[Dict[int, str]], numbers: Sequence[int]
+) -> List[str]:
+    """Cell texts from a program that :func:`join_cells` built (then fixed)."""
     pieces = re.split(r"(?m)^" + re.escape(CELL_BOUNDARY) + r"\r?\n", program)
-    if len(pieces) != len(notebook.cells):
+    if len(pieces) != len(originals):
         raise NotebookError("a fix crossed a cell boundary; the notebook was not written")
     sources = []
-    for cell, piece, replaced in zip(notebook.cells, pieces, notebook.masked):
+    for original, piece, replaced, number in zip(originals, pieces, masked, numbers):
         lines = split_lines_keepends(piece)
         restored = 0
         for i, line in enumerate(lines):
@@ -407,9 +424,9 @@ def split_program(notebook: Notebook, program: str) -> List[str]:
                 lines[i] = replaced[int(match.group(1))]
                 restored += 1
         if restored != len(replaced):
-            raise NotebookError(f"cell {cell.number}: a fix removed an IPython line; the notebook was not written")
+            raise NotebookError(f"cell {number}: a fix removed an IPython line; the notebook was not written")
         text = "".join(lines)
-        if not cell.source.endswith(("\n", "\r")) and text.endswith("\n"):
+        if not original.endswith(("\n", "\r")) and text.endswith("\n"):
             text = text[:-1]  # the newline the concatenation added
         sources.append(text)
     return sources
