@@ -126,3 +126,21 @@ def test_hooks_lint_then_fix_then_pass(hook_repo, project, env):
     out = again.stdout + again.stderr
     assert again.returncode == 0, out
     assert "Passed" in out
+
+
+def test_hooks_check_and_fix_notebooks(hook_repo, env, tmp_path):
+    """`types_or: [python, pyi, jupyter]`: pre-commit hands the hooks `.ipynb` files too."""
+    _git(tmp_path, "init", "-q", env=env)
+    notebook = tmp_path / "notes.ipynb"
+    notebook.write_bytes((REPO / "tests" / "data" / "notebooks" / "course_notes.ipynb").read_bytes())
+    _git(tmp_path, "add", "-A", env=env)
+    _git(tmp_path, "commit", "-q", "-m", "notes", env=env)
+
+    lint = try_repo(hook_repo, tmp_path, env, "attnlint")
+    out = lint.stdout + lint.stderr
+    assert lint.returncode == 1, out
+    assert "notes.ipynb:cell 4:13:33: ATN103" in out
+
+    fix = try_repo(hook_repo, tmp_path, env, "attnlint-fix")
+    assert fix.returncode == 1, fix.stdout + fix.stderr
+    assert "keys.transpose(-2, -1)" in notebook.read_text(encoding="utf-8")
