@@ -290,6 +290,20 @@ def _check_stdin(args, settings: Settings, fixing: bool) -> int:
         if fixing and not args.diff:
             sys.stdout.write(source)
         return EXIT_CLEAN
+    from attnlint.notebook import check_notebook, is_notebook_path
+
+    if is_notebook_path(display):  # the notebook's JSON on stdin; with --fix, the fixed JSON on stdout
+        result = check_notebook(source, display, settings, fix=fixing)
+        if fixing and not args.diff:
+            sys.stdout.write(result.fixed_source if result.fixed_source is not None else source)
+            if not args.fix_only and result.diagnostics:
+                sys.stderr.write(render("concise", [result], unsafe_fixes=settings.unsafe_fixes, fix_mode=True))
+            return _exit_code(args, [result])
+        if args.diff:
+            return _print_diff([result])
+        _print_warnings([result])
+        _emit(render(args.output_format, [result], unsafe_fixes=settings.unsafe_fixes), args.output_file)
+        return _exit_code(args, [result])
     if fixing:
         result = engine.fix_source(source, display, settings)
         if args.diff:
@@ -321,14 +335,19 @@ def _print_diff(results) -> int:
         if before is None or after is None or before == after:
             continue
         changed += sum(result.fixed.values())
-        sys.stdout.writelines(
-            difflib.unified_diff(
-                split_lines_keepends(before),
-                split_lines_keepends(after),
-                fromfile=f"a/{result.path}",
-                tofile=f"b/{result.path}",
-            )
-        )
+        if result.notebook is not None:  # a notebook: the cells' code, not the JSON (ruff's form)
+            from attnlint.notebook import changed_cells
+
+            pieces = [(f"{result.path}:cell {n}", old, new) for n, old, new in changed_cells(before, after)]
+        else:
+            pieces = [(result.path, before, after)]
+        for name, old, new in pieces:
+            old_lines, new_lines = split_lines_keepends(old), split_lines_keepends(new)
+            # A cell's last line has no newline; keep the diff's lines whole.
+            for lines in (old_lines, new_lines):
+                if lines and not lines[-1].endswith(("\n", "\r")):
+                    lines[-1] += "\n"
+            sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, fromfile=f"a/{name}", tofile=f"b/{name}"))
     if changed:
         print(f"\nWould fix {changed} error{'s' if changed != 1 else ''}.", file=sys.stderr)
     failed = [r for r in results if r.error]

@@ -88,7 +88,7 @@ class FileResult:
     internal_error: bool = False
     # Fixes that could not be applied (they would not parse, or kept changing): shown on stderr.
     fix_warnings: list = field(default_factory=list)
-    # Malformed suppression comments (attnlint.noqa.Warning): shown on stderr, as ruff does.
+    # Malformed suppression comments (attnlint.noqa.SuppressionWarning): shown on stderr, as ruff does.
     warnings: list = field(default_factory=list)
     # For a notebook: the map from the analysed program's lines to cells (attnlint.notebook.CellIndex);
     # `source` is then that program and positions are program positions.

@@ -63,7 +63,7 @@ class LineDirective:
 
 
 @dataclass(frozen=True)
-class Warning:
+class SuppressionWarning:
     line: int
     directive: str  # "`# noqa`", "`# attnlint: noqa`", "suppression comment"
     reason: str
@@ -81,7 +81,7 @@ class NoqaMap:
     # `# ruff: disable[...]` ranges: (first line, last line, codes); an unmatched one runs to the end.
     ranges: List[Tuple[int, int, FrozenSet[str]]] = field(default_factory=list)
     directives: List[LineDirective] = field(default_factory=list)
-    warnings: List[Warning] = field(default_factory=list)
+    warnings: List[SuppressionWarning] = field(default_factory=list)
     # (line, code as written) pairs that silenced a finding, filled in while suppressing.
     used: Set[Tuple[int, str]] = field(default_factory=set)
 
@@ -173,7 +173,7 @@ def _parse_line_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap)
     if rest[0] == ":":
         codes, used = _code_list(rest[1:], comment.column + match.end() + 1)
         if not codes:
-            result.warnings.append(Warning(comment.line, "`# noqa`", _MISSING_CODES.format(example=EXAMPLE_CODES)))
+            result.warnings.append(SuppressionWarning(comment.line, "`# noqa`", _MISSING_CODES.format(example=EXAMPLE_CODES)))
             return
         previous = result.by_line.get(comment.line, frozenset())
         names = frozenset(c.code for c in codes)
@@ -184,7 +184,7 @@ def _parse_line_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap)
         )
         return
     # `# noqa ATN103`, `# noqa : ATN103`, `# noqa-ish`: not a directive a reader can trust.
-    result.warnings.append(Warning(comment.line, "`# noqa`", _MISSING_COLON.format(example=EXAMPLE_CODES)))
+    result.warnings.append(SuppressionWarning(comment.line, "`# noqa`", _MISSING_COLON.format(example=EXAMPLE_CODES)))
 
 
 def _parse_file_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap) -> None:
@@ -204,7 +204,7 @@ def _parse_file_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap)
     else:
         # `# attnlint: noqa ATN103` once silenced the whole file: the codes were meant, not the file.
         reason = f"expected `:` followed by a comma-separated list of codes (e.g., `# {tool}: noqa: {EXAMPLE_CODES}`)."
-    result.warnings.append(Warning(comment.line, label, reason))
+    result.warnings.append(SuppressionWarning(comment.line, label, reason))
 
 
 def _ruff_codes(items: str) -> Optional[FrozenSet[str]]:
@@ -234,7 +234,7 @@ def _parse_ruff(comment: _Comment, match: "re.Match[str]", code_lines: List[int]
     codes = _ruff_codes(items.group("items")) if items else None
     if codes is None:
         result.warnings.append(
-            Warning(comment.line, "suppression comment", f"expected `# ruff: {kind}[rule-code-or-name, ...]`.")
+            SuppressionWarning(comment.line, "suppression comment", f"expected `# ruff: {kind}[rule-code-or-name, ...]`.")
         )
         return
     if not codes:

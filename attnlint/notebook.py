@@ -49,6 +49,21 @@ class NotebookError(ValueError):
     """The file is not a notebook attnlint can read (bad JSON or not nbformat 4)."""
 
 
+class NotPython(Exception):
+    """A notebook for another kernel (R, Julia, ...): nothing for attnlint to check."""
+
+
+def _language(metadata) -> Optional[str]:
+    """The notebook's language from its metadata, lower-cased; None when it does not say."""
+    if not isinstance(metadata, dict):
+        return None
+    for key, field_name in (("language_info", "name"), ("kernelspec", "language")):
+        table = metadata.get(key)
+        if isinstance(table, dict) and isinstance(table.get(field_name), str):
+            return table[field_name].lower()
+    return None
+
+
 def is_notebook_path(path: str) -> bool:
     return path.lower().endswith(NOTEBOOK_SUFFIX)
 
@@ -210,6 +225,9 @@ def parse_notebook(text: str) -> Notebook:
         raise NotebookError("not an nbformat notebook (no `cells` list)")
     if not isinstance(data.get("nbformat"), int) or data["nbformat"] < 4:
         raise NotebookError("not an nbformat 4 notebook (`nbformat` is missing or older than 4)")
+    language = _language(data.get("metadata"))
+    if language is not None and language != "python":
+        raise NotPython(language)
     start = _skip_ws(text, 0)
     cells_span = next(((s, e) for k, s, e in _object_members(text, start) if k == "cells"), None)
     code_cells: List[CodeCell] = []
@@ -491,10 +509,14 @@ def check_notebook(text: str, path: str, settings, *, fix: bool = False):
     `notebook` maps them to cells. When fixing, `fixed_source` is the new JSON text."""
     from attnlint.engine import check_source, fix_source
 
+    from attnlint.diagnostics import FileResult
+
     try:
         notebook = parse_notebook(text)
     except NotebookError as exc:
         return invalid_notebook(path, str(exc))
+    except NotPython:  # another kernel's code is not Python: silence, not ATN001 on every cell
+        return FileResult(path=path, source=text, original_source=text, fixed_source=text)
     if fix:
         result = fix_source(notebook.program, path, settings)
         program = result.fixed_source
@@ -522,16 +544,28 @@ def check_notebook(text: str, path: str, settings, *, fix: bool = False):
 
 def attach_notebook(result, text: str):
     """A cached result (its diagnostics only) made whole again: the program and the cell map."""
-    notebook = parse_notebook(text)
+    try:
+        notebook = parse_notebook(text)
+    except NotPython:
+        return result
     result.source = notebook.program
     result.notebook = notebook.index
     return result
 
 
+def changed_cells(before: str, after: str) -> List[Tuple[int, str, str]]:
+    """(cell number, old source, new source) for each code cell whose source differs."""
+    old, new = parse_notebook(before), parse_notebook(after)
+    return [(a.number, a.source, b.source) for a, b in zip(old.cells, new.cells) if a.source != b.source]
+
+
 def rewrite_program(text: str, transform) -> str:
     """The notebook's JSON text after `transform(program) -> program` (e.g. adding noqa comments),
     with only the changed cells rewritten. Raises NotebookError when it cannot be done safely."""
-    notebook = parse_notebook(text)
+    try:
+        notebook = parse_notebook(text)
+    except NotPython:
+        return text
     program = transform(notebook.program)
     if program == notebook.program:
         return text

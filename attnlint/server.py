@@ -150,6 +150,8 @@ class AttnlintLanguageServer(LanguageServer):
             self.check_notebook(self.workspace.get_notebook_document(cell_uri=uri).uri)
             return
         path = to_fs_path(uri) or uri
+        if path.lower().endswith(".ipynb"):
+            return  # a notebook opened as JSON text: its cells are checked as a notebook document
         settings = self.settings_for(path)
         source = document.source
         result = check_source(source, path, settings)

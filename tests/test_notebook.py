@@ -85,10 +85,20 @@ def test_fix_changes_only_the_fixed_lines(course_notes, capsys):
         assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
     assert old["metadata"] == new["metadata"]
     assert after.endswith(b"}\n")
-    # The bytes outside the two changed source values are identical.
-    nb = parse_notebook(before.decode())
-    assert before.decode()[: nb.cells[1].span[0]] == after.decode()[: nb.cells[1].span[0]]
-    assert before.decode()[nb.cells[-1].span[1] :] == after.decode()[len(after.decode()) - (len(before.decode()) - nb.cells[-1].span[1]) :]
+    # The bytes outside the two changed `source` values are identical.
+    assert outside_sources(before.decode(), [3, 7]) == outside_sources(after.decode(), [3, 7])
+
+
+def outside_sources(text: str, cell_indexes) -> list:
+    """The notebook's text cut at the `source` values of the given cells (0-based cell indexes)."""
+    nb = parse_notebook(text)
+    spans = [c.span for c in nb.cells if c.number - 1 in cell_indexes]
+    pieces, position = [], 0
+    for start, end in spans:
+        pieces.append(text[position:start])
+        position = end
+    pieces.append(text[position:])
+    return pieces
 
 
 def test_fixing_twice_changes_nothing_more(course_notes, capsys):
@@ -248,3 +258,35 @@ def test_settings_apply_to_notebooks():
 
     result = check_notebook(COURSE_NOTES.read_text(encoding="utf-8"), "n.ipynb", Settings(select=["ATN102"]))
     assert [d.code for d in result.diagnostics] == ["ATN102"]
+
+
+def test_a_notebook_for_another_kernel_is_left_alone(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    data = json.loads(notebook_text("x <- c(1, 2)\nprint(x)"))
+    data["metadata"] = {"language_info": {"name": "R"}, "kernelspec": {"language": "R", "name": "ir"}}
+    (tmp_path / "r.ipynb").write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "check", "--no-cache", "r.ipynb")
+    assert code == 0 and "ATN001" not in out
+
+
+def test_a_notebook_on_stdin(course_notes, monkeypatch, capsys):
+    import io
+
+    text = course_notes.read_text(encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code, out, _ = run(capsys, "check", "--output-format", "concise", "--stdin-filename", "notes.ipynb", "-")
+    assert code == 1 and "notes.ipynb:cell 4:13:33: ATN103" in out
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code, out, err = run(capsys, "check", "--fix", "--stdin-filename", "notes.ipynb", "-")
+    assert json.loads(out)["cells"][3]["source"][12] == "        attn_scores = queries @ keys.transpose(-2, -1)\n"
+    assert "cell 8:18:24: ATN102" in err
+
+
+def test_diff_shows_the_changed_cells_and_writes_nothing(course_notes, capsys):
+    before = course_notes.read_bytes()
+    code, out, err = run(capsys, "check", "--no-cache", "--diff", "course_notes.ipynb")
+    assert code == 1 and course_notes.read_bytes() == before
+    assert "--- a/course_notes.ipynb:cell 4\n+++ b/course_notes.ipynb:cell 4\n" in out
+    assert "-        attn_scores = queries @ keys.T\n+        attn_scores = queries @ keys.transpose(-2, -1)\n" in out
+    assert "cell 8" in out and '"outputs"' not in out
+    assert "Would fix 2 errors." in err

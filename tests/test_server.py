@@ -365,3 +365,11 @@ def test_verify_command_reports_progress_and_verdict(tmp_path):
             await stop(client)
 
     run(scenario())
+
+
+def test_server_without_pygls_says_how_to_install_it(monkeypatch, capsys):
+    from attnlint import cli
+
+    monkeypatch.setitem(sys.modules, "attnlint.server", None)  # as if pygls were missing
+    assert cli.main(["server"]) == 2
+    assert "pip install 'attnlint[lsp]'" in capsys.readouterr().err
