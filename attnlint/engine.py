@@ -469,7 +469,10 @@ def process_file(job: Job, settings: Settings) -> FileResult:
 
 
 def _with_cell_map(result: FileResult) -> FileResult:
-    """A cached notebook result keeps only the notebook's text: rebuild the program and cell map."""
+    """A cached notebook result keeps only the notebook's text: rebuild the program and cell map
+    (a clean result, which may come back without its text, needs neither)."""
+    if not result.diagnostics or result.source is None:
+        return result
     return attach_notebook(result, result.source)
 
 
