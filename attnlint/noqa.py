@@ -173,7 +173,9 @@ def _parse_line_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap)
     if rest[0] == ":":
         codes, used = _code_list(rest[1:], comment.column + match.end() + 1)
         if not codes:
-            result.warnings.append(SuppressionWarning(comment.line, "`# noqa`", _MISSING_CODES.format(example=EXAMPLE_CODES)))
+            result.warnings.append(
+                SuppressionWarning(comment.line, "`# noqa`", _MISSING_CODES.format(example=EXAMPLE_CODES))
+            )
             return
         previous = result.by_line.get(comment.line, frozenset())
         names = frozenset(c.code for c in codes)
@@ -234,7 +236,9 @@ def _parse_ruff(comment: _Comment, match: "re.Match[str]", code_lines: List[int]
     codes = _ruff_codes(items.group("items")) if items else None
     if codes is None:
         result.warnings.append(
-            SuppressionWarning(comment.line, "suppression comment", f"expected `# ruff: {kind}[rule-code-or-name, ...]`.")
+            SuppressionWarning(
+                comment.line, "suppression comment", f"expected `# ruff: {kind}[rule-code-or-name, ...]`."
+            )
         )
         return
     if not codes:

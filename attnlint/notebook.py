@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from attnlint.diagnostics import Position
+from attnlint.diagnostics import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Diagnostic, FileResult, Position
 from attnlint.sourcetext import line_offsets, split_lines_keepends
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -221,7 +221,9 @@ def parse_notebook(text: str) -> Notebook:
         raise NotebookError(f"not valid JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         if isinstance(data, dict) and "worksheets" in data:
-            raise NotebookError("nbformat 3 notebooks are not supported; convert with `jupyter nbconvert --to notebook`")
+            raise NotebookError(
+                "nbformat 3 notebooks are not supported; convert with `jupyter nbconvert --to notebook`"
+            )
         raise NotebookError("not an nbformat notebook (no `cells` list)")
     if not isinstance(data.get("nbformat"), int) or data["nbformat"] < 4:
         raise NotebookError("not an nbformat 4 notebook (`nbformat` is missing or older than 4)")
@@ -491,10 +493,8 @@ def _source_json(notebook: Notebook, cell: CodeCell, new: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Checking and fixing (the engine's hook for `.ipynb` files)
 # ---------------------------------------------------------------------------------------------
-def invalid_notebook(path: str, reason: str) -> "FileResult":
+def invalid_notebook(path: str, reason: str) -> FileResult:
     """An unreadable notebook: ATN001, as a file that does not parse; it is never written."""
-    from attnlint.diagnostics import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Diagnostic, FileResult
-
     message = f"Invalid notebook: {reason}; the file was not checked"
     start = Position(1, 0)
     return FileResult(
@@ -508,8 +508,6 @@ def check_notebook(text: str, path: str, settings, *, fix: bool = False):
     """Check (or fix) a notebook's JSON text. The result's positions are program positions; its
     `notebook` maps them to cells. When fixing, `fixed_source` is the new JSON text."""
     from attnlint.engine import check_source, fix_source
-
-    from attnlint.diagnostics import FileResult
 
     try:
         notebook = parse_notebook(text)

@@ -47,7 +47,7 @@ from attnlint.diagnostics import (
 from attnlint.engine import check_source, fix_source
 from attnlint.noqa import UNUSED_NOQA_CODE, add_noqa
 from attnlint.notebook import NotebookError, join_cells, split_cells
-from attnlint.sourcetext import line_offsets, split_lines_keepends
+from attnlint.sourcetext import line_offsets
 
 SOURCE = "attnlint"
 FIX_ALL_KIND = "source.fixAll.attnlint"
@@ -274,7 +274,9 @@ class AttnlintLanguageServer(LanguageServer):
         return types.WorkspaceEdit(
             document_changes=[
                 types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=checked.versions.get(uri)),
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=checked.versions.get(uri)
+                    ),
                     edits=text_edits,
                 )
                 for uri, text_edits in per_uri.items()

@@ -213,7 +213,9 @@ def test_add_noqa_result_silences(tmp_path, monkeypatch, capsys):
     assert cli.main(["check", "--output-format", "concise", "x.py"]) == 1
     assert "x.py:4:35: ATN100 [*] Unused `noqa` directive (unused: `ATN101`)" in capsys.readouterr().out
     assert cli.main(["check", "--fix", "x.py"]) == 0
-    assert (tmp_path / "x.py").read_text(encoding="utf-8") == BOTH.format(c102="  # noqa: ATN102", c103="  # noqa: ATN103")
+    assert (tmp_path / "x.py").read_text(encoding="utf-8") == BOTH.format(
+        c102="  # noqa: ATN102", c103="  # noqa: ATN103"
+    )
 
 
 def test_add_noqa_does_not_touch_string_literals():
@@ -262,7 +264,9 @@ def test_file_noqa_without_colon_does_not_silence_the_file():
     )
 
 
-@pytest.mark.parametrize("comment", ["  # noqa: ATN103;ATN101", "  # noqa: ATN101;ATN103", "  # noqa: ATN101; ATN103 why"])
+@pytest.mark.parametrize(
+    "comment", ["  # noqa: ATN103;ATN101", "  # noqa: ATN101;ATN103", "  # noqa: ATN101; ATN103 why"]
+)
 def test_semicolon_separated_codes_are_accepted(comment):
     assert codes(T103.format(c=comment)) == []
     assert warnings_of(T103.format(c=comment)) == []
@@ -379,4 +383,6 @@ def test_add_noqa_with_a_reason(tmp_path, monkeypatch, capsys):
 def test_add_noqa_reason_function():
     assert add_noqa("x = 1\n", {1: ["ATN103"]}, reason="why") == "x = 1  # noqa: ATN103 why\n"
     # An existing directive keeps its own reason.
-    assert add_noqa("x = 1  # noqa: ATN101 old\n", {1: ["ATN103"]}, reason="new") == "x = 1  # noqa: ATN101, ATN103 old\n"
+    assert (
+        add_noqa("x = 1  # noqa: ATN101 old\n", {1: ["ATN103"]}, reason="new") == "x = 1  # noqa: ATN101, ATN103 old\n"
+    )

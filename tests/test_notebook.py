@@ -23,7 +23,12 @@ def notebook_text(*sources, as_string=False, indent=1) -> str:
     for i, source in enumerate(sources):
         kind = "markdown" if source.startswith("#md ") else "code"
         text = source[4:] if kind == "markdown" else source
-        cell = {"cell_type": kind, "id": f"c{i}", "metadata": {}, "source": text if as_string else text.splitlines(True)}
+        cell = {
+            "cell_type": kind,
+            "id": f"c{i}",
+            "metadata": {},
+            "source": text if as_string else text.splitlines(True),
+        }
         if kind == "code":
             cell.update(execution_count=i, outputs=[{"output_type": "stream", "name": "stdout", "text": ["ok é\n"]}])
         cells.append(cell)

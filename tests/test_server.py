@@ -107,7 +107,9 @@ def run(coro):
 
 def open_python(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
     )
 
 
@@ -200,7 +202,9 @@ def test_ignore_action_fix_all_and_hover(tmp_path):
             assert "k.transpose(-2, -1)" in after_fix_all and "softmax(1)" in after_fix_all  # safe fixes only
 
             ignore = next(
-                a for a in fixes(await code_actions(client, uri, by_code["ATN102"])) if a.title == "Ignore ATN102 on this line"
+                a
+                for a in fixes(await code_actions(client, uri, by_code["ATN102"]))
+                if a.title == "Ignore ATN102 on this line"
             )
             ignored = apply_text_edits(source, edits_for(ignore, uri))
             assert "softmax(1) @ v  # noqa: ATN102\n" in ignored
@@ -223,7 +227,11 @@ def test_configuration_is_reloaded_when_pyproject_changes(tmp_path):
             (tmp_path / "pyproject.toml").write_text('[tool.attnlint]\nignore = ["ATN103"]\n', encoding="utf-8")
             client.workspace_did_change_watched_files(
                 types.DidChangeWatchedFilesParams(
-                    changes=[types.FileEvent(uri=from_fs_path(str(tmp_path / "pyproject.toml")), type=types.FileChangeType.Created)]
+                    changes=[
+                        types.FileEvent(
+                            uri=from_fs_path(str(tmp_path / "pyproject.toml")), type=types.FileChangeType.Created
+                        )
+                    ]
                 )
             )
             await editor.wait_for(uri, lambda d: d == [])
@@ -290,9 +298,14 @@ def test_notebook_document_diagnostic_quick_fix_and_clean(tmp_path):
             fix = next(a for a in fixes(await code_actions(client, cell_uris[1], diag)) if a.is_preferred)
             assert [c.text_document.uri for c in fix.edit.document_changes] == [cell_uris[1]]
             fixed = apply_text_edits(NOTEBOOK_CELLS[1], edits_for(fix, cell_uris[1]))
-            assert fixed == "!pip install -q torch\nscores = queries @ keys.transpose(-2, -1)\nweights = scores.softmax(-1)"
+            assert (
+                fixed
+                == "!pip install -q torch\nscores = queries @ keys.transpose(-2, -1)\nweights = scores.softmax(-1)"
+            )
 
-            ignore = next(a for a in fixes(await code_actions(client, cell_uris[1], diag)) if a.title.startswith("Ignore"))
+            ignore = next(
+                a for a in fixes(await code_actions(client, cell_uris[1], diag)) if a.title.startswith("Ignore")
+            )
             assert apply_text_edits(NOTEBOOK_CELLS[1], edits_for(ignore, cell_uris[1])).startswith(
                 "!pip install -q torch\nscores = queries @ keys.T  # noqa: ATN103\n"
             )

@@ -71,6 +71,8 @@ class UnusedNoqa(Rule):
         Invalid("x = 1  # noqa: E501, ATN999\n", fixed="x = 1  # noqa: E501\n"),
         Invalid("x = 1  # noqa: ATN999 left over from the old mask\n", fixed="x = 1\n"),
         Invalid("x = 1  # noqa:ATN998;ATN997\n", fixed="x = 1\n"),
-        Invalid("x = 1  # noqa: ATN104 # pylint: disable=invalid-name\n", fixed="x = 1  # pylint: disable=invalid-name\n"),
+        Invalid(
+            "x = 1  # noqa: ATN104 # pylint: disable=invalid-name\n", fixed="x = 1  # pylint: disable=invalid-name\n"
+        ),
         Invalid("def f():\n    # noqa: ATN999\n    return 1\n", fixed="def f():\n\n    return 1\n"),
     ]
