@@ -161,6 +161,7 @@ class CellIndex:
     # Per program line (index line - 1): JSON text offset where that line starts, or -1 (boundary).
     json_offsets: List[int]
     json_text: str
+    _text_lines: Optional[List[int]] = field(default=None, repr=False, compare=False)
 
     def cell_of(self, line: int) -> Optional[Tuple[int, int]]:
         """(cell number, 1-based line in the cell) of a program line; None for a boundary line."""
@@ -197,7 +198,9 @@ class CellIndex:
             return Position(1, 0)
         # The line's characters sit inside one JSON string literal; escapes make it longer.
         offset = _raw_offset(self.json_text, start - 1, pos.column) if pos.column else start
-        offsets = line_offsets(self.json_text)
+        if self._text_lines is None:
+            self._text_lines = line_offsets(self.json_text)
+        offsets = self._text_lines
         row = bisect.bisect_right(offsets, offset) - 1
         return Position(row + 1, offset - offsets[row])
 
@@ -524,9 +527,10 @@ def check_notebook(text: str, path: str, settings, *, fix: bool = False):
             try:
                 result.fixed_source = write_back(notebook, split_program(notebook, program))
             except NotebookError as exc:
-                result.fix_warnings.append(str(exc))
-                result.fixed = {}
+                # Nothing is written; the findings are those of the notebook as it is.
+                warnings = result.fix_warnings + [str(exc)]
                 result = check_source(notebook.program, path, settings)
+                result.fix_warnings = warnings
                 result.original_source = result.fixed_source = text
                 program = notebook.program
         # The diagnostics that remain refer to the fixed program; map them with its own index.

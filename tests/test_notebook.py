@@ -295,3 +295,24 @@ def test_diff_shows_the_changed_cells_and_writes_nothing(course_notes, capsys):
     assert "-        attn_scores = queries @ keys.T\n+        attn_scores = queries @ keys.transpose(-2, -1)\n" in out
     assert "cell 8" in out and '"outputs"' not in out
     assert "Would fix 2 errors." in err
+
+
+def test_a_fix_that_would_merge_cells_is_not_written(monkeypatch):
+    """If the cells cannot be told apart after fixing, the notebook is left as it is and a warning
+    says why (forced here by a fixer that drops the boundary line)."""
+    import attnlint.engine as engine
+    from attnlint.notebook import CELL_BOUNDARY, check_notebook
+
+    text = COURSE_NOTES.read_text(encoding="utf-8")
+    real_fix_source = engine.fix_source
+
+    def merging_fix_source(source, path, settings):
+        result = real_fix_source(source, path, settings)
+        result.fixed_source = result.fixed_source.replace(CELL_BOUNDARY + "\n", "", 1)
+        return result
+
+    monkeypatch.setattr(engine, "fix_source", merging_fix_source)
+    result = check_notebook(text, "n.ipynb", Settings(), fix=True)
+    assert result.fixed_source == text and not result.fixed
+    assert any("cell boundary" in w for w in result.fix_warnings)
+    assert [d.code for d in result.diagnostics] == ["ATN103", "ATN204", "ATN102"]
