@@ -310,6 +310,10 @@ def test_notebook_document_diagnostic_quick_fix_and_clean(tmp_path):
                 "!pip install -q torch\nscores = queries @ keys.T  # noqa: ATN103\n"
             )
 
+            (fix_all,) = await code_actions(client, cell_uris[1], diag, only=["source.fixAll.attnlint"])
+            assert [c.text_document.uri for c in fix_all.edit.document_changes] == [cell_uris[1]]
+            assert apply_text_edits(NOTEBOOK_CELLS[1], edits_for(fix_all, cell_uris[1])) == fixed  # magic kept
+
             client.notebook_document_did_change(
                 types.DidChangeNotebookDocumentParams(
                     notebook_document=types.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=2),
