@@ -79,6 +79,8 @@ class Checked:
     cell_texts: List[str] = field(default_factory=list)
     masked: list = field(default_factory=list)
     versions: Dict[str, Optional[int]] = field(default_factory=dict)
+    # The program with every safe fix applied, computed on the first fix-all request of this version.
+    safe_fixed: Optional[str] = None
 
     @property
     def is_notebook(self) -> bool:
@@ -507,11 +509,14 @@ def _has_recipe(code: str) -> bool:
 
 def fix_all_action(ls, checked: Checked) -> Optional[types.CodeAction]:
     """Safe fixes only, whatever the configuration says about unsafe ones (for on-save use)."""
-    settings = with_overrides(checked.settings, unsafe_fixes=False)
-    fixed = fix_source(checked.source, checked.path, settings)
-    if fixed.error or fixed.fixed_source is None or fixed.fixed_source == checked.source:
+    if checked.safe_fixed is None:
+        settings = with_overrides(checked.settings, unsafe_fixes=False)
+        fixed = fix_source(checked.source, checked.path, settings)
+        ok = not fixed.error and fixed.fixed_source is not None
+        checked.safe_fixed = fixed.fixed_source if ok else checked.source
+    if checked.safe_fixed == checked.source:
         return None
-    edit = ls.replace_text(checked, fixed.fixed_source)
+    edit = ls.replace_text(checked, checked.safe_fixed)
     if edit is None:
         return None
     return types.CodeAction(title="attnlint: fix all safe fixes", kind=FIX_ALL_KIND, edit=edit)
