@@ -129,3 +129,84 @@ def render_gitlab(results: Sequence[FileResult]) -> str:
                 }
             )
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# ruff's other CI formats: pylint, azure, junit (same text, field for field, as ruff writes)
+# ---------------------------------------------------------------------------------------------
+def render_pylint(results: Sequence[FileResult]) -> str:
+    """`path:line: [CODE] message`, flake8's and ruff's pylint format."""
+    return "".join(f"{d.path}:{d.start.line}: [{d.code}] {d.message}\n" for r in results for d in r.diagnostics)
+
+
+def render_azure(results: Sequence[FileResult]) -> str:
+    """Azure Pipelines `task.logissue` logging commands, one per finding."""
+    out = []
+    for result in results:
+        for diag in result.diagnostics:
+            line, column = one_based(diag.start)
+            out.append(
+                f"##vso[task.logissue type=error;sourcepath={diag.path};linenumber={line};"
+                f"columnnumber={column};code={diag.code};]{_one_line(diag.message)}\n"
+            )
+    return "".join(out)
+
+
+def _one_line(text: str) -> str:
+    # A logging command ends at the line break; a message spanning lines would lose its tail.
+    return " ".join(text.splitlines())
+
+
+def _xml(text: str) -> str:
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&apos;")
+    )
+
+
+def _junit_classname(path: str) -> str:
+    """ruff's: the path without its extension (`src/model.py` -> `src/model`)."""
+    parent, _, name = path.replace("\\", "/").rpartition("/")
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return f"{parent}/{stem}" if parent else stem
+
+
+def render_junit(results: Sequence[FileResult]) -> str:
+    """JUnit XML for CI test-report views: one test suite per file, one failed test per finding."""
+    files = [r for r in results if r.diagnostics]
+    total = sum(len(r.diagnostics) for r in files)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    indent = "    "
+    if not files:
+        out.append(f'<testsuites name="{TOOL_NAME}" tests="1" failures="0" errors="0">')
+        out.append(
+            f'{indent}<testsuite name="{TOOL_NAME}" tests="1" disabled="0" errors="0" failures="0" '
+            f'package="org.{TOOL_NAME}">'
+        )
+        out.append(f'{indent * 2}<testcase name="No errors found" classname="{TOOL_NAME}">')
+        out.append(f"{indent * 2}</testcase>")
+        out.append(f"{indent}</testsuite>")
+        out.append("</testsuites>")
+        return "\n".join(out) + "\n"
+    out.append(f'<testsuites name="{TOOL_NAME}" tests="{total}" failures="{total}" errors="0">')
+    for result in files:
+        count = len(result.diagnostics)
+        out.append(
+            f'{indent}<testsuite name="{_xml(result.path)}" tests="{count}" disabled="0" errors="0" '
+            f'failures="{count}" package="org.{TOOL_NAME}">'
+        )
+        for diag in result.diagnostics:
+            line, column = one_based(diag.start)
+            message = _xml(diag.message)
+            out.append(
+                f'{indent * 2}<testcase name="org.{TOOL_NAME}.{diag.code}" '
+                f'classname="{_xml(_junit_classname(diag.path))}" line="{line}" column="{column}">'
+            )
+            out.append(f'{indent * 3}<failure message="{message}">line {line}, col {column}, {message}</failure>')
+            out.append(f"{indent * 2}</testcase>")
+        out.append(f"{indent}</testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"

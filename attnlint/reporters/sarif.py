@@ -1,6 +1,6 @@
 """SARIF 2.1.0, shaped for GitHub code scanning (which is what most people upload it to).
 
-GitHub-specific points (see conventions.md): every registered rule is described in
+GitHub-specific points: every registered rule is described in
 `tool.driver.rules[]` with a fullDescription of at most 1024 characters (ruff exceeds it and the
 upload warns); URIs are relative to `%SRCROOT%`; `primaryLocationLineHash` lets GitHub keep
 tracking an alert when lines above it move.
