@@ -395,8 +395,10 @@ def test_rdjson_byte_columns_and_safe_suggestions_only() -> None:
         "url": "https://github.com/attnlint/attnlint/blob/main/docs/rules/missing-attention-scale.md",
     }
     assert first["severity"] == "ERROR"
+    # One whole-line suggestion (no columns): reviewdog then posts it as a GitHub suggested change
+    # over exactly the comment's lines.
     assert first["suggestions"] == [
-        {"range": {"start": {"line": 2, "column": 29}, "end": {"line": 2, "column": 48}}, "text": "k.mT"}
+        {"range": {"start": {"line": 2}, "end": {"line": 2}}, "text": 'print("注意力"); w = q @ k.mT'}
     ]
     # ASCII line: byte and code-point columns agree. Unsafe fix: no one-click suggestion.
     assert second["location"]["range"]["start"] == {"line": 3, "column": 9}

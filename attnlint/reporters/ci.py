@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from attnlint.diagnostics import Applicability, Diagnostic, FileResult, Position
 from attnlint.reporters.common import (
@@ -14,6 +14,7 @@ from attnlint.reporters.common import (
     one_based,
     stable_hash,
 )
+from attnlint.reporters.suggestions import build_suggestion
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,7 +68,7 @@ def _rdjson_range(lines: SourceLines, start: Position, end: Position) -> Dict[st
     }
 
 
-def _rdjson_diagnostic(diag: Diagnostic, lines: SourceLines) -> Dict[str, Any]:
+def _rdjson_diagnostic(diag: Diagnostic, lines: SourceLines, source: Optional[str]) -> Dict[str, Any]:
     entry: Dict[str, Any] = {
         "message": diag.message,
         "location": {"path": diag.path, "range": _rdjson_range(lines, diag.start, diag.end)},
@@ -75,11 +76,17 @@ def _rdjson_diagnostic(diag: Diagnostic, lines: SourceLines) -> Dict[str, Any]:
         "code": {"value": diag.code, "url": diagnostic_url(diag)},
     }
     # Suggestions become one-click "commit suggestion" buttons on pull requests: offer only fixes
-    # that cannot change behaviour, whatever --unsafe-fixes says for local runs.
-    if diag.fix is not None and diag.fix.applicability is Applicability.SAFE:
-        entry["suggestions"] = [
-            {"range": _rdjson_range(lines, edit.start, edit.end), "text": edit.content} for edit in diag.fix.edits
-        ]
+    # that cannot change behaviour, whatever --unsafe-fixes says for local runs. reviewdog wants
+    # one suggestion whose lines are the comment's: whole lines (no columns), replaced by `text`.
+    if diag.fix is not None and diag.fix.applicability is Applicability.SAFE and source is not None:
+        suggestion = build_suggestion(source, [diag])
+        if suggestion is not None:
+            entry["suggestions"] = [
+                {
+                    "range": {"start": {"line": suggestion.first}, "end": {"line": suggestion.last}},
+                    "text": suggestion.text,
+                }
+            ]
     return entry
 
 
@@ -87,7 +94,7 @@ def render_rdjson(results: Sequence[FileResult]) -> str:
     diagnostics: List[Dict[str, Any]] = []
     for result in results:
         lines = SourceLines(result.source)
-        diagnostics.extend(_rdjson_diagnostic(diag, lines) for diag in result.diagnostics)
+        diagnostics.extend(_rdjson_diagnostic(diag, lines, result.source) for diag in result.diagnostics)
     report = {
         "source": {"name": TOOL_NAME, "url": DOCS_HOME},
         "severity": _RDJSON_SEVERITY,

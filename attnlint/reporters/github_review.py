@@ -19,7 +19,6 @@ The payload needs the change: `--diff-base` gives each file's changed lines and 
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -28,19 +27,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from attnlint.changes import FileChanges
 from attnlint.diagnostics import Applicability, Diagnostic, FileResult
 from attnlint.reporters.common import TOOL_NAME, diagnostic_url, one_based, plural, rule_name
-from attnlint.sourcetext import split_lines_keepends
+from attnlint.reporters.suggestions import LineSuggestion, build_suggestion, code_fence, own_lines
 
 MAX_COMMENTS = 50
 _SECTION = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
-
-
-@dataclass
-class _Suggestion:
-    first: int  # lines replaced, inclusive, in the file as checked
-    last: int
-    text: str  # the replacement for those lines, without the last line's ending
-    diagnostics: List[Diagnostic]
-    unsafe: bool
 
 
 @dataclass
@@ -49,7 +39,7 @@ class _Comment:
     diag: Diagnostic
     first: int
     last: int
-    suggestion: Optional[_Suggestion] = None
+    suggestion: Optional[LineSuggestion] = None
     notes: List[str] = field(default_factory=list)
 
 
@@ -63,64 +53,6 @@ def suggestable(diag: Diagnostic, unsafe_fixes: bool) -> bool:
     if fix.applicability is Applicability.SAFE:
         return True
     return unsafe_fixes and fix.applicability is Applicability.UNSAFE
-
-
-def _own_lines(diag: Diagnostic) -> Tuple[int, int]:
-    """The lines a finding covers (an end at column 0 of the next line is not on that line)."""
-    last = diag.end.line
-    if diag.end.column == 0 and last > diag.start.line:
-        last -= 1
-    return diag.start.line, max(diag.start.line, last)
-
-
-def _edit_lines(diag: Diagnostic) -> Tuple[int, int]:
-    first, last = _own_lines(diag)
-    for edit in diag.fix.edits:
-        end = edit.end.line
-        if edit.end.column == 0 and end > edit.start.line:
-            end -= 1
-        first, last = min(first, edit.start.line), max(last, end)
-    return first, last
-
-
-def build_suggestion(source: str, diagnostics: Sequence[Diagnostic]) -> Optional[_Suggestion]:
-    """The fixes of ``diagnostics`` as a replacement of whole lines, or None if they cannot be one.
-
-    The lines replaced are the findings' lines and every line an edit touches; the text is those
-    lines after the edits. Fixes that do not apply together, or whose result would not parse, are
-    not suggested.
-    """
-    from attnlint.engine import apply_fixes
-
-    lines = split_lines_keepends(source)
-    first = min(_edit_lines(d)[0] for d in diagnostics)
-    last = max(_edit_lines(d)[1] for d in diagnostics)
-    if not 1 <= first <= last <= len(lines):
-        return None  # an edit past the end of the file (an insertion at EOF) has no line to replace
-    fixed, applied = apply_fixes(source, diagnostics)
-    if len(applied) != len(diagnostics):
-        return None
-    prefix, suffix = "".join(lines[: first - 1]), "".join(lines[last:])
-    if not (fixed.startswith(prefix) and fixed.endswith(suffix)) or len(fixed) < len(prefix) + len(suffix):
-        return None
-    try:
-        ast.parse(fixed)
-    except (SyntaxError, ValueError):
-        return None
-    block = fixed[len(prefix) : len(fixed) - len(suffix)]
-    old_block = "".join(lines[first - 1 : last])
-    for ending in ("\r\n", "\n", "\r"):
-        if old_block.endswith(ending) and block.endswith(ending):
-            block = block[: -len(ending)]
-            break
-    unsafe = any(d.fix.applicability is not Applicability.SAFE for d in diagnostics)
-    return _Suggestion(first, last, block.replace("\r\n", "\n"), list(diagnostics), unsafe)
-
-
-def _fence(text: str) -> str:
-    """A code fence longer than any run of backticks in ``text`` (so the block cannot end early)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +98,7 @@ def comment_body(comment: _Comment, unsafe_fixes: bool) -> str:
                 )
         else:
             parts.append(f"Safe fix: {diag.fix.message}.")
-        fence = _fence(suggestion.text)
+        fence = code_fence(suggestion.text)
         parts.append(f"{fence}suggestion\n{suggestion.text}\n{fence}" if suggestion.text else f"{fence}suggestion\n{fence}")
     elif diag.fix is not None and diag.fix.applicability is Applicability.UNSAFE and not unsafe_fixes:
         parts.append(
@@ -182,7 +114,7 @@ def comment_body(comment: _Comment, unsafe_fixes: bool) -> str:
 # ---------------------------------------------------------------------------------------------
 def _place(diag: Diagnostic, changes: FileChanges) -> Optional[Tuple[int, int]]:
     """Lines for a comment without suggestion: the finding's own, else its first changed line."""
-    first, last = _own_lines(diag)
+    first, last = own_lines(diag)
     if changes.hunk_holding(first, last):
         return first, last
     for line in range(first, last + 1):
