@@ -30,6 +30,8 @@ from attnlint.reporters.common import TOOL_NAME, diagnostic_url, one_based, plur
 from attnlint.reporters.suggestions import LineSuggestion, build_suggestion, code_fence, own_lines
 
 MAX_COMMENTS = 50
+# How the summary of a review with nothing to say begins (attnlint.review does not post those).
+NO_PROBLEMS = f"**{TOOL_NAME}** found no problems"
 _SECTION = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
 
 
@@ -226,7 +228,7 @@ def build_review(
     total = len(comments) + len(in_summary)
     suggestions = sum(1 for c in comments if c.suggestion is not None)
     if total == 0:
-        body = f"**{TOOL_NAME}** found no problems in the lines this change adds. All checks passed!"
+        body = f"{NO_PROBLEMS} in the lines this change adds. All checks passed!"
     else:
         body = f"**{TOOL_NAME}** found {plural(total, 'problem')} in the lines this change adds."
         if suggestions:
