@@ -9,13 +9,11 @@ the file clean.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import textwrap
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+from gitutil import git
 
 from attnlint import cli
 from attnlint.changes import FileChanges, changes_since, parse_diff
@@ -72,19 +70,6 @@ def other(q, k):
     # q, k: (batch, heads, seq, dim)
     return q @ k.T
 '''
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.com",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.com",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-    )
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def write(path: Path, text: str) -> None:
