@@ -404,3 +404,50 @@ def test_suggestion_fence_outlasts_backticks_in_the_code():
     )
     (comment,) = build_review([FileResult("m.py", [diag], source=src)], scope({1}, [(1, 1)]))["comments"]
     assert comment["body"].endswith("````suggestion\nw = q @ k.mT  # ```\n````")
+
+
+# ---------------------------------------------------------------------------------------------
+# SARIF: fingerprints that survive unrelated edits, and a valid document
+# ---------------------------------------------------------------------------------------------
+def sarif_fingerprints(source: str) -> List[str]:
+    from attnlint import engine, reporters
+    from attnlint.config import Settings
+
+    result = engine.check_source(source, "m.py", Settings())
+    data = json.loads(reporters.render("sarif", [result]))
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(data)
+    return [r["partialFingerprints"]["primaryLocationLineHash"] for r in data["runs"][0]["results"]]
+
+
+def test_sarif_fingerprints_are_stable_across_unrelated_edits():
+    base = sarif_fingerprints(MODEL_NEW)
+    assert len(base) == 3 and len(set(base)) == 3
+    # Lines added above, a blank line inside the function, the call reformatted onto one line.
+    moved = MODEL_NEW.replace("import torch\n", "import math\nimport torch\n\nSCALE = 2\n", 1)
+    moved = moved.replace("def new_bug(q, k):\n", "def new_bug(q, k):\n\n")
+    moved = moved.replace("torch.softmax(\n        scores,\n        dim=1,\n    )", "torch.softmax( scores, dim=1, )")
+    assert sarif_fingerprints(moved) == base
+    # The same statement in another function is another alert; so is a changed statement.
+    renamed = MODEL_NEW.replace("def new_bug(", "def newer_bug(")
+    assert sarif_fingerprints(renamed)[0] == base[0] and sarif_fingerprints(renamed)[1] != base[1]
+    changed = MODEL_NEW.replace("    return q @ k.T\n\n\ndef weights", "    return 2 * q @ k.T\n\n\ndef weights")
+    assert sarif_fingerprints(changed)[1] != base[1]
+
+
+def test_sarif_identical_statements_stay_distinct():
+    twice = "def f(q, k):\n    # q, k: (batch, heads, seq, dim)\n    a = q @ k.T\n    a = q @ k.T\n"
+    first, second = sarif_fingerprints(twice)
+    assert first.split(":")[0] == second.split(":")[0]
+    assert (first.split(":")[1], second.split(":")[1]) == ("1", "2")
+
+
+def test_sarif_help_uri_is_the_rule_page():
+    from attnlint import reporters
+
+    data = json.loads(reporters.render("sarif", []))
+    for rule in data["runs"][0]["tool"]["driver"]["rules"]:
+        assert rule["helpUri"] == f"https://github.com/attnlint/attnlint/blob/main/docs/rules/{rule['name']}.md"
+        assert (Path(__file__).resolve().parents[1] / "docs" / "rules" / f"{rule['name']}.md").is_file()
