@@ -114,9 +114,7 @@ def comments_in_body(review: Dict[str, Any]) -> Dict[str, Any]:
     return {"event": review.get("event", "COMMENT"), "body": "\n".join(lines), "comments": []}
 
 
-def post_review(
-    review: Dict[str, Any], pr: PullRequest, token: str, api_url: str = DEFAULT_API_URL, log=print
-) -> int:
+def post_review(review: Dict[str, Any], pr: PullRequest, token: str, api_url: str = DEFAULT_API_URL, log=print) -> int:
     """Send the review; returns the exit status (0 also when a fork's token cannot post)."""
     if not review.get("comments") and review.get("body", "").startswith(NO_PROBLEMS):
         log("attnlint: no new findings in this change; no review posted.")
@@ -131,8 +129,12 @@ def post_review(
         except urllib.error.HTTPError as exc:
             reason = _error_text(exc)
             if exc.code in (401, 403, 404) and (pr.from_fork or exc.code == 403):
-                log(fork_note if pr.from_fork else f"attnlint: GitHub refused the review ({exc.code} {reason}); "
-                    "the token needs `pull-requests: write`. The findings are in the annotations and SARIF.")
+                log(
+                    fork_note
+                    if pr.from_fork
+                    else f"attnlint: GitHub refused the review ({exc.code} {reason}); "
+                    "the token needs `pull-requests: write`. The findings are in the annotations and SARIF."
+                )
                 return EXIT_POSTED
             if exc.code == 422 and attempt is review and review.get("comments"):
                 log(f"attnlint: GitHub rejected a line comment ({reason}); posting them in the review body.")
@@ -141,7 +143,10 @@ def post_review(
         except urllib.error.URLError as exc:
             raise ReviewError(f"cannot reach {api_url}: {exc.reason}") from None
         where = answer.get("html_url") if isinstance(answer, dict) else None
-        log(f"attnlint: review posted with {len(attempt.get('comments', []))} comments" + (f": {where}" if where else "."))
+        log(
+            f"attnlint: review posted with {len(attempt.get('comments', []))} comments"
+            + (f": {where}" if where else ".")
+        )
         return EXIT_POSTED
     return EXIT_FAILED  # pragma: no cover - the loop always returns
 

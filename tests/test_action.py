@@ -47,10 +47,14 @@ class FakeGitHub:
                     {"path": self.path, "headers": dict(self.headers), "body": json.loads(self.rfile.read(length))}
                 )
                 status = fake.statuses.pop(0) if fake.statuses else 200
-                answer = {"html_url": "https://github.test/pr/7#review"} if status == 200 else {
-                    "message": {403: "Resource not accessible by integration", 422: "Unprocessable Entity"}[status],
-                    "errors": ["Line could not be resolved"] if status == 422 else [],
-                }
+                answer = (
+                    {"html_url": "https://github.test/pr/7#review"}
+                    if status == 200
+                    else {
+                        "message": {403: "Resource not accessible by integration", 422: "Unprocessable Entity"}[status],
+                        "errors": ["Line could not be resolved"] if status == 422 else [],
+                    }
+                )
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -122,7 +126,11 @@ def test_rejected_line_comments_are_moved_into_the_body(capsys):
 
 
 def test_nothing_to_say_posts_nothing(capsys):
-    quiet = {"event": "COMMENT", "body": "**attnlint** found no problems in the lines this change adds.", "comments": []}
+    quiet = {
+        "event": "COMMENT",
+        "body": "**attnlint** found no problems in the lines this change adds.",
+        "comments": [],
+    }
     with FakeGitHub() as server:
         assert post_review(quiet, PR, TOKEN, server.url) == 0
     assert server.requests == []
@@ -288,7 +296,11 @@ def test_action_end_to_end(pull_request):
         "Annotations": 1,  # the new finding fails the job, after everything else was written
     }, run["logs"]
     assert (tmp / "pip-calls").read_text(encoding="utf-8").split() == [
-        "-m", "pip", "install", "--disable-pip-version-check", "attnlint==0.1.0"
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "attnlint==0.1.0",
     ]
     # Annotations: only the new bug (line 8), not the old one (line 3).
     annotations = [line for line in run["logs"][-1].splitlines() if line.startswith("::error")]

@@ -25,7 +25,7 @@ URL103 = "https://github.com/attnlint/attnlint/blob/main/docs/rules/batched-tran
 
 # Old bugs: ATN103 in `old_bug`, a second one in the file that gets renamed, one in the file that
 # gets deleted. The softmax is right (dim=-1) until the new commit.
-MODEL_OLD = '''\
+MODEL_OLD = """\
 import torch
 
 
@@ -41,9 +41,9 @@ def weights(q, k):
         scores,
         dim=-1,
     )
-'''
+"""
 # New: one bug added right next to the old one, and the softmax axis changed on line 15 only.
-MODEL_NEW = '''\
+MODEL_NEW = """\
 import torch
 
 
@@ -64,12 +64,12 @@ def weights(q, k):
         scores,
         dim=1,
     )
-'''
-OTHER = '''\
+"""
+OTHER = """\
 def other(q, k):
     # q, k: (batch, heads, seq, dim)
     return q @ k.T
-'''
+"""
 
 
 def write(path: Path, text: str) -> None:
@@ -318,7 +318,10 @@ def test_overlapping_fixes_become_one_suggestion(repo, capsys):
 
 
 def test_multi_line_finding_gets_a_multi_line_suggestion(repo, capsys):
-    write(repo / "src" / "split.py", "def f(q, k):\n    # q, k: (batch, heads, seq, dim)\n    return q @ (k\n        ).T\n")
+    write(
+        repo / "src" / "split.py",
+        "def f(q, k):\n    # q, k: (batch, heads, seq, dim)\n    return q @ (k\n        ).T\n",
+    )
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "split")
     code, out, _ = check(capsys, "--diff-base", "HEAD~1", "--output-format", "github-review")
@@ -355,7 +358,9 @@ def scope(added, hunks) -> Dict[str, FileChanges]:
 
 def test_a_fix_reaching_outside_the_diff_is_not_suggested():
     # The fix also edits line 1, which the diff (lines 3-5) does not show.
-    far = t_diag(4, edits=(Edit(Position(1, 0), Position(1, 0), "# fixed\n"), Edit(Position(4, 8), Position(4, 11), "k.mT")))
+    far = t_diag(
+        4, edits=(Edit(Position(1, 0), Position(1, 0), "# fixed\n"), Edit(Position(4, 8), Position(4, 11), "k.mT"))
+    )
     data = build_review([FileResult("m.py", [far], source=SOURCE)], scope({4}, [(3, 5)]))
     (comment,) = data["comments"]
     assert (comment["path"], comment["line"]) == ("pkg/m.py", 4)
@@ -397,10 +402,16 @@ def test_every_comment_is_inside_a_hunk(repo, capsys):
 
 
 def test_suggestion_fence_outlasts_backticks_in_the_code():
-    src = 'w = q @ k.T  # ```\n'
+    src = "w = q @ k.T  # ```\n"
     diag = Diagnostic(
-        "ATN103", "batched-transpose", "m", "m.py", Position(1, 8), Position(1, 11),
-        fix=Fix("f", Applicability.SAFE, (Edit(Position(1, 8), Position(1, 11), "k.mT"),)), noqa_row=1,
+        "ATN103",
+        "batched-transpose",
+        "m",
+        "m.py",
+        Position(1, 8),
+        Position(1, 11),
+        fix=Fix("f", Applicability.SAFE, (Edit(Position(1, 8), Position(1, 11), "k.mT"),)),
+        noqa_row=1,
     )
     (comment,) = build_review([FileResult("m.py", [diag], source=src)], scope({1}, [(1, 1)]))["comments"]
     assert comment["body"].endswith("````suggestion\nw = q @ k.mT  # ```\n````")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-from attnlint.diagnostics import Applicability, Diagnostic, FileResult, Position
+from attnlint.diagnostics import DOCS_HOME, Applicability, Diagnostic, FileResult, Position
 from attnlint.reporters.common import (
-    DOCS_HOME,
     TOOL_NAME,
     SourceLines,
     diagnostic_url,

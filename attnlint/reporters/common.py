@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from attnlint.diagnostics import (
-    DOCS_HOME,  # noqa: F401 - re-exported: the documentation's index, for links to the tool
     DOCS_URL,
     SYNTAX_ERROR_CODE,
     SYNTAX_ERROR_NAME,

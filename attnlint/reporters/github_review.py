@@ -101,7 +101,9 @@ def comment_body(comment: _Comment, unsafe_fixes: bool) -> str:
         else:
             parts.append(f"Safe fix: {diag.fix.message}.")
         fence = code_fence(suggestion.text)
-        parts.append(f"{fence}suggestion\n{suggestion.text}\n{fence}" if suggestion.text else f"{fence}suggestion\n{fence}")
+        parts.append(
+            f"{fence}suggestion\n{suggestion.text}\n{fence}" if suggestion.text else f"{fence}suggestion\n{fence}"
+        )
     elif diag.fix is not None and diag.fix.applicability is Applicability.UNSAFE and not unsafe_fixes:
         parts.append(
             f"An unsafe fix is available ({diag.fix.message}); it is not suggested because it can change "
@@ -178,7 +180,8 @@ def _suggested_comment(
             return None
         comment = _Comment(path, diag, *lines)
         comment.notes.append(
-            f"Its fix overlaps the suggestion on line {previous.last}; commit that one, then run `attnlint check --fix`."
+            f"Its fix overlaps the suggestion on line {previous.last}; commit that one, "
+            "then run `attnlint check --fix`."
         )
         return comment
     if not changes.hunk_holding(alone.first, alone.last):

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Type
 from urllib.parse import quote
 
-from attnlint.diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, FileResult, Fix, Position
+from attnlint.diagnostics import DOCS_HOME, SYNTAX_ERROR_CODE, Applicability, Diagnostic, FileResult, Fix, Position
 from attnlint.reporters.common import (
-    DOCS_HOME,
     TOOL_NAME,
     diagnostic_url,
     one_based,
