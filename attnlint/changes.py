@@ -46,15 +46,24 @@ class FileChanges:
     # Line ranges (first, last) the diff shows: the added lines and their context.
     hunks: Tuple[Tuple[int, int], ...]
     new_file: bool = False
+    # Every line is new (an untracked file): nothing needs reading to know which lines changed.
+    whole: bool = False
+
+    def is_added(self, line: int) -> bool:
+        return self.whole or line in self.added
 
     def touches(self, first: int, last: int) -> bool:
         """Was any of lines ``first``..``last`` added or changed?"""
+        if self.whole:
+            return True
         if last - first < len(self.added):
             return any(line in self.added for line in range(first, last + 1))
         return any(first <= line <= last for line in self.added)
 
     def hunk_holding(self, first: int, last: int) -> Optional[Tuple[int, int]]:
         """The diff hunk that shows all of ``first``..``last``, if one does."""
+        if self.whole:
+            return 1, max(first, last)
         for lo, hi in self.hunks:
             if lo <= first and last <= hi:
                 return lo, hi
@@ -201,11 +210,7 @@ def changes_since(rev: str, cwd: Optional[Path] = None) -> ChangeSet:
 
 
 def _whole_file(path: Path, repo_path: str) -> FileChanges:
-    try:
-        count = len(path.read_bytes().splitlines()) or 1
-    except OSError:
-        count = 1
-    return FileChanges(path, repo_path, frozenset(range(1, count + 1)), ((1, count),), new_file=True)
+    return FileChanges(path, repo_path, frozenset(), (), new_file=True, whole=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ def _check(args) -> int:
             _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
     fixing = bool(args.fix or args.fix_only or args.diff)
     paths = args.paths or ["."]
-    changes = _changes_since(args, paths) if args.diff_base else None
+    changes = _changes_since(args, paths)
 
     if paths == ["-"]:
         return _check_stdin(args, settings, fixing)
@@ -231,14 +231,25 @@ def _check(args) -> int:
 
 
 def _changes_since(args, paths):
-    """The change `--diff-base` reviews; fixing whole files would reach past it, so it is refused."""
+    """The change `--diff-base` reviews (None without it); fixing whole files would reach past it."""
     from attnlint.changes import changes_since
 
+    if not args.diff_base:
+        if args.output_format == "github-review":
+            raise ConfigError(
+                "--output-format github-review needs --diff-base (GitHub accepts review comments only on "
+                "lines in the pull request's diff)"
+            )
+        return None
     if args.fix or args.fix_only or args.diff or args.add_noqa:
         raise ConfigError("--diff-base reports findings only; it cannot be combined with --fix, --diff or --add-noqa")
     if paths == ["-"]:
         raise ConfigError("--diff-base needs files in a git repository, not stdin")
-    return changes_since(args.diff_base)
+    # The repository is the one holding the first path checked (the working directory's, for `.`).
+    anchor = Path(paths[0]).resolve()
+    if not anchor.is_dir():
+        anchor = anchor.parent if anchor.parent.is_dir() else Path.cwd()
+    return changes_since(args.diff_base, anchor)
 
 
 def _exit_code(args, results) -> int:

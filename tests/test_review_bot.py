@@ -462,3 +462,12 @@ def test_sarif_help_uri_is_the_rule_page():
     for rule in data["runs"][0]["tool"]["driver"]["rules"]:
         assert rule["helpUri"] == f"https://github.com/attnlint/attnlint/blob/main/docs/rules/{rule['name']}.md"
         assert (Path(__file__).resolve().parents[1] / "docs" / "rules" / f"{rule['name']}.md").is_file()
+
+
+def test_the_repository_is_the_checked_paths(repo, capsys, monkeypatch, tmp_path):
+    # Run from outside the repository, naming a directory inside it.
+    monkeypatch.chdir(tmp_path)
+    assert findings(capsys, "--diff-base", "HEAD~1", str(repo / "src")) == [
+        ("repo/src/model.py", "ATN103", 11),
+        ("repo/src/model.py", "ATN102", 17),
+    ]

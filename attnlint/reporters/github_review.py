@@ -122,7 +122,7 @@ def _place(diag: Diagnostic, changes: FileChanges) -> Optional[Tuple[int, int]]:
     if changes.hunk_holding(first, last):
         return first, last
     for line in range(first, last + 1):
-        if line in changes.added:
+        if changes.is_added(line):
             return line, line
     if changes.hunk_holding(first, first):
         return first, first
