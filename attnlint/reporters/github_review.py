@@ -75,6 +75,10 @@ def _fix_safety(diag: Diagnostic) -> str:
     return ""
 
 
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def _heading(diag: Diagnostic) -> str:
     name = diag.name or rule_name(diag.code) or diag.code
     return f"**{diag.code}** [{name}]({diagnostic_url(diag)}): {diag.message}"
@@ -95,18 +99,18 @@ def comment_body(comment: _Comment, unsafe_fixes: bool) -> str:
                     continue
                 why = _fix_safety(d)
                 parts.append(
-                    f"> [!WARNING]\n> **Unsafe fix** ({d.code}): {d.fix.message}. It can change what this code "
+                    f"> [!WARNING]\n> **Unsafe fix** ({d.code}): {_sentence(d.fix.message)} It can change what this code "
                     f"computes, so check it before committing." + (f"\n> {why}" if why else "")
                 )
         else:
-            parts.append(f"Safe fix: {diag.fix.message}.")
+            parts.append(f"Safe fix: {_sentence(diag.fix.message)}")
         fence = code_fence(suggestion.text)
         parts.append(
             f"{fence}suggestion\n{suggestion.text}\n{fence}" if suggestion.text else f"{fence}suggestion\n{fence}"
         )
     elif diag.fix is not None and diag.fix.applicability is Applicability.UNSAFE and not unsafe_fixes:
         parts.append(
-            f"An unsafe fix is available ({diag.fix.message}); it is not suggested because it can change "
+            f"An unsafe fix is available ({diag.fix.message.rstrip('.')}); it is not suggested because it can change "
             "results. Review it with `attnlint check --diff --unsafe-fixes`."
         )
     parts.extend(comment.notes)
