@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -26,7 +27,9 @@ from gitutil import git
 from attnlint import review as review_module
 from attnlint.review import PullRequest, build_request, comments_in_body, post_review
 
+
 ROOT = Path(__file__).resolve().parents[1]
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 TOKEN = "ghs_test-token-never-printed"
 
@@ -279,6 +282,7 @@ def stub_pip(tmp: Path) -> Path:
     return stub
 
 
+@needs_git
 @pytest.mark.slow
 def test_action_end_to_end(pull_request):
     tmp = pull_request["tmp"]
@@ -324,6 +328,7 @@ def test_action_end_to_end(pull_request):
     assert all(TOKEN not in log for log in run["logs"])
 
 
+@needs_git
 @pytest.mark.slow
 def test_action_on_a_fork_falls_back_to_annotations(pull_request):
     tmp = pull_request["tmp"]

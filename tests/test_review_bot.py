@@ -9,6 +9,7 @@ the file clean.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -19,6 +20,9 @@ from attnlint import cli
 from attnlint.changes import FileChanges, changes_since, parse_diff
 from attnlint.diagnostics import Applicability, Diagnostic, Edit, FileResult, Fix, Position
 from attnlint.reporters.github_review import MAX_COMMENTS, build_review
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
 
 MSG103 = "`k.T` reverses all 4 axes of a batched tensor; use `.transpose(-2, -1)` to swap only the last two"
 URL103 = "https://github.com/attnlint/attnlint/blob/main/docs/rules/batched-transpose.md"
