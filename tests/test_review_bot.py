@@ -475,3 +475,11 @@ def test_the_repository_is_the_checked_paths(repo, capsys, monkeypatch, tmp_path
         ("repo/src/model.py", "ATN103", 11),
         ("repo/src/model.py", "ATN102", 17),
     ]
+
+
+def test_a_long_statement_changed_at_its_end_is_commented_on_the_changed_line():
+    # The finding is on line 1 of a 12-line call; only line 12 changed, and the diff shows 9-12.
+    source = "w = f(q @ k.T,\n" + "".join(f"      a{i},\n" for i in range(10)) + "      b)\n"
+    diag = Diagnostic("ATN103", "batched-transpose", "m", "m.py", Position(1, 10), Position(1, 13), noqa_row=1)
+    (comment,) = build_review([FileResult("m.py", [diag], source=source)], scope({12}, [(9, 12)]))["comments"]
+    assert (comment["line"], "start_line" in comment) == (12, False)

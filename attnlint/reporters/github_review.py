@@ -28,6 +28,7 @@ from attnlint.changes import FileChanges
 from attnlint.diagnostics import Applicability, Diagnostic, FileResult
 from attnlint.reporters.common import TOOL_NAME, diagnostic_url, one_based, plural, rule_name
 from attnlint.reporters.suggestions import LineSuggestion, build_suggestion, code_fence, own_lines
+from attnlint.statements import StatementIndex
 
 MAX_COMMENTS = 50
 # How the summary of a review with nothing to say begins (attnlint.review does not post those).
@@ -120,16 +121,21 @@ def comment_body(comment: _Comment, unsafe_fixes: bool) -> str:
 # ---------------------------------------------------------------------------------------------
 # Placing comments
 # ---------------------------------------------------------------------------------------------
-def _place(diag: Diagnostic, changes: FileChanges) -> Optional[Tuple[int, int]]:
-    """Lines for a comment without suggestion: the finding's own, else its first changed line."""
+def _place(diag: Diagnostic, changes: FileChanges, statements: Optional[StatementIndex]) -> Optional[Tuple[int, int]]:
+    """Lines for a comment without suggestion: the finding's own if the diff shows them all, else
+    its first line the diff shows, else the first changed line of its statement (which is why
+    `--diff-base` kept it)."""
     first, last = own_lines(diag)
     if changes.hunk_holding(first, last):
         return first, last
     for line in range(first, last + 1):
-        if changes.is_added(line):
+        if changes.hunk_holding(line, line):
             return line, line
-    if changes.hunk_holding(first, first):
-        return first, first
+    if statements is not None:
+        lo, hi = statements.statement_lines(first, last)
+        for line in range(lo, hi + 1):
+            if changes.is_added(line):
+                return line, line
     return None
 
 
@@ -139,16 +145,17 @@ def _file_comments(
     comments: List[_Comment] = []
     unplaced: List[Diagnostic] = []
     path = changes.repo_path
+    statements = StatementIndex(result.source) if result.source is not None else None
     open_suggestion: Optional[_Comment] = None  # the last comment with a suggestion
     for diag in result.diagnostics:
         if result.source is not None and suggestable(diag, unsafe_fixes):
-            comment = _suggested_comment(result.source, path, diag, changes, open_suggestion)
+            comment = _suggested_comment(result.source, path, diag, changes, open_suggestion, statements)
             if comment is not None:
                 if comment.suggestion is not None:
                     open_suggestion = comment
                 comments.append(comment)
                 continue
-        lines = _place(diag, changes)
+        lines = _place(diag, changes, statements)
         if lines is None:
             unplaced.append(diag)
             continue
@@ -162,7 +169,12 @@ def _file_comments(
 
 
 def _suggested_comment(
-    source: str, path: str, diag: Diagnostic, changes: FileChanges, previous: Optional[_Comment]
+    source: str,
+    path: str,
+    diag: Diagnostic,
+    changes: FileChanges,
+    previous: Optional[_Comment],
+    statements: Optional[StatementIndex],
 ) -> Optional[_Comment]:
     alone = build_suggestion(source, [diag])
     if alone is None:
@@ -173,13 +185,13 @@ def _suggested_comment(
         if merged is not None and changes.hunk_holding(merged.first, merged.last):
             previous.suggestion = merged
             previous.first, previous.last = merged.first, merged.last
-            lines = _place(diag, changes)
+            lines = _place(diag, changes, statements)
             if lines is None:
                 return _Comment(path, diag, previous.first, previous.first)
             comment = _Comment(path, diag, *lines)
             comment.notes.append(f"The suggestion on line {previous.last} fixes this too.")
             return comment
-        lines = _place(diag, changes)
+        lines = _place(diag, changes, statements)
         if lines is None:
             return None
         comment = _Comment(path, diag, *lines)
