@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read or write the result cache (.attnlint_cache/ at the project root)",
     )
+    # Reviewing a change (CI review bots): see attnlint/changes.py.
+    check.add_argument(
+        "--diff-base",
+        metavar="REV",
+        help="report only findings on lines added or changed since git revision REV "
+        "(`auto`: the merge base with GITHUB_BASE_REF or the default branch)",
+    )
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="code or name, e.g. ATN103")
@@ -181,6 +188,7 @@ def _check(args) -> int:
             _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
     fixing = bool(args.fix or args.fix_only or args.diff)
     paths = args.paths or ["."]
+    changes = _changes_since(args, paths)
 
     if paths == ["-"]:
         return _check_stdin(args, settings, fixing)
@@ -190,6 +198,8 @@ def _check(args) -> int:
     except FileNotFoundError as exc:
         print(f"attnlint: error: no such file or directory: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if changes is not None:
+        files = changes.changed_files(files)
     cwd = Path.cwd()
     jobs = [
         engine.Job(
@@ -202,6 +212,7 @@ def _check(args) -> int:
         for f in files
     ]
     results = engine.process_files(jobs, settings, workers=args.jobs)
+    diff_scope = changes.restrict(results, files) if changes is not None else None
 
     if args.add_noqa:
         return _add_noqa(results, files, args.add_noqa_reason)
@@ -217,6 +228,7 @@ def _check(args) -> int:
                 show_fixes=args.show_fixes,
                 statistics=args.statistics,
                 fix_mode=fixing,
+                diff_scope=diff_scope,
             )
             if not args.fix_only
             else _fix_only_summary(results)
@@ -242,6 +254,28 @@ def _print_warnings(results) -> None:
                 cell = result.notebook.cell_of(warning.line)
                 where = f"{result.path}:cell {cell[0]}:{cell[1]}" if cell else where
             print(f"attnlint: warning: {warning.render(where)}", file=sys.stderr)
+
+
+def _changes_since(args, paths):
+    """The change `--diff-base` reviews (None without it); fixing whole files would reach past it."""
+    from attnlint.changes import changes_since
+
+    if not args.diff_base:
+        if args.output_format == "github-review":
+            raise ConfigError(
+                "--output-format github-review needs --diff-base (GitHub accepts review comments only on "
+                "lines in the pull request's diff)"
+            )
+        return None
+    if args.fix or args.fix_only or args.diff or args.add_noqa:
+        raise ConfigError("--diff-base reports findings only; it cannot be combined with --fix, --diff or --add-noqa")
+    if paths == ["-"]:
+        raise ConfigError("--diff-base needs files in a git repository, not stdin")
+    # The repository is the one holding the first path checked (the working directory's, for `.`).
+    anchor = Path(paths[0]).resolve()
+    if not anchor.is_dir():
+        anchor = anchor.parent if anchor.parent.is_dir() else Path.cwd()
+    return changes_since(args.diff_base, anchor)
 
 
 def _exit_code(args, results) -> int:

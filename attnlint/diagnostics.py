@@ -10,7 +10,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
-DOCS_URL = "https://attnlint.readthedocs.io/en/latest/rules/{name}/"
+# The project's home; its docs/ folder is the documentation (rule pages are docs/rules/<name>.md).
+REPOSITORY_URL = "https://github.com/attnlint/attnlint"
+DOCS_HOME = f"{REPOSITORY_URL}/blob/main/docs/README.md"
+DOCS_URL = f"{REPOSITORY_URL}/blob/main/docs/rules/{{name}}.md"
 
 
 @dataclass(frozen=True, order=True)

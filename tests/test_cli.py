@@ -312,7 +312,11 @@ def test_statistics_with_unsupported_format_exits_2(work, capsys):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_output_format_parses(work, capsys, fmt):
-    code, out, _ = run(capsys, "check", "--output-format", fmt, "t103.py", "clean.py")
+    code, out, err = run(capsys, "check", "--output-format", fmt, "t103.py", "clean.py")
+    if fmt == "github-review":  # a review is of a change: without --diff-base it is a usage error
+        assert code == 2
+        assert "github-review needs --diff-base" in err
+        return
     assert code == 1
     if fmt in ("full", "concise"):
         assert out.splitlines()[0] == LINE103
@@ -361,6 +365,19 @@ def test_every_output_format_parses(work, capsys, fmt):
         assert issue["check_name"] == "ATN103"
         assert issue["location"]["path"] == "t103.py"
         assert issue["location"]["lines"]["begin"] == 3
+    elif fmt == "grouped":
+        assert out.splitlines()[:3] == ["t103.py:", f"  3:18 ATN103 [*] {MSG103}", ""]
+        assert "Found 1 error." in out
+    elif fmt == "pylint":
+        assert out == f"t103.py:3: [ATN103] {MSG103}\n"
+    elif fmt == "azure":
+        assert out == (
+            "##vso[task.logissue type=error;sourcepath=t103.py;linenumber=3;columnnumber=18;code=ATN103;]"
+            f"{MSG103}\n"
+        )
+    elif fmt == "junit":
+        assert '<testsuite name="t103.py" tests="1" disabled="0" errors="0" failures="1" package="org.attnlint">' in out
+        assert '<testcase name="org.attnlint.ATN103" classname="t103" line="3" column="18">' in out
     else:  # pragma: no cover - a new format needs a case here
         pytest.fail(f"no test for output format {fmt}")
 
@@ -518,7 +535,7 @@ def test_rule_page_json(capsys):
     assert data["name"] == "batched-transpose"
     assert data["fix_availability"] == "always"
     assert data["fix_applicability"] == "safe"
-    assert data["url"] == "https://attnlint.readthedocs.io/en/latest/rules/batched-transpose/"
+    assert data["url"] == "https://github.com/attnlint/attnlint/blob/main/docs/rules/batched-transpose.md"
     assert "## Fix safety" in data["explanation"]
 
 

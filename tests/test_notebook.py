@@ -316,3 +316,12 @@ def test_a_fix_that_would_merge_cells_is_not_written(monkeypatch):
     assert result.fixed_source == text and not result.fixed
     assert any("cell boundary" in w for w in result.fix_warnings)
     assert [d.code for d in result.diagnostics] == ["ATN103", "ATN204", "ATN102"]
+
+
+def test_other_ci_formats_place_notebook_findings(course_notes, capsys):
+    _, out, _ = run(capsys, "check", "--no-cache", "--output-format", "grouped", "course_notes.ipynb")
+    assert "  cell 4:13:33 ATN103" in out
+    _, out, _ = run(capsys, "check", "--no-cache", "--output-format", "pylint", "course_notes.ipynb")
+    assert out.startswith("course_notes.ipynb:68: [ATN103] cell 4, line 13: ")
+    _, out, _ = run(capsys, "check", "--no-cache", "--output-format", "azure", "course_notes.ipynb")
+    assert "linenumber=68;columnnumber=38;code=ATN103;]cell 4, line 13:" in out

@@ -109,7 +109,21 @@ def summary(results: List[FileResult], **kw: Any) -> List[str]:
 # render()
 # ---------------------------------------------------------------------------------------------
 def test_formats_are_the_documented_ones() -> None:
-    assert reporters.FORMATS == ("full", "concise", "json", "json-lines", "github", "sarif", "rdjson", "gitlab")
+    assert reporters.FORMATS == (
+        "full",
+        "concise",
+        "grouped",
+        "json",
+        "json-lines",
+        "junit",
+        "github",
+        "github-review",
+        "sarif",
+        "rdjson",
+        "gitlab",
+        "pylint",
+        "azure",
+    )
 
 
 def test_unknown_format_is_rejected() -> None:
@@ -125,17 +139,32 @@ def test_statistics_only_with_text_and_json(fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", reporters.FORMATS)
 def test_every_format_renders_nothing_found(fmt: str) -> None:
-    out = reporters.render(fmt, [result()])
+    # github-review needs the change it reviews (here: none).
+    out = reporters.render(fmt, [result()], diff_scope={} if fmt == "github-review" else None)
     expected = {
         "full": "All checks passed!\n",
         "concise": "All checks passed!\n",
+        "grouped": "All checks passed!\n",
         "json": "[]\n",
         "json-lines": "",
         "github": "All checks passed!\n",
         "gitlab": "[]\n",
+        "pylint": "",
+        "azure": "",
+        "junit": (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<testsuites name="attnlint" tests="1" failures="0" errors="0">\n'
+            '    <testsuite name="attnlint" tests="1" disabled="0" errors="0" failures="0" package="org.attnlint">\n'
+            '        <testcase name="No errors found" classname="attnlint">\n'
+            "        </testcase>\n"
+            "    </testsuite>\n"
+            "</testsuites>\n"
+        ),
     }
     if fmt in expected:
         assert out == expected[fmt]
+    elif fmt == "github-review":
+        assert json.loads(out)["comments"] == []
     else:
         assert json.loads(out)  # sarif and rdjson still describe the tool
 
@@ -312,11 +341,11 @@ def test_json_fields() -> None:
             ],
         },
         "noqa_row": 2,
-        "url": "https://attnlint.readthedocs.io/en/latest/rules/missing-attention-scale/",
+        "url": "https://github.com/attnlint/attnlint/blob/main/docs/rules/missing-attention-scale.md",
     }
     assert data[0]["fix"] is None
     assert data[0]["noqa_row"] is None
-    assert data[0]["url"].endswith("/rules/syntax-error/")
+    assert data[0]["url"].endswith("/rules/syntax-error.md")
 
 
 def test_json_lines_one_compact_object_per_line() -> None:
@@ -354,7 +383,7 @@ def test_github_also_prints_the_full_report() -> None:
 def test_rdjson_byte_columns_and_safe_suggestions_only() -> None:
     results = [result(diag(fix=make_fix()), diag(line=3, start=8, end=27, fix=make_fix(Applicability.UNSAFE)))]
     data = json.loads(reporters.render("rdjson", results, unsafe_fixes=True))
-    assert data["source"] == {"name": "attnlint", "url": "https://attnlint.readthedocs.io/en/latest/"}
+    assert data["source"] == {"name": "attnlint", "url": "https://github.com/attnlint/attnlint/blob/main/docs/README.md"}
     assert data["severity"] == "ERROR"
     first, second = data["diagnostics"]
     # Code point 22 is preceded by 6 extra bytes (3 CJK characters of 3 bytes each): byte 29.
@@ -364,11 +393,13 @@ def test_rdjson_byte_columns_and_safe_suggestions_only() -> None:
     }
     assert first["code"] == {
         "value": "ATN101",
-        "url": "https://attnlint.readthedocs.io/en/latest/rules/missing-attention-scale/",
+        "url": "https://github.com/attnlint/attnlint/blob/main/docs/rules/missing-attention-scale.md",
     }
     assert first["severity"] == "ERROR"
+    # One whole-line suggestion (no columns): reviewdog then posts it as a GitHub suggested change
+    # over exactly the comment's lines.
     assert first["suggestions"] == [
-        {"range": {"start": {"line": 2, "column": 29}, "end": {"line": 2, "column": 48}}, "text": "k.mT"}
+        {"range": {"start": {"line": 2}, "end": {"line": 2}}, "text": 'print("注意力"); w = q @ k.mT'}
     ]
     # ASCII line: byte and code-point columns agree. Unsafe fix: no one-click suggestion.
     assert second["location"]["range"]["start"] == {"line": 3, "column": 9}
@@ -419,14 +450,14 @@ def test_sarif_is_valid_and_describes_every_rule() -> None:
     driver = run["tool"]["driver"]
     assert driver["name"] == "attnlint"
     assert driver["version"]
-    assert driver["informationUri"] == "https://attnlint.readthedocs.io/en/latest/"
+    assert driver["informationUri"] == "https://github.com/attnlint/attnlint/blob/main/docs/README.md"
     assert [r["id"] for r in driver["rules"]] == ["ATN101", "ATN102", SYNTAX_ERROR_CODE]
     scale = driver["rules"][0]
     assert scale["name"] == "missing-attention-scale"
     assert scale["shortDescription"] == {"text": "Attention scores are not scaled"}
     assert scale["fullDescription"] == {"text": "Checks that attention scores are scaled by `1 / sqrt(d)`."}
     assert scale["help"]["markdown"].startswith("## What it does\n")
-    assert scale["helpUri"] == "https://attnlint.readthedocs.io/en/latest/rules/missing-attention-scale/"
+    assert scale["helpUri"] == "https://github.com/attnlint/attnlint/blob/main/docs/rules/missing-attention-scale.md"
     assert scale["defaultConfiguration"] == {"level": "error"}
     for rule in driver["rules"]:
         assert len(rule["fullDescription"]["text"]) <= FULL_DESCRIPTION_LIMIT

@@ -154,7 +154,7 @@ def test_python_document_diagnostic_quick_fix_and_clean(tmp_path):
             assert diag.code == "ATN103" and diag.source == "attnlint"
             assert diag.range == types.Range(types.Position(4, 17), types.Position(4, 20))
             assert diag.severity == types.DiagnosticSeverity.Warning
-            assert diag.code_description.href.endswith("/rules/batched-transpose/")
+            assert diag.code_description.href.endswith("docs/rules/batched-transpose.md")
 
             actions = await code_actions(client, uri, diag)
             titles = [a.title for a in actions]

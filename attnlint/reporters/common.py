@@ -25,8 +25,6 @@ from attnlint.diagnostics import (
 from attnlint.rules import registry
 
 TOOL_NAME = "attnlint"
-# The documentation home, for "more about this tool" links (rules have their own pages).
-DOCS_HOME = DOCS_URL.split("rules/", 1)[0]
 
 # Only these end a line for LibCST (and Python's tokenizer). `str.splitlines` also splits on form
 # feeds, vertical tabs and Unicode separators, which would shift every line number after them.
@@ -183,7 +181,12 @@ def rule_name(code: str) -> Optional[str]:
 
 
 def diagnostic_url(diag: Diagnostic) -> str:
-    return diag.url or DOCS_URL.format(name=diag.name)
+    return diag.url or rule_page_url(diag.name)
+
+
+def rule_page_url(name: str) -> str:
+    """The rule's page, docs/rules/<name>.md, on the project's repository."""
+    return DOCS_URL.format(name=name)
 
 
 def tool_version() -> str:

@@ -1,9 +1,9 @@
 """SARIF 2.1.0, shaped for GitHub code scanning (which is what most people upload it to).
 
-GitHub-specific points (see conventions.md): every registered rule is described in
+GitHub-specific points: every registered rule is described in
 `tool.driver.rules[]` with a fullDescription of at most 1024 characters (ruff exceeds it and the
 upload warns); URIs are relative to `%SRCROOT%`; `primaryLocationLineHash` lets GitHub keep
-tracking an alert when lines above it move.
+tracking an alert across unrelated edits (see _Fingerprints); `helpUri` is the rule's page.
 """
 
 from __future__ import annotations
@@ -11,22 +11,22 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, List, Optional, Sequence, Type
 from urllib.parse import quote
 
-from attnlint.diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, FileResult, Fix, Position
+from attnlint.diagnostics import DOCS_HOME, SYNTAX_ERROR_CODE, Applicability, Diagnostic, FileResult, Fix, Position
 from attnlint.reporters.common import (
-    DOCS_HOME,
     TOOL_NAME,
-    SourceLines,
     diagnostic_url,
     on_disk,
     one_based,
+    rule_page_url,
     stable_hash,
     tool_version,
 )
 from attnlint.rules import registry
 from attnlint.rules.base import Rule
+from attnlint.statements import StatementIndex
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -73,7 +73,7 @@ def rule_descriptor(rule: Type[Rule]) -> Dict[str, Any]:
         "fullDescription": {"text": truncate(_first_section(page) or rule.summary)},
         # The page is markdown; it also reads fine as plain text, which is what `text` is for.
         "help": {"text": page, "markdown": page},
-        "helpUri": rule.url(),
+        "helpUri": rule_page_url(rule.name),
         "defaultConfiguration": {"level": LEVEL},
         "properties": {"fixAvailability": rule.fix_availability.value},
     }
@@ -131,29 +131,33 @@ def sarif_fix(path: str, fix: Fix) -> Optional[Dict[str, Any]]:
     }
 
 
-class _LineHasher:
-    """GitHub's `primaryLocationLineHash` form, `hash:count`, for one file.
+class _Fingerprints:
+    """`partialFingerprints.primaryLocationLineHash` for one file's findings, as `hash:count`.
 
-    The hash covers the rule and the line's text with surrounding whitespace stripped, so it
-    survives re-indentation and lines moving; the count numbers identical (rule, text) pairs in
-    file order, so two findings on identical lines stay distinct alerts.
+    The hash covers the rule, the finding's whole statement with whitespace runs collapsed, and
+    the dotted name of its enclosing definition (`Attention.forward`): never a line number. So
+    the value survives lines moving (an import added above), re-indentation and reformatting of
+    the statement, which is what keeps code scanning from closing and reopening the alert; it
+    changes when the statement itself changes or moves to another function. The count numbers
+    identical (rule, statement, scope) triples in file order, so that findings on two identical
+    statements stay two alerts.
     """
 
-    def __init__(self, lines: SourceLines) -> None:
-        self._lines = lines
-        self._seen: Dict[Tuple[str, str], int] = {}
+    def __init__(self, source: Optional[str]) -> None:
+        self._index = StatementIndex(source) if source is not None else None
+        self._seen: Dict[str, int] = {}
 
     def __call__(self, diag: Diagnostic) -> Optional[str]:
-        text = self._lines.line(diag.start.line)
-        if text is None:  # no source: let the upload action compute fingerprints itself
+        if self._index is None:  # no source: let the upload action compute fingerprints itself
             return None
-        digest = stable_hash(diag.code, text.strip())
-        count = self._seen.get((diag.code, digest), 0) + 1
-        self._seen[(diag.code, digest)] = count
+        first, last = diag.start.line, diag.end.line
+        digest = stable_hash(diag.code, self._index.statement_text(first, last), self._index.scope(first, last))
+        count = self._seen.get(digest, 0) + 1
+        self._seen[digest] = count
         return f"{digest}:{count}"
 
 
-def sarif_result(diag: Diagnostic, rule_index: int, line_hash: _LineHasher) -> Dict[str, Any]:
+def sarif_result(diag: Diagnostic, rule_index: int, line_hash: _Fingerprints) -> Dict[str, Any]:
     result: Dict[str, Any] = {
         "ruleId": diag.code,
         "ruleIndex": rule_index,
@@ -205,13 +209,15 @@ def render_sarif(results: Sequence[FileResult]) -> str:
     rules: List[Dict[str, Any]] = [rule_descriptor(rule) for rule in registry.all_rules()]
     index = {descriptor["id"]: i for i, descriptor in enumerate(rules)}
     sarif_results: List[Dict[str, Any]] = []
-    for file_result in map(on_disk, results):
-        line_hash = _LineHasher(SourceLines(file_result.source))
-        for diag in file_result.diagnostics:
+    for file_result in results:
+        fingerprint = _Fingerprints(file_result.source)
+        # A notebook's findings are placed in its JSON file; fingerprints come from its code.
+        shown = on_disk(file_result)
+        for diag, placed in zip(file_result.diagnostics, shown.diagnostics):
             if diag.code not in index:
                 index[diag.code] = len(rules)
                 rules.append(_ad_hoc_descriptor(diag))
-            sarif_results.append(sarif_result(diag, index[diag.code], line_hash))
+            sarif_results.append(sarif_result(placed, index[diag.code], lambda _, diag=diag: fingerprint(diag)))
 
     invocation: Dict[str, Any] = {"executionSuccessful": True}
     notifications = _notifications(results)

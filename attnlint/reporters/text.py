@@ -1,7 +1,7 @@
 """Human output: `full` (ruff's default look, with source snippets) and `concise` (one line each).
 
-Both end with ruff's summary lines, which users and scripts recognise; the wording here follows
-/work/shared/notes/conventions.md exactly.
+Both end with ruff's summary lines, which users and scripts recognise (`Found 8 errors.`,
+`[*] 4 fixable with the --fix option.`, `All checks passed!`), word for word.
 """
 
 from __future__ import annotations
@@ -50,6 +50,29 @@ def render_text(
     if show_fixes and total_fixed(results):
         _blank_line(out)
         out.extend(fix_summary(results))
+        out.append("")
+    out.extend(summary_lines(results, unsafe_fixes=unsafe_fixes, fix_mode=fix_mode))
+    return "\n".join(out) + "\n"
+
+
+def render_grouped(results: Sequence[FileResult], *, unsafe_fixes: bool, fix_mode: bool) -> str:
+    """ruff's `grouped`: a heading per file, then `row:col CODE message` aligned, then the summary."""
+    out: List[str] = []
+    for result in results:
+        if not result.diagnostics:
+            continue
+        # A notebook's rows read `cell N:row`, as in the full output.
+        starts = []
+        for d in result.diagnostics:
+            cell, start = cell_position(result, d.start)
+            row, col = one_based(start)
+            starts.append((f"cell {cell}:{row}" if cell is not None else str(row), col))
+        row_width = max(len(str(row)) for row, _ in starts)
+        col_width = max(len(str(col)) for _, col in starts)
+        out.append(f"{result.path}:")
+        for diag, (row, col) in zip(result.diagnostics, starts):
+            marker = " [*]" if fix_applies(diag.fix, unsafe_fixes) else ""
+            out.append(f"  {row:>{row_width}}:{col:<{col_width}} {diag.code}{marker} {diag.message}")
         out.append("")
     out.extend(summary_lines(results, unsafe_fixes=unsafe_fixes, fix_mode=fix_mode))
     return "\n".join(out) + "\n"
