@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 DOCS_URL = "https://attnlint.readthedocs.io/en/latest/rules/{name}/"
+# Where ATN003 (attnlint failed on a file) asks users to report it.
+ISSUES_URL = "https://github.com/attnlint/attnlint/issues"
 
 
 @dataclass(frozen=True, order=True)

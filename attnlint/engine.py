@@ -9,17 +9,16 @@ Speed is designed in, because LibCST is 60-100x slower than `ast`:
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import re
-import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -29,6 +28,7 @@ from attnlint.diagnostics import (
     INTERNAL_ERROR_CODE,
     INTERNAL_ERROR_NAME,
     IO_ERROR_CODE,
+    ISSUES_URL,
     IO_ERROR_NAME,
     SYNTAX_ERROR_CODE,
     SYNTAX_ERROR_NAME,
@@ -39,7 +39,9 @@ from attnlint.diagnostics import (
     Fix,
     Position,
 )
+from attnlint.fileio import WriteRefused, read_regular, write_fixed
 from attnlint.noqa import NoqaMap, parse_noqa
+from attnlint.parseguard import cpython_verdict
 from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
 from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
@@ -78,54 +80,59 @@ def check_source(
     settings = settings or Settings()
     rules = rules_for(path, settings)
     result = FileResult(path=path, source=source)
+    verdict = cpython_verdict(source)
     if not rules or not might_match(source, rules):
-        # Nothing can fire: only a syntax error is worth reporting, and `ast` finds it ~100x
-        # faster than LibCST.
-        error = _compile_error(source)
-        if error is not None and not _parses(source):  # LibCST knows grammar newer than this Python
-            result.error = f"SyntaxError: {error.msg} at {error.lineno}:{error.offset}"
-            result.diagnostics.append(_syntax_error(path, error.msg, error.lineno, error.offset))
+        # Nothing can fire: only a syntax error is worth reporting, and CPython finds it ~100x
+        # faster than LibCST (which is asked only when it may know newer grammar).
+        if not verdict.ok and (verdict.at_limit or not _libcst_parses(source)):
+            _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
         return result
-    noqa = parse_noqa(source) if apply_noqa else NoqaMap()
+    if verdict.at_limit:  # LibCST must never see it (it can crash the process)
+        _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
+        return result
+    noqa = parse_noqa(source) if apply_noqa and not settings.ignore_noqa else NoqaMap()
     if noqa.file_exempt:
         return result
     rules = [r for r in rules if not noqa.file_silences(r.code)]
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        # CPython's own parser locates errors better than LibCST's; use it when it agrees.
-        error = _compile_error(source)
-        if error is not None:
-            message, line, column = error.msg, error.lineno, error.offset
+        if verdict.ok:  # valid Python that LibCST cannot read (e.g. 20,000 concatenated strings)
+            _report_internal_error(
+                result, path, f"LibCST, attnlint's parser, cannot parse this valid Python ({' '.join(exc.message.split())})"
+            )
+        elif verdict.error is not None:  # CPython's own parser locates errors better than LibCST's
+            _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
         else:
-            message, line, column = exc.message, exc.raw_line, exc.raw_column + 1
-        result.error = f"SyntaxError: {message} at {line}:{column}"
-        result.diagnostics.append(_syntax_error(path, message, line, column))
+            _report_syntax_error(result, path, exc.message, exc.raw_line, exc.raw_column + 1)
         return result
-    except (RecursionError, ValueError) as exc:
-        result.error = f"cannot parse: {exc}"
+    except (RecursionError, MemoryError, ValueError) as exc:
+        _report_internal_error(result, path, f"LibCST, attnlint's parser, failed ({type(exc).__name__}: {exc})")
         return result
     try:
         result.diagnostics = _run_rules(module, path, rules, noqa, settings)
     except (Exception, RecursionError) as exc:  # one file never takes the run down
-        start = Position(1, 0)
-        message = f"attnlint failed on this file ({type(exc).__name__}: {exc}); please report it"
-        result.error = message
-        result.internal_error = True
-        result.diagnostics = [
-            Diagnostic(INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, message, path, start, start, noqa_row=1)
-        ]
+        result.diagnostics = []
+        _report_internal_error(result, path, f"attnlint failed on this file ({type(exc).__name__}: {exc})")
     return result
 
 
-def _compile_error(source: str) -> Optional[SyntaxError]:
-    try:
-        compile(source, "<attnlint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return exc
-    except (ValueError, RecursionError, MemoryError):  # null bytes, absurd nesting
-        return None
-    return None
+def _report_syntax_error(
+    result: FileResult, path: str, message: str, line: Optional[int], column: Optional[int]
+) -> None:
+    result.error = f"SyntaxError: {message} at {line}:{column}"
+    result.diagnostics.append(_syntax_error(path, message, line, column))
+
+
+def _report_internal_error(result: FileResult, path: str, what: str) -> None:
+    """ATN003: attnlint could not check a file Python accepts; the other files are still checked."""
+    start = Position(1, 0)
+    message = f"{what}; the file was not checked; please report it ({ISSUES_URL})"
+    result.error = message
+    result.internal_error = True
+    result.diagnostics.append(
+        Diagnostic(INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, message, path, start, start, noqa_row=1)
+    )
 
 
 def _syntax_error(path: str, message: str, line: Optional[int], column: Optional[int]) -> Diagnostic:
@@ -309,6 +316,13 @@ def _apply_parsable(source: str, applicable: Sequence[Diagnostic], warnings: Lis
 
 
 def _parses(source: str) -> bool:
+    """Whether the text parses: CPython first (LibCST can crash on what CPython refuses at its
+    limits), then LibCST, which must be able to read the result of a fix."""
+    verdict = cpython_verdict(source)
+    return not verdict.at_limit and _libcst_parses(source)
+
+
+def _libcst_parses(source: str) -> bool:
     try:
         cst.parse_module(source)
     except Exception:
@@ -353,44 +367,32 @@ class DecodedFile:
     text: str
     encoding: str
     bom: bool
+    raw: Optional[bytes] = None  # the bytes read, so a write can tell whether the file changed since
 
 
 def read_source(path: Path, raw: Optional[bytes] = None) -> DecodedFile:
-    raw = path.read_bytes() if raw is None else raw
+    raw = read_regular(path) if raw is None else raw
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     bom = encoding == "utf-8-sig"
     text = raw.decode(encoding)
     if bom:
         encoding = "utf-8"
-    return DecodedFile(text=text, encoding=encoding, bom=bom)
+    return DecodedFile(text=text, encoding=encoding, bom=bom, raw=raw)
+
+
+def encode_source(decoded: DecodedFile, text: str) -> bytes:
+    data = text.encode(decoded.encoding)
+    return b"\xef\xbb\xbf" + data if decoded.bom else data
 
 
 def write_atomically(path: Path, decoded: DecodedFile, text: str) -> None:
-    """Write via a temp file in the same directory and `os.replace`: never half a file.
+    """Write `text` in the file's encoding, safely (see attnlint.fileio): never half a file, never
+    over a change made since `decoded` was read, never to a read-only file.
 
     A symbolic link is followed: its target is rewritten and the link stays a link."""
-    path = path.resolve()
-    data = text.encode(decoded.encoding)
-    if decoded.bom:
-        data = b"\xef\xbb\xbf" + data
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".attnlint-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    data = encode_source(decoded, text)
+    expected = decoded.raw if decoded.raw is not None else read_regular(path)
+    write_fixed(path, expected, data)
 
 
 @dataclass(frozen=True)
@@ -410,8 +412,10 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         from attnlint.cache import result_cache
 
         cache = result_cache(settings)
+        if settings.cache_dir is not None:  # --cache-dir (the cache keys on settings, not on place)
+            cache.directory = settings.cache_dir
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError:
             data = None  # reported below, uncached
         if data is not None:
@@ -422,7 +426,7 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         decoded = read_source(path, data)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         start = Position(1, 0)
-        message = f"cannot read the file: {exc}"
+        message = f"cannot read the file: {_describe(exc)}"
         return FileResult(
             path=job.display,
             error=message,
@@ -438,25 +442,92 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         try:
             write_atomically(path, decoded, result.fixed_source)
         except OSError as exc:
-            result.error = f"cannot write fixes: {exc}"
-            result.fixed = {}
+            return _unwritten(job, decoded, settings, exc)
     return result
+
+
+def _unwritten(job: Job, decoded: DecodedFile, settings: Settings, exc: OSError) -> FileResult:
+    """The fixes could not be written: report the file as it is on disk (its findings, unfixed)
+    and say why, so no output claims a fix that is not there."""
+    result = check_source(decoded.text, job.display, settings)
+    reason = exc.strerror if isinstance(exc, WriteRefused) and exc.strerror else str(exc)
+    message = f"cannot write fixes: {reason}"
+    start = Position(1, 0)
+    result.error = message
+    result.diagnostics.insert(0, Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, job.display, start, start, noqa_row=1))
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    """An OS error without the path (the report shows it already): `Permission denied`."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def _process_chunk(jobs: Sequence[Job], settings: Settings) -> List[FileResult]:
     return [process_file(job, settings) for job in jobs]
 
 
-def process_files(jobs: Sequence[Job], settings: Settings, workers: Optional[int] = None) -> List[FileResult]:
-    """Check (and fix) many files, over a process pool when it pays."""
+def process_files(
+    jobs: Sequence[Job],
+    settings: Settings,
+    workers: Optional[int] = None,
+    progress: Optional[Callable[[int], None]] = None,
+) -> List[FileResult]:
+    """Check (and fix) many files, over a process pool when it pays.
+
+    `progress(n)` is called as files finish with the number of files finished so far."""
+    report = progress or (lambda done: None)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers <= 1 or len(jobs) < 8:
-        return [process_file(job, settings) for job in jobs]
+        results = []
+        for job in jobs:
+            results.append(process_file(job, settings))
+            report(len(results))
+        return results
     # Chunks amortise the pickling; several chunks per worker balance uneven files.
     size = max(1, min(64, len(jobs) // (workers * 4) or 1))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    results: List[FileResult] = []
+    done: Dict[int, List[FileResult]] = {}
+
+    def finished(index: int, chunk_results: List[FileResult]) -> None:
+        done[index] = chunk_results
+        report(sum(len(r) for r in done.values()))
+
+    pending = list(range(len(chunks)))
+    while pending:
+        broken = _run_pool(chunks, pending, settings, workers, finished)
+        if not broken:
+            break
+        # A worker died (a native crash in a parser) and took every unfinished chunk with it. The
+        # culprit is among the chunks that were running or queued: check those one file per
+        # process (only the culprit is lost, as ATN003), and the rest in a fresh pool.
+        suspects, pending = broken[: workers + 1], broken[workers + 1 :]
+        for index in suspects:
+            finished(index, [process_isolated(job, settings) for job in chunks[index]])
+    return [result for index in range(len(chunks)) for result in done[index]]
+
+
+def _run_pool(chunks, indices: Sequence[int], settings: Settings, workers: int, finished) -> List[int]:
+    """Run the chunks at `indices`, passing each one's results to `finished`; the indices that broke."""
+    broken: List[int] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for chunk_result in pool.map(_process_chunk, chunks, [settings] * len(chunks)):
-            results.extend(chunk_result)
-    return results
+        futures = [(index, pool.submit(_process_chunk, chunks[index], settings)) for index in indices]
+        for index, future in futures:
+            try:
+                finished(index, future.result())
+            except BrokenProcessPool:
+                broken.append(index)
+    return broken
+
+
+def process_isolated(job: Job, settings: Settings) -> FileResult:
+    """Check one file in a process of its own: if the process dies, the file is ATN003."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(process_file, job, settings).result()
+    except BrokenProcessPool:
+        result = FileResult(path=job.display)
+        _report_internal_error(result, job.display, "attnlint's process crashed on this file")
+        return result
