@@ -380,7 +380,7 @@ def _with_path_problems(results, problems, cwd: Path):
     extra = []
     for problem in problems:
         display = _display(problem.path, cwd)
-        message = f"cannot read {'the directory' if problem.path.is_dir() else 'the file'}: {problem.reason}"
+        message = f"cannot read {'the directory' if problem.directory else 'the file'}: {problem.reason}"
         start = Position(1, 0)
         diag = Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, display, start, start, noqa_row=1)
         extra.append(FileResult(path=display, diagnostics=[diag], error=message))
@@ -477,13 +477,11 @@ def _settings_text(settings: Settings, example: Optional[Path]) -> str:
 
 def _watch(args) -> int:
     """Check, then check again whenever a file under the paths changes (Ctrl-C stops)."""
-    import time
 
     def snapshot():
         paths, _ = _inputs(args)
-        files = _discover(paths, _settings(args)).files
         state = {}
-        for f in files:
+        for f in _discover(paths, _settings(args)).files:
             try:
                 info = f.stat()
                 state[str(f)] = (info.st_mtime_ns, info.st_size)
@@ -495,12 +493,18 @@ def _watch(args) -> int:
         while True:
             print("Watching for file changes.", file=sys.stderr)
             _check_once(args)
-            before = snapshot()
-            while snapshot() == before:
-                time.sleep(0.5)
+            _wait_for_change(snapshot)
             print("File change detected...", file=sys.stderr)
     except KeyboardInterrupt:
         return EXIT_CLEAN
+
+
+def _wait_for_change(snapshot, interval: float = 0.5) -> None:
+    import time
+
+    before = snapshot()
+    while snapshot() == before:
+        time.sleep(interval)
 
 
 def _exit_code(args, results) -> int:
@@ -542,6 +546,11 @@ def _prepare_output_file(output_file: Optional[str]) -> None:
     target = Path(output_file)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a directory should be
+        raise ConfigError(f"cannot write the report to {output_file}: {target.parent} is not a directory") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {output_file}: {exc.strerror or exc}") from exc
+    try:
         with open(target, "a", encoding="utf-8"):
             pass
     except OSError as exc:

@@ -22,6 +22,7 @@ class PathProblem:
 
     path: Path
     reason: str  # e.g. "No such file or directory", "Permission denied", "a named pipe"
+    directory: bool = False  # a directory that could not be listed
 
 
 @dataclass
@@ -103,7 +104,7 @@ def _identity(path: Path) -> Path:
 
 def _walk(root: Path, settings: Settings, problems: List[PathProblem]) -> Iterable[Path]:
     def unreadable(exc: OSError) -> None:  # os.walk skips what it cannot list; say so
-        problems.append(PathProblem(Path(exc.filename or root), exc.strerror or str(exc)))
+        problems.append(PathProblem(Path(exc.filename or root), exc.strerror or str(exc), directory=True))
 
     for directory, dirnames, filenames in os.walk(root, onerror=unreadable):
         base = Path(directory)

@@ -39,7 +39,7 @@ from attnlint.diagnostics import (
     Fix,
     Position,
 )
-from attnlint.fileio import WriteRefused, read_regular, write_fixed
+from attnlint.fileio import read_regular, write_fixed
 from attnlint.noqa import NoqaMap, parse_noqa
 from attnlint.parseguard import cpython_verdict
 from attnlint.sourcetext import line_offsets
@@ -450,8 +450,7 @@ def _unwritten(job: Job, decoded: DecodedFile, settings: Settings, exc: OSError)
     """The fixes could not be written: report the file as it is on disk (its findings, unfixed)
     and say why, so no output claims a fix that is not there."""
     result = check_source(decoded.text, job.display, settings)
-    reason = exc.strerror if isinstance(exc, WriteRefused) and exc.strerror else str(exc)
-    message = f"cannot write fixes: {reason}"
+    message = f"cannot write fixes: {_describe(exc)}"
     start = Position(1, 0)
     result.error = message
     result.diagnostics.insert(0, Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, job.display, start, start, noqa_row=1))
