@@ -578,7 +578,7 @@ def _read_stdin() -> str:
     raw = buffer.read()
     try:
         return read_source(Path("-"), raw).text
-    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+    except ValueError as exc:  # SourceDecodeError, LookupError
         raise ConfigError(f"cannot decode standard input: {exc}") from exc
 
 
@@ -755,7 +755,7 @@ def _verify(args) -> int:
         from attnlint.engine import read_source
 
         source = read_source(args.file).text
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"attnlint: error: cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return EXIT_ERROR
     params = {}

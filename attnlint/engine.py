@@ -39,6 +39,7 @@ from attnlint.diagnostics import (
     Fix,
     Position,
 )
+from attnlint.deepstack import call_with_deep_stack
 from attnlint.fileio import read_regular, write_fixed
 from attnlint.noqa import NoqaMap, parse_noqa
 from attnlint.parseguard import cpython_verdict
@@ -110,7 +111,10 @@ def check_source(
         _report_internal_error(result, path, f"LibCST, attnlint's parser, failed ({type(exc).__name__}: {exc})")
         return result
     try:
-        result.diagnostics = _run_rules(module, path, rules, noqa, settings)
+        try:
+            result.diagnostics = _run_rules(module, path, rules, noqa, settings, source)
+        except RecursionError:  # deeply nested valid code: again, with room to recurse
+            result.diagnostics = call_with_deep_stack(_run_rules, module, path, rules, noqa, settings, source)
     except (Exception, RecursionError) as exc:  # one file never takes the run down
         result.diagnostics = []
         _report_internal_error(result, path, f"attnlint failed on this file ({type(exc).__name__}: {exc})")
@@ -151,7 +155,12 @@ def _syntax_error(path: str, message: str, line: Optional[int], column: Optional
 
 
 def _run_rules(
-    module: cst.Module, path: str, rules: Sequence[Rule], noqa: NoqaMap, settings: Settings
+    module: cst.Module,
+    path: str,
+    rules: Sequence[Rule],
+    noqa: NoqaMap,
+    settings: Settings,
+    source: Optional[str] = None,
 ) -> List[Diagnostic]:
     from attnlint.analysis import analyze_module
 
@@ -168,6 +177,8 @@ def _run_rules(
     # `unsafe_skip_copy` keeps node identity, so the reported nodes are the wrapper's nodes.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
+    if source is not None and _FORM_FEED_INDENT.search(source):
+        positions = _SourceColumns(wrapper, positions, source)
     diagnostics: List[Diagnostic] = []
     statement_spans: Optional[List[Tuple[int, int]]] = None
     for rule, ctx in contexts:
@@ -196,6 +207,40 @@ def _run_rules(
             )
     diagnostics.sort(key=lambda d: d.sort_key)
     return diagnostics
+
+
+# A form feed in a line's indentation: LibCST drops it when it regenerates the line (its code is
+# then not the source), so its columns there are one short and edits would land early.
+_FORM_FEED_INDENT = re.compile(r"^[ \t]*\f", re.MULTILINE)
+
+
+class _SourceColumns:
+    """LibCST's positions moved onto the source, for lines whose indentation LibCST rewrote
+    (form feeds): it counts columns in its own regenerated code. Lines never move."""
+
+    def __init__(self, wrapper: MetadataWrapper, positions, source: str) -> None:
+        from attnlint.sourcetext import split_lines
+
+        self._positions = positions
+        self._shift: Dict[int, Tuple[int, int]] = {}  # line -> (from column, shift)
+        generated = split_lines(wrapper.module.code)
+        for number, (ours, theirs) in enumerate(zip(split_lines(source), generated), start=1):
+            if ours != theirs and ours.lstrip(" \t\f") == theirs.lstrip(" \t\f"):
+                indent = len(theirs) - len(theirs.lstrip(" \t\f"))
+                self._shift[number] = (indent, len(ours) - len(theirs))
+
+    def _moved(self, position):
+        from libcst.metadata import CodePosition
+
+        start_column, shift = self._shift.get(position.line, (0, 0))
+        column = position.column + shift if position.column >= start_column else position.column
+        return CodePosition(position.line, column)
+
+    def __getitem__(self, node):
+        from libcst.metadata import CodeRange
+
+        span = self._positions[node]
+        return CodeRange(self._moved(span.start), self._moved(span.end))
 
 
 def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optional[Fix]:
@@ -372,12 +417,38 @@ class DecodedFile:
 
 def read_source(path: Path, raw: Optional[bytes] = None) -> DecodedFile:
     raw = read_regular(path) if raw is None else raw
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        text = raw.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        raise SourceDecodeError(_decode_problem(raw, exc)) from exc
     bom = encoding == "utf-8-sig"
-    text = raw.decode(encoding)
     if bom:
         encoding = "utf-8"
     return DecodedFile(text=text, encoding=encoding, bom=bom, raw=raw)
+
+
+class SourceDecodeError(ValueError):
+    """The bytes are not text in the encoding Python would read them with."""
+
+
+def _decode_problem(raw: bytes, exc: Exception) -> str:
+    """`not valid UTF-8 (byte 0xe9 at line 1, column 6); add a coding declaration ...`."""
+    if isinstance(exc, SyntaxError) and "unknown encoding" in str(exc):
+        return str(exc).split(" for ")[0].rstrip(":")  # `unknown encoding: klingon`
+    if isinstance(exc, SyntaxError) and "encoding problem" in str(exc):
+        return str(exc).split(" for ")[0]
+    try:
+        raw.decode(getattr(exc, "encoding", None) or "utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        name = "UTF-8" if error.encoding.replace("-", "").lower().startswith("utf8") else error.encoding
+        return (
+            f"not valid {name} (byte 0x{raw[error.start]:02x} at line {line}, byte {column}); "
+            "save it as UTF-8 or declare its encoding (`# -*- coding: latin-1 -*-`)"
+        )
+    return str(exc)
 
 
 def encode_source(decoded: DecodedFile, text: str) -> bytes:
@@ -424,7 +495,7 @@ def process_file(job: Job, settings: Settings) -> FileResult:
                 return hit
     try:
         decoded = read_source(path, data)
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+    except (OSError, SourceDecodeError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         start = Position(1, 0)
         message = f"cannot read the file: {_describe(exc)}"
         return FileResult(
