@@ -640,3 +640,23 @@ def test_readme_pre_commit_rev_names_no_missing_tag():
     for rev in revs:
         looks_like_tag = rev[:1] == "v" and rev[1:2].isdigit()
         assert not looks_like_tag or rev in tags, f"rev {rev!r} names a tag that does not exist"
+
+
+def test_dash_with_other_paths_cannot_be_fixed_in_one_run(cwd, capsys, monkeypatch):
+    (cwd / "a.py").write_text(T103, encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(T103))
+    code, out, err = run(capsys, "check", "--fix", "a.py", "-")
+    assert code == 2 and "cannot be fixed together with other paths" in err
+    assert (cwd / "a.py").read_text(encoding="utf-8") == T103
+
+
+def test_bracket_depth_ignores_strings_and_comments_and_survives_bad_tokens():
+    from attnlint.parseguard import MAX_BRACKET_DEPTH, bracket_depth, cpython_verdict
+
+    assert bracket_depth("x = '((((((' # ((((\ny = [(1)]\n") == 2
+    assert bracket_depth('s = """\n' + "(" * 500 + '\n"""\n') == 0
+    assert bracket_depth("x = (" + "[" * 300) > MAX_BRACKET_DEPTH  # unterminated: counted raw
+    verdict = cpython_verdict("def (:\n" + "x = " + "(" * 300 + ")" * 300 + "\n")
+    assert not verdict.ok and verdict.at_limit  # LibCST must not see it
+    assert cpython_verdict("def (:\n    pass\n").libcst_may_parse  # maybe newer grammar
+    assert cpython_verdict("x = 1\n").ok
