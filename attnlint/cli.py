@@ -17,18 +17,65 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from attnlint import __version__
 from attnlint.config import ConfigError, Settings, load_settings, with_overrides
+from attnlint.diagnostics import ISSUES_URL
 from attnlint.sourcetext import split_lines_keepends
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# A CPU build, pinned (an unpinned `torch` pulls a multi-GB CUDA build).
+TORCH_HINT = "pip install torch==2.13.0"
 COMMANDS = ("check", "rule", "rules", "verify", "server")
 
 
 def _codes(value: str) -> List[str]:
+    """`ATN1,atn203` -> ["ATN1", "ATN203"]: codes are case-insensitive, as `attnlint rule` is."""
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def _names(value: str) -> List[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, not {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
+def _pattern_codes(value: str) -> Dict[str, List[str]]:
+    """ruff's `PATTERN:CODE` pairs, comma-separated: `tests/*:ATN101,ATN102,scripts/*:ATN2`
+    (a code after a comma belongs to the pattern before it)."""
+    table: Dict[str, List[str]] = {}
+    pattern = None
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        if ":" in item:
+            pattern, _, code = item.rpartition(":")
+            pattern = pattern.strip()
+            if not pattern:
+                raise argparse.ArgumentTypeError(f"expected PATTERN:CODE, not {item!r}")
+        elif pattern is None:
+            raise argparse.ArgumentTypeError(f"expected PATTERN:CODE, not {item!r}")
+        else:
+            code = item
+        table.setdefault(pattern, []).append(code.strip().upper())
+    return table
+
+
+class _MergeTables(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        table = dict(getattr(namespace, self.dest, None) or {})
+        for pattern, codes in values.items():
+            table[pattern] = table.get(pattern, []) + codes
+        setattr(namespace, self.dest, table)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--config", type=Path, help="pyproject.toml to use instead of the closest one")
     check.add_argument("--stdin-filename", help="the path of the file read from stdin (for config and output)")
-    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: CPU count)")
+    check.add_argument("--jobs", "-j", type=_positive_int, default=None, help="worker processes (default: CPU count)")
     check.add_argument(
         "--no-cache",
         action="store_true",
@@ -100,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="report only findings on lines added or changed since git revision REV "
         "(`auto`: the merge base with GITHUB_BASE_REF or the default branch)",
     )
+
+    _add_ruff_options(check)
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="code or name, e.g. ATN103")
@@ -129,13 +178,78 @@ def _split_add_noqa(arg: str) -> List[str]:
     return ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
 
 
+def _add_ruff_options(check: argparse.ArgumentParser) -> None:
+    """The rest of ruff's `check` options, with ruff's names and meaning."""
+    loud = check.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true", help="print findings, nothing else (no summary)")
+    loud.add_argument("-s", "--silent", action="store_true", help="print nothing; the exit code still tells")
+    loud.add_argument("-v", "--verbose", action="store_true", help="say what is happening on stderr")
+    check.add_argument("--exclude", type=_names, action="extend", help="patterns to exclude (replaces the defaults)")
+    check.add_argument("--extend-exclude", type=_names, action="extend", help="patterns to exclude on top of those")
+    check.add_argument(
+        "--per-file-ignores",
+        type=_pattern_codes,
+        action=_MergeTables,
+        metavar="PATTERN:CODE",
+        help="codes to ignore in files matching a glob, e.g. 'tests/*:ATN101' (replaces the config's)",
+    )
+    check.add_argument(
+        "--extend-per-file-ignores",
+        type=_pattern_codes,
+        action=_MergeTables,
+        metavar="PATTERN:CODE",
+        help="like --per-file-ignores, on top of the config's",
+    )
+    check.add_argument("--fixable", type=_codes, action="extend", help="codes whose fixes may be applied")
+    check.add_argument("--unfixable", type=_codes, action="extend", help="codes whose fixes are never applied")
+    check.add_argument("--ignore-noqa", action="store_true", help="report findings that `# noqa` silences")
+    check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    check.add_argument("--show-files", action="store_true", help="list the files that would be checked, and stop")
+    check.add_argument("--show-settings", action="store_true", help="print the settings in effect, and stop")
+    check.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=os.environ.get("ATTNLINT_CACHE_DIR") or None,
+        help="where the result cache lives (default: .attnlint_cache/ at the project root; ATTNLINT_CACHE_DIR)",
+    )
+    colour = check.add_mutually_exclusive_group()
+    colour.add_argument("--color", dest="color", action="store_true", default=None, help="colour the report")
+    colour.add_argument("--no-color", dest="color", action="store_false", help="never colour (also: NO_COLOR=1)")
+    check.add_argument("--watch", action="store_true", help="check again whenever a checked file changes")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; every failure is an exit code, never a traceback with exit 1."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("attnlint: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so, and exit 2 (1 would read as "findings remain")
+        import traceback
+
+        print(
+            f"attnlint: error: internal error: {type(exc).__name__}: {exc}\n"
+            f"This is a bug in attnlint; please report it at {ISSUES_URL} with this message:",
+            file=sys.stderr,
+        )
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "check")
     argv = [a for arg in argv for a in (_split_add_noqa(arg) if arg.startswith("--add-noqa=") else [arg])]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    subcommands = _subcommands(parser)
+    if argv[0] in subcommands:
+        # The subcommand parses its own arguments, so a usage error shows its usage, not the top one.
+        args = subcommands[argv[0]].parse_args(argv[1:])
+        args.command = argv[0]
+    else:
+        args = parser.parse_args(argv)
     try:
         if args.command == "rules":
             return _list_rules(args)
@@ -153,12 +267,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_CLEAN
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> Dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 # ---------------------------------------------------------------------------------------------
 def _settings(args) -> Settings:
     config = args.config
+    if args.isolated and config is not None:
+        raise ConfigError("--config and --isolated cannot be used together")
     if config is not None and not config.is_file():
         raise ConfigError(f"config file not found: {config}")
-    settings = load_settings(config)
+    settings = Settings(root=Path.cwd()) if args.isolated else load_settings(config)
     if args.select is not None:
         # ruff's rule: the last selection wins; a CLI --select starts from scratch.
         base_ignore, base_extend = [], []
@@ -171,53 +294,126 @@ def _settings(args) -> Settings:
         extend_select=base_extend + (args.extend_select or []),
         unsafe_fixes=args.unsafe_fixes,
         force_exclude=args.force_exclude,
+        exclude=args.exclude,
+        extend_exclude=settings.extend_exclude + (args.extend_exclude or []),
+        per_file_ignores=_merged(
+            args.per_file_ignores if args.per_file_ignores is not None else settings.per_file_ignores,
+            args.extend_per_file_ignores or {},
+        ),
+        fixable=args.fixable,
+        unfixable=args.unfixable,
+        ignore_noqa=args.ignore_noqa or None,
+        cache_dir=args.cache_dir,
     )
 
 
+def _merged(base: Dict[str, List[str]], extra: Dict[str, List[str]]) -> Dict[str, List[str]]:
+    table = {pattern: list(codes) for pattern, codes in base.items()}
+    for pattern, codes in extra.items():
+        table[pattern] = table.get(pattern, []) + list(codes)
+    return table
+
+
 def _check(args) -> int:
+    if args.watch:
+        return _watch(args)
+    return _check_once(args)
+
+
+def _check_once(args) -> int:
     from attnlint import engine
-    from attnlint.config import _expand
-    from attnlint.discovery import collect_files
-    from attnlint.reporters import render
-    from attnlint.rules import registry
+    from attnlint.terminal import Progress
 
     settings = _settings(args)
-    all_codes = [r.code for r in registry.all_rules()]
-    for selectors in (args.select or [], args.ignore or [], args.extend_select or []):
-        for sel in selectors:
-            _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
+    _validate_codes(args)
     fixing = bool(args.fix or args.fix_only or args.diff)
-    paths = args.paths or ["."]
-    changes = _changes_since(args, paths)
-
-    if paths == ["-"]:
+    paths, stdin = _inputs(args)
+    changes = _changes_since(args, ["-"] if stdin else paths)
+    if stdin and not paths:
         return _check_stdin(args, settings, fixing)
+    if stdin and fixing:
+        raise ConfigError("`-` (standard input) cannot be fixed together with other paths; fix them in two runs")
+    _prepare_output_file(args.output_file)  # before any work, so a bad -o changes nothing
 
-    try:
-        files = collect_files(paths, settings)
-    except FileNotFoundError as exc:
-        print(f"attnlint: error: no such file or directory: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    discovery = _discover(paths, settings)
     if changes is not None:
-        files = changes.changed_files(files)
+        discovery.files = changes.changed_files(discovery.files)
     cwd = Path.cwd()
+    if args.show_files:
+        for path in discovery.files:
+            print(_display(path, cwd))
+        return EXIT_CLEAN
+    if args.show_settings:
+        print(_settings_text(settings, discovery.files[0] if discovery.files else None))
+        return EXIT_CLEAN
     jobs = [
         engine.Job(
             path=str(f),
             display=_display(f, cwd),
             fix=fixing,
             write=fixing and not args.diff,
-            use_cache=not args.no_cache and not args.add_noqa,
+            use_cache=not args.no_cache and not args.add_noqa and not args.ignore_noqa,
         )
-        for f in files
+        for f in discovery.files
     ]
-    results = engine.process_files(jobs, settings, workers=args.jobs)
-    diff_scope = changes.restrict(results, files) if changes is not None else None
+    _say(args, f"checking {len(jobs)} file{'s' if len(jobs) != 1 else ''}"
+         f" with settings from {settings.config_path or 'the defaults'}")
+    progress = Progress(len(jobs), enabled=not (args.quiet or args.silent))
+    try:
+        results = engine.process_files(jobs, settings, workers=args.jobs, progress=progress)
+    finally:
+        progress.close()
+    diff_scope = changes.restrict(results, discovery.files) if changes is not None else None
+    results = _with_path_problems(results, discovery.problems, cwd)
+    if stdin:
+        results.append(engine.check_source(_read_stdin(), args.stdin_filename or "-", settings))
 
     if args.add_noqa:
-        return _add_noqa(results, files, args.add_noqa_reason)
+        return _add_noqa(results, {job.display: Path(job.path) for job in jobs}, args.add_noqa_reason)
     if args.diff:
         return _print_diff(results)
+    _report(args, settings, results, fixing, diff_scope)
+    return _exit_code(args, results)
+
+
+def _inputs(args):
+    """(paths, reads_stdin). `-` reads stdin, among other paths too; so does --stdin-filename alone
+    (editors call it that way); ruff ignores the paths given with --stdin-filename, and says so."""
+    paths = list(args.paths or [])
+    stdin = "-" in paths or (args.stdin_filename is not None and not paths)
+    if args.stdin_filename is not None and paths and "-" not in paths:
+        _warn(args, f"ignoring {', '.join(paths)} in favour of standard input (--stdin-filename)")
+        return [], True
+    paths = [p for p in paths if p != "-"]
+    if not stdin and not paths:
+        paths = ["."]
+    return paths, stdin
+
+
+def _discover(paths, settings: Settings):
+    from attnlint.discovery import discover
+
+    return discover(paths, settings)
+
+
+def _with_path_problems(results, problems, cwd: Path):
+    """Paths that could not be checked become ATN002 results, in path order with the rest."""
+    from attnlint.diagnostics import IO_ERROR_CODE, IO_ERROR_NAME, Diagnostic, FileResult, Position
+
+    if not problems:
+        return list(results)
+    extra = []
+    for problem in problems:
+        display = _display(problem.path, cwd)
+        message = f"cannot read {'the directory' if problem.directory else 'the file'}: {problem.reason}"
+        start = Position(1, 0)
+        diag = Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, display, start, start, noqa_row=1)
+        extra.append(FileResult(path=display, diagnostics=[diag], error=message))
+    return sorted(list(results) + extra, key=lambda r: r.path)
+
+
+def _report(args, settings: Settings, results, fixing: bool, diff_scope=None) -> None:
+    from attnlint.reporters import render
 
     try:
         report = (
@@ -235,14 +431,107 @@ def _check(args) -> int:
         )
     except ValueError as exc:  # e.g. --statistics with a CI format
         raise ConfigError(str(exc)) from exc
+    human = args.output_format in ("full", "concise") or args.fix_only
+    if human and args.quiet:
+        report = _without_summary(report, results, settings, fixing)
+    if args.silent:
+        report = ""
+    if human and report:
+        from attnlint.terminal import colourise, wants_colour
+
+        stream = sys.stdout if not args.output_file else None
+        if wants_colour(args.color, stream) if stream is not None else args.color:
+            report = colourise(report)
     _emit(report, args.output_file)
     _print_warnings(results)
     for result in results:
         for warning in result.fix_warnings:
-            print(f"attnlint: warning: {result.path}: {warning}", file=sys.stderr)
+            _warn(args, f"{result.path}: {warning}")
         if result.error and not result.diagnostics:
             print(f"attnlint: error: {result.path}: {result.error}", file=sys.stderr)
-    return _exit_code(args, results)
+
+
+def _without_summary(report: str, results, settings: Settings, fixing: bool) -> str:
+    """ruff's --quiet: the findings, without the summary lines that follow them."""
+    from attnlint.reporters.text import summary_lines
+
+    if report.startswith(("Fixed ", "No errors fixed.")):
+        return ""
+    summary = "\n".join(summary_lines(results, unsafe_fixes=settings.unsafe_fixes, fix_mode=fixing)) + "\n"
+    return report[: -len(summary)] if report.endswith(summary) else report
+
+
+def _validate_codes(args) -> None:
+    from attnlint.config import _expand
+    from attnlint.rules import registry
+
+    all_codes = [r.code for r in registry.all_rules()]
+    tables = [args.per_file_ignores or {}, args.extend_per_file_ignores or {}]
+    lists = [args.select, args.ignore, args.extend_select, args.fixable, args.unfixable]
+    lists += [codes for table in tables for codes in table.values()]
+    for selectors in lists:
+        for sel in selectors or []:
+            _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
+
+
+def _say(args, message: str) -> None:
+    if getattr(args, "verbose", False):
+        print(f"attnlint: {message}", file=sys.stderr)
+
+
+def _warn(args, message: str) -> None:
+    if not getattr(args, "silent", False):
+        print(f"attnlint: warning: {message}", file=sys.stderr)
+
+
+def _settings_text(settings: Settings, example: Optional[Path]) -> str:
+    """--show-settings: every setting in effect, and the rules enabled for the first file."""
+    import dataclasses
+
+    from attnlint.rules import registry
+
+    lines = [f"Settings from: {settings.config_path or '(defaults: no [tool.attnlint] table found)'}"]
+    for item in dataclasses.fields(settings):
+        lines.append(f"{item.name.replace('_', '-')} = {getattr(settings, item.name)!r}")
+    codes = [r.code for r in registry.all_rules()]
+    if example is not None:
+        enabled = sorted(set(settings.selected_codes(codes)) - settings.ignored_for_path(str(example), codes))
+        lines.append(f"enabled for {_display(example, Path.cwd())}: {', '.join(enabled) or 'none'}")
+    else:
+        lines.append(f"enabled: {', '.join(settings.selected_codes(codes)) or 'none'}")
+    return "\n".join(lines)
+
+
+def _watch(args) -> int:
+    """Check, then check again whenever a file under the paths changes (Ctrl-C stops)."""
+
+    def snapshot():
+        paths, _ = _inputs(args)
+        state = {}
+        for f in _discover(paths, _settings(args)).files:
+            try:
+                info = f.stat()
+                state[str(f)] = (info.st_mtime_ns, info.st_size)
+            except OSError:
+                state[str(f)] = None
+        return state
+
+    try:
+        while True:
+            print("Watching for file changes.", file=sys.stderr)
+            _check_once(args)
+            _wait_for_change(snapshot)
+            print("File change detected...", file=sys.stderr)
+    except KeyboardInterrupt:
+        return EXIT_CLEAN
+
+
+def _wait_for_change(snapshot, interval: float = 0.5) -> None:
+    import time
+
+    before = snapshot()
+    while snapshot() == before:
+        time.sleep(interval)
 
 
 def _print_warnings(results) -> None:
@@ -299,25 +588,65 @@ def _fix_only_summary(results) -> str:
 
 
 def _display(path: Path, cwd: Path) -> str:
+    """The path as the user named it (a symlink stays the link), relative to cwd when below it."""
+    absolute = os.path.abspath(path)  # no symlink resolution, unlike Path.resolve()
     try:
-        return path.resolve().relative_to(cwd.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+        relative = os.path.relpath(absolute, os.path.abspath(cwd))
+    except ValueError:  # another drive on Windows
+        return Path(path).as_posix()
+    if relative == ".." or relative.startswith(".." + os.sep):
+        return Path(path).as_posix()
+    return Path(relative).as_posix()
+
+
+def _prepare_output_file(output_file: Optional[str]) -> None:
+    """-o FILE: create its directory (as ruff does) and make sure it can be written, up front."""
+    if not output_file:
+        return
+    target = Path(output_file)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a directory should be
+        raise ConfigError(f"cannot write the report to {output_file}: {target.parent} is not a directory") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {output_file}: {exc.strerror or exc}") from exc
+    try:
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {output_file}: {exc.strerror or exc}") from exc
 
 
 def _emit(text: str, output_file: Optional[str]) -> None:
     if output_file:
-        Path(output_file).write_text(text, encoding="utf-8")
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot write the report to {output_file}: {exc.strerror or exc}") from exc
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def _read_stdin() -> str:
+    """Standard input as Python reads a file: bytes decoded by their coding cookie or BOM."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream (tests, embedding)
+        return sys.stdin.read()
+    from attnlint.engine import read_source
+
+    raw = buffer.read()
+    try:
+        return read_source(Path("-"), raw).text
+    except ValueError as exc:  # SourceDecodeError, LookupError
+        raise ConfigError(f"cannot decode standard input: {exc}") from exc
 
 
 def _check_stdin(args, settings: Settings, fixing: bool) -> int:
     from attnlint import engine
     from attnlint.reporters import render
 
-    source = sys.stdin.read()
+    source = _read_stdin()
     display = args.stdin_filename or "-"
     if args.stdin_filename and settings.force_exclude and settings.is_excluded(Path(args.stdin_filename)):
         # An excluded path is left alone, as on disk: echo the text when fixing, report nothing.
@@ -344,21 +673,12 @@ def _check_stdin(args, settings: Settings, fixing: bool) -> int:
             return _print_diff([result])
         # The fixed source goes to stdout (editors replace the buffer with it); findings to stderr.
         sys.stdout.write(result.fixed_source if result.fixed_source is not None else source)
-        if not args.fix_only and result.diagnostics:
+        if not args.fix_only and result.diagnostics and not args.silent:
             sys.stderr.write(render("concise", [result], unsafe_fixes=settings.unsafe_fixes, fix_mode=True))
     else:
+        _prepare_output_file(args.output_file)
         result = engine.check_source(source, display, settings)
-        _print_warnings([result])
-        _emit(
-            render(
-                args.output_format,
-                [result],
-                unsafe_fixes=settings.unsafe_fixes,
-                show_fixes=args.show_fixes,
-                statistics=args.statistics,
-            ),
-            args.output_file,
-        )
+        _report(args, settings, [result], fixing)
     return _exit_code(args, [result])
 
 
@@ -392,12 +712,14 @@ def _print_diff(results) -> int:
     return EXIT_FINDINGS if changed or failed else EXIT_CLEAN
 
 
-def _add_noqa(results, files, reason: Optional[str] = None) -> int:
+def _add_noqa(results, by_display, reason: Optional[str] = None) -> int:
     from attnlint.engine import read_source, write_atomically
 
     added = 0
-    by_display = {r.path: f for r, f in zip(results, files)}
+    failed = False
     for result in results:
+        if result.path not in by_display:  # a path that could not be read: nothing to add to
+            continue
         rows = {}
         for diag in result.diagnostics:
             if diag.code in ("ATN001", "ATN002", "ATN100"):  # a noqa for an unused noqa helps nobody
@@ -409,10 +731,15 @@ def _add_noqa(results, files, reason: Optional[str] = None) -> int:
         decoded = read_source(path)
         new_text = _with_noqa(path, decoded.text, rows, reason)
         if new_text != decoded.text:
-            write_atomically(path, decoded, new_text)
+            try:
+                write_atomically(path, decoded, new_text)
+            except OSError as exc:
+                print(f"attnlint: error: {result.path}: cannot add noqa: {exc.strerror or exc}", file=sys.stderr)
+                failed = True
+                continue
             added += len(rows)
     print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
-    return EXIT_CLEAN
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
 
 
 def _with_noqa(path: Path, text: str, rows, reason: Optional[str]) -> str:
@@ -465,14 +792,19 @@ def _show_rule(args, parser) -> int:
     if args.all:
         rules = registry.all_rules()
     elif args.code:
+        from attnlint.filecodes import lookup as file_code
+
+        page = file_code(args.code)
+        if page is not None:  # ATN001-ATN003: about files, not rules
+            print(json.dumps(page.record(), indent=2) if args.output_format == "json" else page.page())
+            return EXIT_CLEAN
         try:
             rules = [registry.lookup(args.code)]
         except KeyError:
             print(f"attnlint: error: unknown rule `{args.code}`; see `attnlint rules`", file=sys.stderr)
             return EXIT_ERROR
     else:
-        parser.parse_args(["rule", "--help"])
-        return EXIT_ERROR
+        _subcommands(parser)["rule"].error("a rule code is required, e.g. `attnlint rule ATN101` (or --all)")
     if args.output_format == "json":
         records = [_rule_record(r) for r in rules]
         print(json.dumps(records if args.all else records[0], indent=2))
@@ -490,13 +822,42 @@ def _server() -> int:
     return serve()
 
 
+def _verify_problem(code: str, file: Path) -> Optional[str]:
+    """Why `attnlint verify CODE FILE` cannot start, as one line; None when it can."""
+    import importlib.util
+
+    from attnlint.rules import registry
+
+    try:
+        registry.lookup(code)
+    except KeyError:
+        return f"unknown rule `{code}`; see `attnlint rules`"
+    if not file.exists():
+        return f"no such file: {file}"
+    if file.is_dir():
+        return f"{file} is a directory; verify takes one file"
+    if importlib.util.find_spec("torch") is None:
+        return f"verification runs the code, so it needs torch, which is not installed: {TORCH_HINT}"
+    return None
+
+
 def _verify(args) -> int:
+    problem = _verify_problem(args.code, args.file)
+    if problem is not None:
+        print(f"attnlint: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         from attnlint.verify import verify_fix
     except ImportError as exc:  # pragma: no cover - verify is part of the package
         print(f"attnlint: error: verification unavailable: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    source = args.file.read_text(encoding="utf-8")
+    try:
+        from attnlint.engine import read_source
+
+        source = read_source(args.file).text
+    except (OSError, ValueError) as exc:
+        print(f"attnlint: error: cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return EXIT_ERROR
     params = {}
     for item in args.param:
         key, sep, raw = item.partition("=")
@@ -515,7 +876,7 @@ def _verify(args) -> int:
             devices=tuple(args.device) if args.device else None,
         )
     except ImportError:
-        print("attnlint: error: verification needs torch: pip install 'attnlint[verify]'", file=sys.stderr)
+        print(f"attnlint: error: verification needs torch: {TORCH_HINT}", file=sys.stderr)
         return EXIT_ERROR
     ok = True
     for report in reports:

@@ -83,6 +83,10 @@ class Settings:
     unfixable: List[str] = field(default_factory=list)
     extend_safe_fixes: List[str] = field(default_factory=list)
     extend_unsafe_fixes: List[str] = field(default_factory=list)
+    # Report findings even where a `# noqa` comment silences them (--ignore-noqa).
+    ignore_noqa: bool = False
+    # Where the result cache lives (--cache-dir); None: `.attnlint_cache/` at the project root.
+    cache_dir: Optional[Path] = None
     # rule code -> option name -> value
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     # The directory paths in the config are relative to.

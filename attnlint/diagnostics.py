@@ -14,6 +14,8 @@ from typing import Optional, Tuple
 REPOSITORY_URL = "https://github.com/attnlint/attnlint"
 DOCS_HOME = f"{REPOSITORY_URL}/blob/main/docs/README.md"
 DOCS_URL = f"{REPOSITORY_URL}/blob/main/docs/rules/{{name}}.md"
+# Where ATN003 (attnlint failed on a file) asks users to report it.
+ISSUES_URL = f"{REPOSITORY_URL}/issues"
 
 
 @dataclass(frozen=True, order=True)

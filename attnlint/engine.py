@@ -9,17 +9,16 @@ Speed is designed in, because LibCST is 60-100x slower than `ast`:
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import re
-import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -29,6 +28,7 @@ from attnlint.diagnostics import (
     INTERNAL_ERROR_CODE,
     INTERNAL_ERROR_NAME,
     IO_ERROR_CODE,
+    ISSUES_URL,
     IO_ERROR_NAME,
     SYNTAX_ERROR_CODE,
     SYNTAX_ERROR_NAME,
@@ -39,8 +39,11 @@ from attnlint.diagnostics import (
     Fix,
     Position,
 )
+from attnlint.deepstack import call_with_deep_stack
+from attnlint.fileio import read_regular, write_fixed
 from attnlint.noqa import UNUSED_NOQA_CODE, NoqaMap, parse_noqa, unused_noqa
 from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
+from attnlint.parseguard import cpython_verdict
 from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
 from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
@@ -79,17 +82,20 @@ def check_source(
     settings = settings or Settings()
     rules = rules_for(path, settings)
     result = FileResult(path=path, source=source)
+    verdict = cpython_verdict(source)
     if not rules or not might_match(source, rules):
-        # Nothing can fire: only a syntax error is worth reporting, and `ast` finds it ~100x
-        # faster than LibCST. A malformed suppression is still worth a warning.
-        if apply_noqa:
+        # Nothing can fire: only a syntax error is worth reporting, and CPython finds it ~100x
+        # faster than LibCST (which is asked only when it may know newer grammar). A malformed
+        # suppression is still worth a warning.
+        if apply_noqa and not settings.ignore_noqa:
             result.warnings = parse_noqa(source).warnings
-        error = _compile_error(source)
-        if error is not None and not _parses(source):  # LibCST knows grammar newer than this Python
-            result.error = f"SyntaxError: {error.msg} at {error.lineno}:{error.offset}"
-            result.diagnostics.append(_syntax_error(path, error.msg, error.lineno, error.offset))
+        if not verdict.ok and (verdict.at_limit or not _libcst_parses(source)):
+            _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
         return result
-    noqa = parse_noqa(source) if apply_noqa else NoqaMap()
+    if verdict.at_limit:  # LibCST must never see it (it can crash the process)
+        _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
+        return result
+    noqa = parse_noqa(source) if apply_noqa and not settings.ignore_noqa else NoqaMap()
     result.warnings = noqa.warnings
     if noqa.file_exempt:
         return result
@@ -97,41 +103,47 @@ def check_source(
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        # CPython's own parser locates errors better than LibCST's; use it when it agrees.
-        error = _compile_error(source)
-        if error is not None:
-            message, line, column = error.msg, error.lineno, error.offset
+        if verdict.ok:  # valid Python that LibCST cannot read (e.g. 20,000 concatenated strings)
+            _report_internal_error(
+                result, path, f"LibCST, attnlint's parser, cannot parse this valid Python ({' '.join(exc.message.split())})"
+            )
+        elif verdict.error is not None:  # CPython's own parser locates errors better than LibCST's
+            _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
         else:
-            message, line, column = exc.message, exc.raw_line, exc.raw_column + 1
-        result.error = f"SyntaxError: {message} at {line}:{column}"
-        result.diagnostics.append(_syntax_error(path, message, line, column))
+            _report_syntax_error(result, path, exc.message, exc.raw_line, exc.raw_column + 1)
         return result
-    except (RecursionError, ValueError) as exc:
-        result.error = f"cannot parse: {exc}"
+    except (RecursionError, MemoryError, ValueError) as exc:
+        _report_internal_error(result, path, f"LibCST, attnlint's parser, failed ({type(exc).__name__}: {exc})")
         return result
     try:
-        result.diagnostics = _run_rules(module, path, rules, noqa, settings)
+        try:
+            result.diagnostics = _run_rules(module, path, rules, noqa, settings, source)
+        except RecursionError:  # deeply nested valid code: again, with room to recurse
+            result.diagnostics = call_with_deep_stack(_run_rules, module, path, rules, noqa, settings, source)
         if any(r.code == UNUSED_NOQA_CODE for r in rules):
             result.diagnostics = _with_unused_noqa(result.diagnostics, noqa, source, path, rules, settings)
     except (Exception, RecursionError) as exc:  # one file never takes the run down
-        start = Position(1, 0)
-        message = f"attnlint failed on this file ({type(exc).__name__}: {exc}); please report it"
-        result.error = message
-        result.internal_error = True
-        result.diagnostics = [
-            Diagnostic(INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, message, path, start, start, noqa_row=1)
-        ]
+        result.diagnostics = []
+        _report_internal_error(result, path, f"attnlint failed on this file ({type(exc).__name__}: {exc})")
     return result
 
 
-def _compile_error(source: str) -> Optional[SyntaxError]:
-    try:
-        compile(source, "<attnlint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return exc
-    except (ValueError, RecursionError, MemoryError):  # null bytes, absurd nesting
-        return None
-    return None
+def _report_syntax_error(
+    result: FileResult, path: str, message: str, line: Optional[int], column: Optional[int]
+) -> None:
+    result.error = f"SyntaxError: {message} at {line}:{column}"
+    result.diagnostics.append(_syntax_error(path, message, line, column))
+
+
+def _report_internal_error(result: FileResult, path: str, what: str) -> None:
+    """ATN003: attnlint could not check a file Python accepts; the other files are still checked."""
+    start = Position(1, 0)
+    message = f"{what}; the file was not checked; please report it ({ISSUES_URL})"
+    result.error = message
+    result.internal_error = True
+    result.diagnostics.append(
+        Diagnostic(INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, message, path, start, start, noqa_row=1)
+    )
 
 
 def _syntax_error(path: str, message: str, line: Optional[int], column: Optional[int]) -> Diagnostic:
@@ -150,7 +162,12 @@ def _syntax_error(path: str, message: str, line: Optional[int], column: Optional
 
 
 def _run_rules(
-    module: cst.Module, path: str, rules: Sequence[Rule], noqa: NoqaMap, settings: Settings
+    module: cst.Module,
+    path: str,
+    rules: Sequence[Rule],
+    noqa: NoqaMap,
+    settings: Settings,
+    source: Optional[str] = None,
 ) -> List[Diagnostic]:
     from attnlint.analysis import analyze_module
 
@@ -167,6 +184,8 @@ def _run_rules(
     # `unsafe_skip_copy` keeps node identity, so the reported nodes are the wrapper's nodes.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
+    if source is not None and _FORM_FEED_INDENT.search(source):
+        positions = _SourceColumns(wrapper, positions, source)
     diagnostics: List[Diagnostic] = []
     statement_spans: Optional[List[Tuple[int, int]]] = None
     for rule, ctx in contexts:
@@ -210,6 +229,40 @@ def _with_unused_noqa(
         rule = registry.by_code()[UNUSED_NOQA_CODE]
         extra.append(replace(diag, fix=_configured(diag.fix, diag.code, settings), url=rule.url()))
     return sorted(diagnostics + extra, key=lambda d: d.sort_key)
+
+
+# A form feed in a line's indentation: LibCST drops it when it regenerates the line (its code is
+# then not the source), so its columns there are one short and edits would land early.
+_FORM_FEED_INDENT = re.compile(r"^[ \t]*\f", re.MULTILINE)
+
+
+class _SourceColumns:
+    """LibCST's positions moved onto the source, for lines whose indentation LibCST rewrote
+    (form feeds): it counts columns in its own regenerated code. Lines never move."""
+
+    def __init__(self, wrapper: MetadataWrapper, positions, source: str) -> None:
+        from attnlint.sourcetext import split_lines
+
+        self._positions = positions
+        self._shift: Dict[int, Tuple[int, int]] = {}  # line -> (from column, shift)
+        generated = split_lines(wrapper.module.code)
+        for number, (ours, theirs) in enumerate(zip(split_lines(source), generated), start=1):
+            if ours != theirs and ours.lstrip(" \t\f") == theirs.lstrip(" \t\f"):
+                indent = len(theirs) - len(theirs.lstrip(" \t\f"))
+                self._shift[number] = (indent, len(ours) - len(theirs))
+
+    def _moved(self, position):
+        from libcst.metadata import CodePosition
+
+        start_column, shift = self._shift.get(position.line, (0, 0))
+        column = position.column + shift if position.column >= start_column else position.column
+        return CodePosition(position.line, column)
+
+    def __getitem__(self, node):
+        from libcst.metadata import CodeRange
+
+        span = self._positions[node]
+        return CodeRange(self._moved(span.start), self._moved(span.end))
 
 
 def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optional[Fix]:
@@ -330,6 +383,13 @@ def _apply_parsable(source: str, applicable: Sequence[Diagnostic], warnings: Lis
 
 
 def _parses(source: str) -> bool:
+    """Whether the text parses: CPython first (LibCST can crash on what CPython refuses at its
+    limits), then LibCST, which must be able to read the result of a fix."""
+    verdict = cpython_verdict(source)
+    return not verdict.at_limit and _libcst_parses(source)
+
+
+def _libcst_parses(source: str) -> bool:
     try:
         cst.parse_module(source)
     except Exception:
@@ -374,44 +434,58 @@ class DecodedFile:
     text: str
     encoding: str
     bom: bool
+    raw: Optional[bytes] = None  # the bytes read, so a write can tell whether the file changed since
 
 
 def read_source(path: Path, raw: Optional[bytes] = None) -> DecodedFile:
-    raw = path.read_bytes() if raw is None else raw
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    raw = read_regular(path) if raw is None else raw
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        text = raw.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        raise SourceDecodeError(_decode_problem(raw, exc)) from exc
     bom = encoding == "utf-8-sig"
-    text = raw.decode(encoding)
     if bom:
         encoding = "utf-8"
-    return DecodedFile(text=text, encoding=encoding, bom=bom)
+    return DecodedFile(text=text, encoding=encoding, bom=bom, raw=raw)
+
+
+class SourceDecodeError(ValueError):
+    """The bytes are not text in the encoding Python would read them with."""
+
+
+def _decode_problem(raw: bytes, exc: Exception) -> str:
+    """`not valid UTF-8 (byte 0xe9 at line 1, column 6); add a coding declaration ...`."""
+    if isinstance(exc, SyntaxError) and "unknown encoding" in str(exc):
+        return str(exc).split(" for ")[0].rstrip(":")  # `unknown encoding: klingon`
+    if isinstance(exc, SyntaxError) and "encoding problem" in str(exc):
+        return str(exc).split(" for ")[0]
+    try:
+        raw.decode(getattr(exc, "encoding", None) or "utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        name = "UTF-8" if error.encoding.replace("-", "").lower().startswith("utf8") else error.encoding
+        return (
+            f"not valid {name} (byte 0x{raw[error.start]:02x} at line {line}, byte {column}); "
+            "save it as UTF-8 or declare its encoding (`# -*- coding: latin-1 -*-`)"
+        )
+    return str(exc)
+
+
+def encode_source(decoded: DecodedFile, text: str) -> bytes:
+    data = text.encode(decoded.encoding)
+    return b"\xef\xbb\xbf" + data if decoded.bom else data
 
 
 def write_atomically(path: Path, decoded: DecodedFile, text: str) -> None:
-    """Write via a temp file in the same directory and `os.replace`: never half a file.
+    """Write `text` in the file's encoding, safely (see attnlint.fileio): never half a file, never
+    over a change made since `decoded` was read, never to a read-only file.
 
     A symbolic link is followed: its target is rewritten and the link stays a link."""
-    path = path.resolve()
-    data = text.encode(decoded.encoding)
-    if decoded.bom:
-        data = b"\xef\xbb\xbf" + data
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".attnlint-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    data = encode_source(decoded, text)
+    expected = decoded.raw if decoded.raw is not None else read_regular(path)
+    write_fixed(path, expected, data)
 
 
 @dataclass(frozen=True)
@@ -431,8 +505,10 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         from attnlint.cache import result_cache
 
         cache = result_cache(settings)
+        if settings.cache_dir is not None:  # --cache-dir (the cache keys on settings, not on place)
+            cache.directory = settings.cache_dir
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError:
             data = None  # reported below, uncached
         if data is not None:
@@ -441,9 +517,9 @@ def process_file(job: Job, settings: Settings) -> FileResult:
                 return _with_cell_map(hit) if is_notebook_path(job.path) else hit
     try:
         decoded = read_source(path, data)
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+    except (OSError, SourceDecodeError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         start = Position(1, 0)
-        message = f"cannot read the file: {exc}"
+        message = f"cannot read the file: {_describe(exc)}"
         return FileResult(
             path=job.display,
             error=message,
@@ -463,8 +539,7 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         try:
             write_atomically(path, decoded, result.fixed_source)
         except OSError as exc:
-            result.error = f"cannot write fixes: {exc}"
-            result.fixed = {}
+            return _unwritten(job, decoded, settings, exc)
     return result
 
 
@@ -476,20 +551,87 @@ def _with_cell_map(result: FileResult) -> FileResult:
     return attach_notebook(result, result.source)
 
 
+def _unwritten(job: Job, decoded: DecodedFile, settings: Settings, exc: OSError) -> FileResult:
+    """The fixes could not be written: report the file as it is on disk (its findings, unfixed)
+    and say why, so no output claims a fix that is not there."""
+    result = check_source(decoded.text, job.display, settings)
+    message = f"cannot write fixes: {_describe(exc)}"
+    start = Position(1, 0)
+    result.error = message
+    result.diagnostics.insert(0, Diagnostic(IO_ERROR_CODE, IO_ERROR_NAME, message, job.display, start, start, noqa_row=1))
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    """An OS error without the path (the report shows it already): `Permission denied`."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
+
+
 def _process_chunk(jobs: Sequence[Job], settings: Settings) -> List[FileResult]:
     return [process_file(job, settings) for job in jobs]
 
 
-def process_files(jobs: Sequence[Job], settings: Settings, workers: Optional[int] = None) -> List[FileResult]:
-    """Check (and fix) many files, over a process pool when it pays."""
+def process_files(
+    jobs: Sequence[Job],
+    settings: Settings,
+    workers: Optional[int] = None,
+    progress: Optional[Callable[[int], None]] = None,
+) -> List[FileResult]:
+    """Check (and fix) many files, over a process pool when it pays.
+
+    `progress(n)` is called as files finish with the number of files finished so far."""
+    report = progress or (lambda done: None)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers <= 1 or len(jobs) < 8:
-        return [process_file(job, settings) for job in jobs]
+        results = []
+        for job in jobs:
+            results.append(process_file(job, settings))
+            report(len(results))
+        return results
     # Chunks amortise the pickling; several chunks per worker balance uneven files.
     size = max(1, min(64, len(jobs) // (workers * 4) or 1))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    results: List[FileResult] = []
+    done: Dict[int, List[FileResult]] = {}
+
+    def finished(index: int, chunk_results: List[FileResult]) -> None:
+        done[index] = chunk_results
+        report(sum(len(r) for r in done.values()))
+
+    pending = list(range(len(chunks)))
+    while pending:
+        broken = _run_pool(chunks, pending, settings, workers, finished)
+        if not broken:
+            break
+        # A worker died (a native crash in a parser) and took every unfinished chunk with it. The
+        # culprit is among the chunks that were running or queued: check those one file per
+        # process (only the culprit is lost, as ATN003), and the rest in a fresh pool.
+        suspects, pending = broken[: workers + 1], broken[workers + 1 :]
+        for index in suspects:
+            finished(index, [process_isolated(job, settings) for job in chunks[index]])
+    return [result for index in range(len(chunks)) for result in done[index]]
+
+
+def _run_pool(chunks, indices: Sequence[int], settings: Settings, workers: int, finished) -> List[int]:
+    """Run the chunks at `indices`, passing each one's results to `finished`; the indices that broke."""
+    broken: List[int] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for chunk_result in pool.map(_process_chunk, chunks, [settings] * len(chunks)):
-            results.extend(chunk_result)
-    return results
+        futures = [(index, pool.submit(_process_chunk, chunks[index], settings)) for index in indices]
+        for index, future in futures:
+            try:
+                finished(index, future.result())
+            except BrokenProcessPool:
+                broken.append(index)
+    return broken
+
+
+def process_isolated(job: Job, settings: Settings) -> FileResult:
+    """Check one file in a process of its own: if the process dies, the file is ATN003."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(process_file, job, settings).result()
+    except BrokenProcessPool:
+        result = FileResult(path=job.display)
+        _report_internal_error(result, job.display, "attnlint's process crashed on this file")
+        return result
