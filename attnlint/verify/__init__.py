@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from attnlint.verify.entry_facts import entry_facts
 from attnlint.verify.extract import ExtractionError, extract_entry
 from attnlint.verify.recipes import RECIPE_BY_RULE_CODE, rule_code_for
 from attnlint.verify.report import Check, VerificationReport
@@ -121,35 +122,20 @@ def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) 
     if fixed_source is None or fixed_source == baseline:
         return [_harness_failure(code, "fix_applied", "the engine produced no fix for this source")]
     params = dict(kwargs.pop("params", None) or {})
-    facts = _entry_facts(baseline, entry)
-    if "causal" not in params and facts["causal"]:
-        params["causal"] = True
-    if "call" not in params and facts["qkv_function"]:
-        params["call"] = "qkv"  # `def attention(q, k, v, ...)`: call it with q, k, v
+    params = params_from_facts(entry_facts([baseline, fixed_source], entry), params)
     return verify(code, baseline, fixed_source, entry=entry, params=params, **kwargs)
 
 
-def _entry_facts(source: str, entry: str) -> Dict[str, bool]:
-    """What the analysis knows about the entry: a causal mask (triu/tril) applied inside it, and
-    whether it is a function taking queries, keys and values first."""
-    import libcst as cst
-
-    from attnlint.analysis import analyze_module
-    from attnlint.analysis.values import KEY, QUERY, VALUE
-
-    analysis = analyze_module(cst.parse_module(source))
-    facts = {"causal": False, "qkv_function": False}
-    for function in analysis.functions:
-        if function.class_name != entry and function.name != entry:
-            continue
-        for site in list(function.fill_sites) + list(function.mask_uses):
-            mask = site.mask.mask
-            if mask is not None and mask.origin == "causal":
-                facts["causal"] = True
-        if function.class_name is None and function.name == entry:
-            roles = [value.role for value in list(function.params.values())[:3]]
-            facts["qkv_function"] = roles == [QUERY, KEY, VALUE]
-    return facts
+def params_from_facts(facts: Mapping[str, Any], params: Mapping[str, Any]) -> Dict[str, Any]:
+    """Recipe params from what the analysis knows about the entry; the caller's params win."""
+    out = dict(params)
+    if "causal" not in out and facts["causal"]:
+        out["causal"] = True
+    if "call" not in out and facts["qkv_function"]:
+        out["call"] = "qkv"  # `def attention(q, k, v, ...)`: call it with q, k, v
+    if "mask_format" not in out and facts["mask_format"]:
+        out["mask_format"] = dict(facts["mask_format"])
+    return out
 
 
 def _harness_failure(rule_code: str, name: str, detail: str) -> VerificationReport:
