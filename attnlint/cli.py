@@ -3,7 +3,7 @@
     attnlint [check] [PATHS]...     lint (the default command)
     attnlint rules                  list the rules
     attnlint rule ATN103            print a rule's page
-    attnlint verify ATN103 FILE     run a rule's fix and prove it against a reference kernel
+    attnlint verify FILE[::ENTRY]   prove every fix in FILE by running it against a reference kernel
 
 Exit codes: 0 clean (or everything fixed), 1 findings remain (or --diff has a diff),
 2 usage, configuration or internal error.
@@ -96,11 +96,22 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    verify = sub.add_parser("verify", help="apply a rule's fix to a file and prove it by running it (needs torch)")
-    verify.add_argument("code", help="rule code, e.g. ATN103")
-    verify.add_argument("file", type=Path, help="a file with the buggy code")
-    verify.add_argument("--entry", required=True, help="the class or function to run, e.g. SelfAttentionV1")
-    verify.add_argument("--device", action="append", help="cpu or cuda (default: cpu, and cuda when present)")
+    # attnlint verify: arguments only; the logic is attnlint.verify.command.
+    verify = sub.add_parser("verify", help="prove each fix by running the original and the fixed code (needs torch)")
+    verify.add_argument(
+        "targets",
+        nargs="+",
+        metavar="[CODE] PATH[::ENTRY]",
+        help="files or directories; FILE::Name verifies one class or function; a leading rule code selects that rule",
+    )
+    verify.add_argument("--entry", help="the class or function to run (default: every one holding a finding)")
+    verify.add_argument("--device", action="append", help="cpu,cuda (default: cpu, and cuda when present)")
+    verify.add_argument("--dtype", help="e.g. float32,bfloat16 (default: each device's own list)")
+    verify.add_argument("--init", help='constructor arguments as JSON, e.g. \'{"d_model": 64}\'')
+    verify.add_argument("--report", type=Path, help="write a self-contained HTML page with diffs and heat maps")
+    verify.add_argument("--output-format", choices=("text", "json"), default="text")
+    verify.add_argument("--timeout", type=float, help="seconds per finding (default 180)")
+    verify.add_argument("--config", type=Path, help="pyproject.toml to use instead of the closest one")
     verify.add_argument(
         "--param",
         action="append",
@@ -390,37 +401,24 @@ def _show_rule(args, parser) -> int:
 
 
 def _verify(args) -> int:
+    from attnlint.verify import command
+
     try:
-        from attnlint.verify import verify_fix
-    except ImportError as exc:  # pragma: no cover - verify is part of the package
-        print(f"attnlint: error: verification unavailable: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    source = args.file.read_text(encoding="utf-8")
-    params = {}
-    for item in args.param:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--param takes KEY=VALUE, not {item!r}")
-        try:
-            params[key] = json.loads(raw)
-        except ValueError:
-            params[key] = raw  # a bare string
-    try:
-        reports = verify_fix(
-            args.code.upper(),
-            source,
+        return command.run(
+            args.targets,
             entry=args.entry,
-            params=params,
-            devices=tuple(args.device) if args.device else None,
+            devices=",".join(args.device) if args.device else None,
+            dtypes=args.dtype,
+            init=args.init,
+            params=command.parse_params(args.param),
+            report=args.report,
+            output_format=args.output_format,
+            timeout_s=args.timeout,
+            config=args.config,
         )
-    except ImportError:
-        print("attnlint: error: verification needs torch: pip install 'attnlint[verify]'", file=sys.stderr)
+    except FileNotFoundError as exc:
+        print(f"attnlint: error: no such file or directory: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    ok = True
-    for report in reports:
-        print(report.summary() if hasattr(report, "summary") else report)
-        ok = ok and report.ok
-    return EXIT_CLEAN if ok else EXIT_FINDINGS
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,11 +18,12 @@ CUDA out of the caller's process.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from attnlint.verify.entry_facts import entry_facts
 from attnlint.verify.extract import ExtractionError, extract_entry
-from attnlint.verify.recipes import RECIPE_BY_RULE_CODE, rule_code_for
+from attnlint.verify.recipes import recipe_for, rule_code_for
 from attnlint.verify.report import Check, VerificationReport
 from attnlint.verify.runner import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_TIMEOUT_S, run_child
 
@@ -37,6 +38,8 @@ __all__ = [
 
 def supported_rules() -> List[str]:
     """Rule codes that have a verification recipe."""
+    from attnlint.verify.recipes import RECIPE_BY_RULE_CODE
+
     return sorted(RECIPE_BY_RULE_CODE)
 
 
@@ -54,6 +57,45 @@ def verify(
 ) -> List[VerificationReport]:
     """Run rule ``rule_code``'s recipe on the buggy and the fixed source; one report per device/dtype.
 
+    See :func:`verify_run` (which also returns the attention-weight pictures).
+    """
+    return verify_run(
+        rule_code,
+        buggy_source,
+        fixed_source,
+        entry=entry,
+        params=params,
+        devices=devices,
+        dtypes=dtypes,
+        seed=seed,
+        timeout_s=timeout_s,
+    ).reports
+
+
+@dataclass
+class VerificationRun:
+    """One child run: the reports, and (when asked for) the attention weights to draw."""
+
+    reports: List[VerificationReport]
+    pictures: Optional[Dict[str, Any]] = None
+
+
+def verify_run(
+    rule_code: str,
+    buggy_source: str,
+    fixed_source: str,
+    *,
+    entry: str,
+    params: Optional[Mapping[str, Any]] = None,
+    devices: Optional[Sequence[str]] = None,
+    dtypes: Optional[Mapping[str, Sequence[str]]] = None,
+    seed: int = 0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    pictures: bool = False,
+    memory_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
+) -> VerificationRun:
+    """Run rule ``rule_code``'s recipe on the buggy and the fixed source; one report per device/dtype.
+
     ``entry`` names the top-level class (or function) under test; only it and the top-level
     statements it uses are run (see :mod:`attnlint.verify.extract`). ``params`` are recipe options
     (for ATN103: ``init_kwargs``, ``projections``, ``weight_layout``, ``d_in``, ``causal``,
@@ -66,10 +108,10 @@ def verify(
         original = extract_entry(buggy_source, entry)
         fixed = extract_entry(fixed_source, entry)
     except ExtractionError as exc:
-        return [_harness_failure(code, "extract_entry", str(exc))]
+        return VerificationRun([_harness_failure(code, "extract_entry", str(exc))])
     request: Dict[str, Any] = {
         "rule_code": code,
-        "recipe": RECIPE_BY_RULE_CODE[code],
+        "recipe": recipe_for(code),
         "original_source": original,
         "fixed_source": fixed,
         "entry": entry,
@@ -80,21 +122,23 @@ def verify(
         "limits": {
             # Wall-clock is enforced by the parent; CPU seconds catch a child that outlives it.
             "cpu_seconds": int(max(60.0, 4 * timeout_s)),
-            "memory_bytes": DEFAULT_MEMORY_LIMIT_BYTES,
+            "memory_bytes": int(memory_bytes),
         },
+        "pictures": bool(pictures),
     }
     result = run_child(request, timeout_s=timeout_s)
     if result.reply is None:
         detail = result.error or "no reply"
         if result.stderr_tail.strip():
             detail += " | stderr: " + result.stderr_tail.strip().splitlines()[-1][:300]
-        return [_harness_failure(code, "child_process", detail)]
+        return VerificationRun([_harness_failure(code, "child_process", detail)])
     if "error" in result.reply:
-        return [_harness_failure(code, "child_process", str(result.reply["error"]))]
+        return VerificationRun([_harness_failure(code, "child_process", str(result.reply["error"]))])
     reports = [VerificationReport.from_dict(report) for report in result.reply.get("reports", [])]
     if not reports:  # e.g. a device with no dtypes to run: no evidence must never read as success
-        return [_harness_failure(code, "no_evidence", f"nothing was run for devices={devices!r}, dtypes={dtypes!r}")]
-    return reports
+        failure = _harness_failure(code, "no_evidence", f"nothing was run for devices={devices!r}, dtypes={dtypes!r}")
+        return VerificationRun([failure])
+    return VerificationRun(reports, result.reply.get("pictures"))
 
 
 def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) -> List[VerificationReport]:
