@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     unsafe.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument(
+        "--verify", action="store_true", help="with --fix/--diff: apply only fixes proven by running them (needs torch)"
+    )
     check.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
     check.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
     check.add_argument("--statistics", action="store_true", help="count findings by rule")
@@ -195,10 +198,11 @@ def _check(args) -> int:
             fix=fixing,
             write=fixing and not args.diff,
             use_cache=not args.no_cache and not args.add_noqa,
+            fix_gate=_verify_gate() if args.verify and fixing else None,
         )
         for f in files
     ]
-    results = engine.process_files(jobs, settings, workers=args.jobs)
+    results = engine.process_files(jobs, settings, workers=1 if args.verify else args.jobs)
 
     if args.add_noqa:
         return _add_noqa(results, files)
@@ -398,6 +402,12 @@ def _show_rule(args, parser) -> int:
     else:
         print("\n\n".join(render_rule_page(r) for r in rules))
     return EXIT_CLEAN
+
+
+def _verify_gate():
+    from attnlint.verify.gate import verified_fixes
+
+    return verified_fixes
 
 
 def _verify(args) -> int:

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from attnlint.verify.session import FindingVerdict
 
 NAN_COLOUR = "#ff00ff"
-CELL = 22  # pixels per weight
+CELL = 26  # pixels per weight
 
 
 def weight_colour(value: float) -> str:
@@ -37,7 +37,8 @@ def heatmap_svg(rows: Optional[Sequence[Sequence[float]]], title: str, note: str
             f'class="heatmap empty" role="img"><title>{_esc(title)}</title>'
             f'<rect x="20" y="30" width="{7 * CELL}" height="{7 * CELL}" fill="#eeeeee" stroke="#999"/>'
             f'<text x="24" y="20" font-size="12">{_esc(title)}</text>'
-            f'<text x="24" y="{30 + 3.5 * CELL}" font-size="11" fill="#a00">{_esc(note[:40] or "no weights")}</text>'
+            f'<text x="{20 + 3.5 * CELL}" y="{30 + 3.5 * CELL}" font-size="13" fill="#a00" text-anchor="middle">'
+            f'{"raised" if note else "no weights"}</text>'
             "</svg>"
         )
     n_q, n_k = len(rows), len(rows[0])
@@ -73,6 +74,24 @@ def _pictures(finding: FindingVerdict) -> Dict[str, Any]:
     return {"unavailable": None, "maps": maps, "input": pictures.get("input"), "batch": pictures.get("batch_index")}
 
 
+def diff_lines(diff: str) -> List[tuple]:
+    """(kind, text) per line of a unified diff: add, del, hunk or context."""
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        else:
+            kind = "context"
+        out.append((kind, line))
+    return out
+
+
 def render_report(findings: Sequence[FindingVerdict], *, title: str = "attnlint verify") -> str:
     import jinja2
 
@@ -85,7 +104,7 @@ def render_report(findings: Sequence[FindingVerdict], *, title: str = "attnlint 
         lstrip_blocks=True,
     )
     template = env.get_template("verify_report.html.j2")
-    items = [{"f": f, "runs": f.runs(), "pictures": _pictures(f)} for f in findings]
+    items = [{"f": f, "runs": f.runs(), "pictures": _pictures(f), "diff_lines": diff_lines(f.diff)} for f in findings]
     counts: Dict[str, int] = {}
     for f in findings:
         counts[f.verdict] = counts.get(f.verdict, 0) + 1

@@ -268,27 +268,63 @@ def _verify_group(source, display, settings, options, code, owner, members, para
             f"{display} (after {code}'s fix)",
         )
     )
-    run_params = dict(params)
-    init = options.init_for(owner)
-    if init:
-        run_params["init_kwargs"] = {**init, **run_params.get("init_kwargs", {})}
-    run_params = params_from_facts(entry_facts([baseline, fixed], owner), run_params)
-    run = verify_run(
-        code,
-        baseline,
-        fixed,
-        entry=owner,
-        params=run_params,
-        devices=options.devices,
-        dtypes=options.dtypes_by_device(),
-        timeout_s=options.timeout_s,
-        memory_bytes=options.memory_bytes,
-        pictures=pictures,
-    )
+
+    def run_on(name: str):
+        run_params = dict(params)
+        init = options.init_for(name)
+        if init:
+            run_params["init_kwargs"] = {**init, **run_params.get("init_kwargs", {})}
+        run_params = params_from_facts(entry_facts([baseline, fixed], name), run_params)
+        return verify_run(
+            code,
+            baseline,
+            fixed,
+            entry=name,
+            params=run_params,
+            devices=options.devices,
+            dtypes=options.dtypes_by_device(),
+            timeout_s=options.timeout_s,
+            memory_bytes=options.memory_bytes,
+            pictures=pictures,
+        )
+
+    run = run_on(owner)
+    if _needs_module(run.reports):
+        # A helper function (`def attend(q, k, v)`) whose recipe needs a module: prove the fix
+        # through the first class in the file that calls it, which is how the helper is used.
+        caller = next(iter(calling_classes(baseline, owner)), None)
+        if caller is not None:
+            run = run_on(caller)
+            for finding in members:
+                finding.entry = f"{caller} (via {owner})"
     verdict, reason = combine(run.reports, members[0].applicability)
     for finding in members:
         finding.verdict, finding.reason = verdict, reason
         finding.reports, finding.diff, finding.pictures = run.reports, diff, run.pictures
+
+
+def _needs_module(reports: Sequence[Any]) -> bool:
+    return any(c.name == "build_modules" and "needs an nn.Module class" in c.detail for r in reports for c in r.checks)
+
+
+def calling_classes(source: str, function: str) -> List[str]:
+    """Top-level classes whose body names ``function``, in file order."""
+    names = []
+    for stmt in cst.parse_module(source).body:
+        if isinstance(stmt, cst.ClassDef):
+            finder = _NameFinder(function)
+            stmt.visit(finder)
+            if finder.found:
+                names.append(stmt.name.value)
+    return names
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name, self.found = name, False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value == self.name
 
 
 def rule_fix_pair(source: str, display: str, settings: Any, code: str) -> Tuple[str, str]:
