@@ -52,15 +52,42 @@ def recorded_weights() -> Iterator[List[torch.Tensor]]:
             seen.append(_sdpa_weights(q, k, attn_mask, is_causal, scale))
         return out
 
-    torch.Tensor.softmax, torch.softmax, F.scaled_dot_product_attention = (
-        tensor_softmax_recorded,
-        torch_softmax_recorded,
-        sdpa_recorded,
-    )
+    def used(weights: Any) -> None:
+        # What multiplies the values is what the entry attends with: a softmax followed by
+        # `masked_fill`/`nan_to_num`/`where` is drawn as it is used, not as the softmax returned it.
+        if seen and isinstance(weights, torch.Tensor) and weights.shape == seen[-1].shape:
+            seen[-1] = weights.detach().to(torch.float64).cpu()
+
+    def matmul_recorded(self, other):
+        used(self)
+        return tensor_matmul(self, other)
+
+    def torch_matmul_recorded(a, b, *args, **kwargs):
+        used(a)
+        return torch_matmul(a, b, *args, **kwargs)
+
+    def einsum_recorded(equation, *operands, **kwargs):
+        for operand in operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands:
+            used(operand)
+        return einsum(equation, *operands, **kwargs)
+
+    tensor_matmul, torch_matmul, einsum = torch.Tensor.__matmul__, torch.matmul, torch.einsum
+    patches = {
+        (torch.Tensor, "softmax"): tensor_softmax_recorded,
+        (torch, "softmax"): torch_softmax_recorded,
+        (F, "scaled_dot_product_attention"): sdpa_recorded,
+        (torch.Tensor, "__matmul__"): matmul_recorded,
+        (torch, "matmul"): torch_matmul_recorded,
+        (torch, "einsum"): einsum_recorded,
+    }
+    saved = {key: getattr(*key) for key in patches}
+    for (owner, name), replacement in patches.items():
+        setattr(owner, name, replacement)
     try:
         yield seen
     finally:
-        torch.Tensor.softmax, torch.softmax, F.scaled_dot_product_attention = tensor_softmax, torch_softmax, sdpa
+        for (owner, name), value in saved.items():
+            setattr(owner, name, value)
 
 
 def _sdpa_weights(q, k, attn_mask, is_causal, scale) -> torch.Tensor:
