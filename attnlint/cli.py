@@ -429,6 +429,9 @@ def _verify(args) -> int:
     except FileNotFoundError as exc:
         print(f"attnlint: error: no such file or directory: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except ImportError:
+        print("attnlint: error: verification needs torch: pip install 'attnlint[verify]'", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

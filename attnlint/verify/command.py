@@ -11,7 +11,9 @@ every finding asked for is verified (or equivalent), 1 otherwise, 2 for usage er
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, TextIO
@@ -28,10 +30,14 @@ def split_rule_and_targets(targets: Sequence[str]) -> tuple:
     from attnlint.rules import registry
 
     names = {r.code for r in registry.all_rules()} | {r.name for r in registry.all_rules()}
-    if len(targets) > 1 and targets[0] not in ("", ".") and not Path(targets[0]).exists():
-        if targets[0].upper() in names or targets[0] in names:
+    first = targets[0] if targets else ""
+    if len(targets) > 1 and not Path(first).exists():
+        if first.upper() in names or first in names:
             by_name = {r.name: r.code for r in registry.all_rules()}
-            return by_name.get(targets[0], targets[0].upper()), list(targets[1:])
+            return by_name.get(first, first.upper()), list(targets[1:])
+        if re.fullmatch(r"[A-Za-z]+[0-9]+", first):
+            known = ", ".join(sorted(r.code for r in registry.all_rules()))
+            raise ConfigError(f"unknown rule {first!r}; known: {known}")
     return None, list(targets)
 
 
@@ -54,6 +60,8 @@ def run(
     from attnlint.discovery import collect_files
 
     rule, targets = split_rule_and_targets(targets)
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError("verification needs torch")
     files: List[tuple] = []
     for target in targets:
         path, target_entry = parse_target(target)

@@ -23,6 +23,7 @@ child timed out; the reason says what would make it work).
 from __future__ import annotations
 
 import difflib
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,9 @@ class FindingVerdict:
                     "verdict": _report_verdict(report, self.applicability),
                     "max_error": error,
                     "bound": bound,
+                    # CUDA: each SDPA backend's own error on the witness, in this dtype (context
+                    # for the fixed code's error; fused kernels keep fp32 intermediates).
+                    "sdpa_backends": sdpa_backend_errors(report.measurements),
                     "failed_checks": [{"name": c.name, "detail": c.detail} for c in report.failed_checks()],
                     "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in report.checks],
                 }
@@ -92,8 +96,31 @@ class FindingVerdict:
             "fix_applicability": self.applicability,
             "verdict": self.verdict,
             "reason": self.reason,
-            "runs": [{k: v for k, v in run.items() if k != "checks"} for run in self.runs()],
+            "runs": [
+                {
+                    k: ({b: _json_number(e) for b, e in v.items()} if k == "sdpa_backends" else _json_number(v))
+                    for k, v in run.items()
+                    if k != "checks"
+                }
+                for run in self.runs()
+            ],
         }
+
+
+def _json_number(value: Any) -> Any:
+    """JSON has no NaN or infinity: a fixed output that is NaN reads as the string "nan"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def sdpa_backend_errors(measurements: Dict[str, float]) -> Dict[str, float]:
+    out: Dict[str, float] = {}
+    for key, value in measurements.items():
+        if key.startswith("sdpa_") and key.endswith("_max_error"):
+            backend = key[len("sdpa_") :].split("_", 1)[0]
+            out[backend] = max(out.get(backend, value), value)
+    return out
 
 
 def _backend(device: str) -> str:
