@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--entry", help="the class or function to run (default: every one holding a finding)")
     verify.add_argument("--device", action="append", help="cpu,cuda (default: cpu, and cuda when present)")
     verify.add_argument("--dtype", help="e.g. float32,bfloat16 (default: each device's own list)")
-    verify.add_argument("--init", help='constructor arguments as JSON, e.g. \'{"d_model": 64}\'')
+    verify.add_argument("--init", help="constructor arguments as JSON, e.g. '{\"d_model\": 64}'")
     verify.add_argument("--report", type=Path, help="write a self-contained HTML page with diffs and heat maps")
     verify.add_argument("--output-format", choices=("text", "json"), default="text")
     verify.add_argument("--timeout", type=float, help="seconds per finding (default 180)")

@@ -139,9 +139,7 @@ def render_table(findings: Sequence[FindingVerdict]) -> str:
         return "No fixable findings to verify.\n"
     rows = [("location", "rule", "entry", "verdict", "device/dtype: max error / bound", "reason")]
     for f in findings:
-        runs = "; ".join(
-            f"{r['device']}/{r['dtype']}: {_num(r['max_error'])} / {_num(r['bound'])}" for r in f.runs()
-        )
+        runs = "; ".join(f"{r['device']}/{r['dtype']}: {_num(r['max_error'])} / {_num(r['bound'])}" for r in f.runs())
         reason = "" if f.passed else f.reason
         rows.append(
             (f"{f.filename}:{f.row}:{f.column}", f.code, f.entry or "-", SYMBOL.get(f.verdict, f.verdict), runs, reason)
@@ -149,7 +147,9 @@ def render_table(findings: Sequence[FindingVerdict]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = []
     for row in rows:
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + ("  " + row[5] if row[5] else ""))
+        lines.append(
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + ("  " + row[5] if row[5] else "")
+        )
     counts: Dict[str, int] = {}
     for f in findings:
         counts[f.verdict] = counts.get(f.verdict, 0) + 1

@@ -38,7 +38,7 @@ def heatmap_svg(rows: Optional[Sequence[Sequence[float]]], title: str, note: str
             f'<rect x="20" y="30" width="{7 * CELL}" height="{7 * CELL}" fill="#eeeeee" stroke="#999"/>'
             f'<text x="24" y="20" font-size="12">{_esc(title)}</text>'
             f'<text x="{20 + 3.5 * CELL}" y="{30 + 3.5 * CELL}" font-size="13" fill="#a00" text-anchor="middle">'
-            f'{"raised" if note else "no weights"}</text>'
+            f"{'raised' if note else 'no weights'}</text>"
             "</svg>"
         )
     n_q, n_k = len(rows), len(rows[0])

@@ -108,8 +108,7 @@ class ConfigNamespace(types.SimpleNamespace):
     def __getattr__(self, key: str) -> Any:
         # Only reached for names not set: a clear error naming what to pass.
         raise AttributeError(
-            f"the configuration has no {key!r}: give it with --init '{{\"{key}\": ...}}' "
-            "or [tool.attnlint.verify] init"
+            f"the configuration has no {key!r}: give it with --init '{{\"{key}\": ...}}' or [tool.attnlint.verify] init"
         )
 
 
@@ -152,7 +151,7 @@ def build_config(annotation: Any, name: str, given: Mapping[str, Any]) -> Any:
         if missing:
             raise CannotBuild(
                 f"{annotation.__name__} (the {name!r} argument) needs {', '.join(missing)}: give them with "
-                f"--init '{{\"{name}\": {{\"{missing[0]}\": ...}}}}' or [tool.attnlint.verify] init"
+                f'--init \'{{"{name}": {{"{missing[0]}": ...}}}}\' or [tool.attnlint.verify] init'
             )
         return annotation(**kwargs)
     if isinstance(annotation, type) and annotation.__name__.endswith("Config"):

@@ -128,7 +128,9 @@ def attention_pictures(request: Mapping[str, Any]) -> Dict[str, Any]:
     original, fixed = entries.original, entries.fixed
     if entries.is_module:
         original, fixed = original.to(dtype), fixed.to(dtype)
-    trial = Trial(request.get("rule_code", ""), "cpu", "float64", dtype, seed, params, original, fixed, entries.is_module)
+    trial = Trial(
+        request.get("rule_code", ""), "cpu", "float64", dtype, seed, params, original, fixed, entries.is_module
+    )
     try:
         protocol = _masking.find_protocol(original, params, needs_mask=False)
         if protocol.mask_arg is not None or protocol.call == "qkv":
@@ -156,7 +158,9 @@ def attention_pictures(request: Mapping[str, Any]) -> Dict[str, Any]:
                 return _score_softmax.attention_from_params(original, x, spec, dtype)
 
     except Exception as exc:  # noqa: BLE001 - e.g. a loss function: no attention to draw
-        return {"unavailable": f"no attention weights to draw: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}
+        return {
+            "unavailable": f"no attention weights to draw: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        }
 
     result: Dict[str, Any] = {"input": described}
     recorded: Dict[str, Optional[torch.Tensor]] = {}
@@ -190,5 +194,3 @@ def _most_different_batch(a: Optional[torch.Tensor], b: Optional[torch.Tensor]) 
     diff = torch.where(one_nan, float("inf"), (a - b).abs().nan_to_num(nan=0.0))
     per_batch = diff.flatten(1).max(dim=1).values
     return int(per_batch.argmax())
-
-

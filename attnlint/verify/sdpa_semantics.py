@@ -73,7 +73,9 @@ def measure(device: str, dtypes: Optional[Sequence[str]] = None) -> List[Dict[st
                 else:
                     answer = "other"
                 grads = [t.grad for t in (q, k, v)]
-                row.update(answer=answer, grad_finite=all(g is not None and bool(torch.isfinite(g).all()) for g in grads))
+                row.update(
+                    answer=answer, grad_finite=all(g is not None and bool(torch.isfinite(g).all()) for g in grads)
+                )
                 rows.append(row)
     return rows
 
@@ -96,14 +98,18 @@ def fully_masked_rows_are_zero(rows: Sequence[Dict[str, Any]]) -> bool:
 def render(rows: Sequence[Dict[str, Any]]) -> str:
     lines = [f"{'device':6} {'backend':10} {'dtype':9} {'mask':5} {'answer':12} grad finite"]
     for r in rows:
-        lines.append(f"{r['device']:6} {r['backend']:10} {r['dtype']:9} {r['mask']:5} {r['answer']:12} {r['grad_finite']}")
+        lines.append(
+            f"{r['device']:6} {r['backend']:10} {r['dtype']:9} {r['mask']:5} {r['answer']:12} {r['grad_finite']}"
+        )
     return "\n".join(lines)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import torch
 
-    parser = argparse.ArgumentParser(prog="python -m attnlint.verify.sdpa_semantics", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m attnlint.verify.sdpa_semantics", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--device", action="append", help="cpu, cuda (default: cpu, and cuda when present)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)

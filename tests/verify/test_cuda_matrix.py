@@ -49,7 +49,10 @@ def test_sdpa_backend_meets_flash_attention_rule(backend, dtype_name, causal):
     dtype = getattr(torch, dtype_name)
     generator = torch.Generator().manual_seed(0)
     shape = (2, 4, 128, 64)
-    leaves = [torch.randn(shape, generator=generator, dtype=torch.float64).to("cuda", dtype).requires_grad_(True) for _ in range(3)]
+    leaves = [
+        torch.randn(shape, generator=generator, dtype=torch.float64).to("cuda", dtype).requires_grad_(True)
+        for _ in range(3)
+    ]
     upstream = torch.randn(shape, generator=generator, dtype=torch.float64).to("cuda")
     with exact_fp32_matmul():
         try:
@@ -81,7 +84,15 @@ def test_fully_masked_row_answer_table():
 
     rows = measure("cuda")
     print("\n" + render(rows))
-    print(json.dumps([[r["device"], r["backend"], r["dtype"], r["mask"], r["answer"], r["grad_finite"]] for r in rows if r["answer"] != "unsupported"]))
+    print(
+        json.dumps(
+            [
+                [r["device"], r["backend"], r["dtype"], r["mask"], r["answer"], r["grad_finite"]]
+                for r in rows
+                if r["answer"] != "unsupported"
+            ]
+        )
+    )
     print(f"fully masked rows are 0 on CUDA: {fully_masked_rows_are_zero(rows)}")
     ran = [r for r in rows if r["answer"] != "unsupported"]
     assert any(r["backend"] == "math" for r in ran), "the math backend must run everywhere"
@@ -103,6 +114,11 @@ def test_verify_examples_on_cuda():
     )
     records = json.loads(proc.stdout)
     for record in records:
-        print(record["code"], record["entry"], record["verdict"], [(r["dtype"], r["max_error"], r["bound"]) for r in record["runs"]])
+        print(
+            record["code"],
+            record["entry"],
+            record["verdict"],
+            [(r["dtype"], r["max_error"], r["bound"]) for r in record["runs"]],
+        )
     assert all(record["verdict"] in ("verified", "equivalent") for record in records), proc.stdout
     assert {r["dtype"] for record in records for r in record["runs"]} == set(DTYPES)

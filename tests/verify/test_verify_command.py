@@ -34,7 +34,9 @@ def by_entry(records):
 
 @pytest.fixture(scope="module")
 def user_styles():
-    proc = attnlint("verify", str(DATA / "user_styles.py"), "--device", "cpu", "--dtype", "float32", "--output-format", "json")
+    proc = attnlint(
+        "verify", str(DATA / "user_styles.py"), "--device", "cpu", "--dtype", "float32", "--output-format", "json"
+    )
     return proc, json.loads(proc.stdout)
 
 
@@ -92,7 +94,9 @@ def test_init_from_pyproject(tmp_path):
 
 def test_einops_style():
     pytest.importorskip("einops")
-    proc = attnlint("verify", str(DATA / "einops_style.py"), "--device", "cpu", "--dtype", "float32", "--output-format", "json")
+    proc = attnlint(
+        "verify", str(DATA / "einops_style.py"), "--device", "cpu", "--dtype", "float32", "--output-format", "json"
+    )
     (record,) = json.loads(proc.stdout)
     assert (record["entry"], record["verdict"]) == ("EinopsAttention", "verified"), record
     assert proc.returncode == 0
@@ -132,7 +136,16 @@ def test_wrong_fix_fails_verification(monkeypatch, capsys):
 
     wrong_scale_fixer(monkeypatch)
     code = main(
-        ["verify", str(EXAMPLES / "multihead_attention.py"), "--device", "cpu", "--dtype", "float64", "--output-format", "json"]
+        [
+            "verify",
+            str(EXAMPLES / "multihead_attention.py"),
+            "--device",
+            "cpu",
+            "--dtype",
+            "float64",
+            "--output-format",
+            "json",
+        ]
     )
     (record,) = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "failed", record
@@ -145,10 +158,14 @@ def test_fix_verify_refuses_a_wrong_fix_and_applies_the_right_ones(monkeypatch, 
 
     for name in ("multihead_attention.py", "causal_attention.py"):
         shutil.copy(EXAMPLES / name, tmp_path / name)
-    (tmp_path / "pyproject.toml").write_text("[tool.attnlint]\n[tool.attnlint.verify]\ndevice = ['cpu']\ndtype = ['float32']\n")
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.attnlint]\n[tool.attnlint.verify]\ndevice = ['cpu']\ndtype = ['float32']\n"
+    )
     wrong_scale_fixer(monkeypatch)
     monkeypatch.chdir(tmp_path)
-    main(["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "multihead_attention.py", "causal_attention.py"])
+    main(
+        ["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "multihead_attention.py", "causal_attention.py"]
+    )
     err = capsys.readouterr().err
     assert (tmp_path / "multihead_attention.py").read_text() == (EXAMPLES / "multihead_attention.py").read_text()
     assert "ATN101 fix not applied: verification failed" in err
@@ -204,9 +221,17 @@ def test_report_shows_heat_maps_in_a_browser(report, tmp_path):
 
     shot = tmp_path / "shot.png"
     subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1000,2600",
-         "--force-device-scale-factor=0.5",
-         f"--screenshot={shot}", report.as_uri()],
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1000,2600",
+            "--force-device-scale-factor=0.5",
+            f"--screenshot={shot}",
+            report.as_uri(),
+        ],
         capture_output=True,
         timeout=120,
         env={**os.environ, "HOME": str(tmp_path)},
@@ -220,3 +245,25 @@ def test_report_shows_heat_maps_in_a_browser(report, tmp_path):
     assert magenta >= 0.8 * 49 * cell, magenta
     # Weights near 1 are dark blue: ATN101's maps (query 0 of a causal mask attends only to key 0).
     assert dark_blue >= 3 * 0.8 * cell, dark_blue
+
+
+def test_a_missing_device_is_not_run_not_verified():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    proc = attnlint(
+        "verify",
+        str(EXAMPLES / "multihead_attention.py"),
+        "--device",
+        "cpu,cuda",
+        "--dtype",
+        "float32",
+        "--output-format",
+        "json",
+    )
+    (record,) = json.loads(proc.stdout)
+    assert record["verdict"] == "not-run", record
+    assert "CUDA" in record["reason"]
+    assert [(r["device"], r["verdict"]) for r in record["runs"]] == [("cpu", "verified"), ("cuda", "not-run")]
+    assert proc.returncode == 1

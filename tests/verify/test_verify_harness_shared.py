@@ -93,4 +93,6 @@ def test_pictures_record_the_weights_as_used():
         F.scaled_dot_product_attention(q, q, q, is_causal=True)
     assert torch.allclose(seen[-1][0, 0].sum(-1), torch.ones(3, dtype=torch.float64))
     assert seen[-1][0, 0, 0, 1] == 0  # causal: query 0 sees key 0 only
-    assert torch.Tensor.softmax is not None and F.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+    assert (
+        torch.Tensor.softmax is not None and F.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+    )

@@ -72,7 +72,9 @@ MASK_FORMATS = ("key_padding", "attention_mask", "keep", "sdpa_keep")
 Context = Trial
 
 
-def run_recipe(request: Mapping[str, Any], rule_code: str, verify_on: Callable[[Context], None]) -> List[Dict[str, Any]]:
+def run_recipe(
+    request: Mapping[str, Any], rule_code: str, verify_on: Callable[[Context], None]
+) -> List[Dict[str, Any]]:
     """Load both sources, then run ``verify_on`` once per device and dtype; one report dict each."""
     return run_trials(request, rule_code, verify_on)
 

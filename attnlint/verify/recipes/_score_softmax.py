@@ -68,11 +68,8 @@ from attnlint.verify.recipes._harness import (  # noqa: F401 - re-exported for t
 )
 from attnlint.verify.recipes._harness import run_trials as _run_trials
 from attnlint.verify.tolerance import (
-    DTYPES_BY_DEVICE,
     Comparison,
     bit_identical,
-    dtype_from_name,
-    exact_fp32_matmul,
     flash_rule,
     max_abs_diff,
 )
