@@ -22,7 +22,7 @@ def verified_fixes(source: str, path: str, settings) -> Callable[[str, Diagnosti
     options = load_verify_options(Path(path).resolve().parent, settings.config_path)
     findings = [
         f
-        for f in verify_source(source, path, settings, options)
+        for f in verify_source(source, path, settings, options, progress=_progress)
         if settings.fix_allowed(f.code, _applicability(f.applicability))
     ]
     verdicts: Dict[Tuple[str, str], bool] = {}
@@ -44,6 +44,12 @@ def verified_fixes(source: str, path: str, settings) -> Callable[[str, Diagnosti
         return owner is not None and verdicts.get((diagnostic.code, owner), False)
 
     return allow
+
+
+def _progress(event: str, finding, index: int, total: int) -> None:
+    if event == "done":
+        where = f"{finding.filename}:{finding.row}:{finding.column} {finding.code} in {finding.entry or '?'}"
+        print(f"attnlint: verify [{index}/{total}] {where}: {finding.verdict}", file=sys.stderr, flush=True)
 
 
 def _applicability(value: str):
