@@ -81,6 +81,7 @@ def run(
     }
     options = merged(load_verify_options(Path(first).resolve(), config), overrides)
     findings: List[FindingVerdict] = []
+    skipped: List[str] = []
     cwd = Path.cwd()
     for path, file_entry in files:
         settings = load_settings(config, cwd=Path(path).resolve().parent)
@@ -101,11 +102,18 @@ def run(
                     params=params,
                     pictures=report is not None,
                     progress=lambda event, f, i, n: _progress(err, event, f, i, n),
+                    skipped=skipped,
                 )
             )
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             print(f"attnlint: error: {display}: {exc}", file=err)
             return 2
+    if skipped:
+        codes = ", ".join(sorted(set(skipped)))
+        print(
+            f"attnlint: {len(skipped)} fixable finding(s) of rules with no verification recipe ({codes}) not verified",
+            file=err,
+        )
     if output_format == "json":
         out.write(json.dumps([f.to_json() for f in findings], indent=2, allow_nan=False, default=str) + "\n")
     else:

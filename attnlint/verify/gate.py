@@ -25,6 +25,8 @@ def verified_fixes(source: str, path: str, settings) -> Callable[[str, Diagnosti
         for f in verify_source(source, path, settings, options, progress=_progress)
         if settings.fix_allowed(f.code, _applicability(f.applicability))
     ]
+    # A rule without a recipe has no verdict, so its fixes are not applied under --verify
+    # (allow() below finds no entry for it in `verdicts`).
     verdicts: Dict[Tuple[str, str], bool] = {}
     for f in findings:
         if f.entry is not None:

@@ -206,8 +206,16 @@ def parse_target(target: str) -> Tuple[Path, Optional[str]]:
 Progress = Callable[[str, "FindingVerdict", int, int], None]  # ("start" | "done", finding, i, n)
 
 
-def fixable_findings(source: str, display: str, settings: Any, entry: Optional[str]) -> List[FindingVerdict]:
-    """The findings with a fix (safe or unsafe) in ``source``, each with its entry."""
+def fixable_findings(
+    source: str, display: str, settings: Any, entry: Optional[str], skipped: Optional[List[str]] = None
+) -> List[FindingVerdict]:
+    """The findings with a fix (safe or unsafe) in ``source``, each with its entry.
+
+    Findings of rules with no verification recipe (a fix that edits comments only, such as removing
+    an unused ``noqa``, has nothing to run) are not asked for; their codes go to ``skipped``.
+    """
+    from attnlint.verify.recipes import recipe_for
+
     from attnlint.config import with_overrides
     from attnlint.engine import check_source
 
@@ -218,6 +226,10 @@ def fixable_findings(source: str, display: str, settings: Any, entry: Optional[s
     findings = []
     for diag in sorted(result.diagnostics, key=lambda d: d.sort_key):
         if diag.fix is None or diag.fix.applicability.value == "display-only":
+            continue
+        if recipe_for(diag.code) is None:
+            if skipped is not None:
+                skipped.append(diag.code)
             continue
         owner = entry_at(spans, diag.start.line)
         if entry is not None and owner != entry:
@@ -247,9 +259,11 @@ def verify_source(
     params: Optional[Dict[str, Any]] = None,
     pictures: bool = False,
     progress: Optional[Progress] = None,
+    skipped: Optional[List[str]] = None,
 ) -> List[FindingVerdict]:
-    """Verify the fix of every fixable finding in ``source`` (only ``entry``'s, when given)."""
-    findings = fixable_findings(source, display, settings, entry)
+    """Verify the fix of every fixable finding in ``source`` (only ``entry``'s, when given); the
+    codes of fixable findings whose rule has no recipe are appended to ``skipped``."""
+    findings = fixable_findings(source, display, settings, entry, skipped)
     groups: Dict[Tuple[str, Optional[str]], List[FindingVerdict]] = {}
     for finding in findings:
         groups.setdefault((finding.code, finding.entry), []).append(finding)

@@ -96,3 +96,21 @@ def test_pictures_record_the_weights_as_used():
     assert (
         torch.Tensor.softmax is not None and F.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
     )
+
+
+def test_findings_of_rules_without_a_recipe_are_not_asked_for(monkeypatch):
+    from pathlib import Path
+
+    from attnlint.config import Settings
+    from attnlint.verify import recipes
+    from attnlint.verify.session import fixable_findings
+
+    source = (Path(__file__).resolve().parents[2] / "examples" / "causal_attention.py").read_text()
+    everything = fixable_findings(source, "causal_attention.py", Settings(), None)
+    assert sorted(f.code for f in everything) == ["ATN102", "ATN204"]
+    assert {f.entry for f in everything} == {"CausalAttention"}
+    real = recipes.recipe_for
+    monkeypatch.setattr(recipes, "recipe_for", lambda code: None if code == "ATN204" else real(code))
+    skipped: list = []
+    kept = fixable_findings(source, "causal_attention.py", Settings(), None, skipped)
+    assert [f.code for f in kept] == ["ATN102"] and skipped == ["ATN204"]
