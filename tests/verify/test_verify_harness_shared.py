@@ -53,9 +53,17 @@ def test_recipes_are_derived_from_the_registry():
     from attnlint.rules import registry
     from attnlint.verify.recipes import RECIPE_BY_RULE_CODE, recipe_for
 
+    from pathlib import Path
+
+    import attnlint.verify.recipes as package
+
+    modules = {p.stem for p in Path(package.__file__).parent.glob("*.py") if not p.stem.startswith("_")}
+    by_module = {r.name.replace("-", "_"): r.code for r in registry.all_rules()}
+    assert modules <= set(by_module), f"recipe modules with no rule: {modules - set(by_module)}"
     for rule in registry.all_rules():
-        assert recipe_for(rule.code) == rule.name.replace("-", "_")
-    assert set(RECIPE_BY_RULE_CODE) == {r.code for r in registry.all_rules()}
+        module = rule.name.replace("-", "_")
+        assert recipe_for(rule.code) == (module if module in modules else None)
+    assert RECIPE_BY_RULE_CODE == {by_module[m]: m for m in modules}
 
 
 def test_the_two_families_share_one_outcome_references_and_trial():
