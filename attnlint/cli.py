@@ -3,7 +3,7 @@
     attnlint [check] [PATHS]...     lint (the default command)
     attnlint rules                  list the rules
     attnlint rule ATN103            print a rule's page
-    attnlint verify ATN103 FILE     run a rule's fix and prove it against a reference kernel
+    attnlint verify FILE[::ENTRY]   prove every fix in FILE by running it against a reference kernel
 
 Exit codes: 0 clean (or everything fixed), 1 findings remain (or --diff has a diff),
 2 usage, configuration or internal error.
@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     unsafe.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument(
+        "--verify", action="store_true", help="with --fix/--diff: apply only fixes proven by running them (needs torch)"
+    )
     check.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
     check.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
     check.add_argument("--statistics", action="store_true", help="count findings by rule")
@@ -158,11 +161,22 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    verify = sub.add_parser("verify", help="apply a rule's fix to a file and prove it by running it (needs torch)")
-    verify.add_argument("code", help="rule code, e.g. ATN103")
-    verify.add_argument("file", type=Path, help="a file with the buggy code")
-    verify.add_argument("--entry", required=True, help="the class or function to run, e.g. SelfAttentionV1")
-    verify.add_argument("--device", action="append", help="cpu or cuda (default: cpu, and cuda when present)")
+    # attnlint verify: arguments only; the logic is attnlint.verify.command.
+    verify = sub.add_parser("verify", help="prove each fix by running the original and the fixed code (needs torch)")
+    verify.add_argument(
+        "targets",
+        nargs="+",
+        metavar="[CODE] PATH[::ENTRY]",
+        help="files or directories; FILE::Name verifies one class or function; a leading rule code selects that rule",
+    )
+    verify.add_argument("--entry", help="the class or function to run (default: every one holding a finding)")
+    verify.add_argument("--device", action="append", help="cpu,cuda (default: cpu, and cuda when present)")
+    verify.add_argument("--dtype", help="e.g. float32,bfloat16 (default: each device's own list)")
+    verify.add_argument("--init", help="constructor arguments as JSON, e.g. '{\"d_model\": 64}'")
+    verify.add_argument("--report", type=Path, help="write a self-contained HTML page with diffs and heat maps")
+    verify.add_argument("--output-format", choices=("text", "json"), default="text")
+    verify.add_argument("--timeout", type=float, help="seconds per finding (default 180)")
+    verify.add_argument("--config", type=Path, help="pyproject.toml to use instead of the closest one")
     verify.add_argument(
         "--param",
         action="append",
@@ -353,6 +367,7 @@ def _check_once(args) -> int:
             fix=fixing,
             write=fixing and not args.diff,
             use_cache=not args.no_cache and not args.add_noqa and not args.ignore_noqa,
+            fix_gate=_verify_gate() if args.verify and fixing else None,
         )
         for f in discovery.files
     ]
@@ -360,7 +375,7 @@ def _check_once(args) -> int:
          f" with settings from {settings.config_path or 'the defaults'}")
     progress = Progress(len(jobs), enabled=not (args.quiet or args.silent))
     try:
-        results = engine.process_files(jobs, settings, workers=args.jobs, progress=progress)
+        results = engine.process_files(jobs, settings, workers=1 if args.verify else args.jobs, progress=progress)
     finally:
         progress.close()
     diff_scope = changes.restrict(results, discovery.files) if changes is not None else None
@@ -822,67 +837,34 @@ def _server() -> int:
     return serve()
 
 
-def _verify_problem(code: str, file: Path) -> Optional[str]:
-    """Why `attnlint verify CODE FILE` cannot start, as one line; None when it can."""
-    import importlib.util
+def _verify_gate():
+    from attnlint.verify.gate import verified_fixes
 
-    from attnlint.rules import registry
-
-    try:
-        registry.lookup(code)
-    except KeyError:
-        return f"unknown rule `{code}`; see `attnlint rules`"
-    if not file.exists():
-        return f"no such file: {file}"
-    if file.is_dir():
-        return f"{file} is a directory; verify takes one file"
-    if importlib.util.find_spec("torch") is None:
-        return f"verification runs the code, so it needs torch, which is not installed: {TORCH_HINT}"
-    return None
+    return verified_fixes
 
 
 def _verify(args) -> int:
-    problem = _verify_problem(args.code, args.file)
-    if problem is not None:
-        print(f"attnlint: error: {problem}", file=sys.stderr)
-        return EXIT_ERROR
-    try:
-        from attnlint.verify import verify_fix
-    except ImportError as exc:  # pragma: no cover - verify is part of the package
-        print(f"attnlint: error: verification unavailable: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    try:
-        from attnlint.engine import read_source
+    from attnlint.verify import command
 
-        source = read_source(args.file).text
-    except (OSError, ValueError) as exc:
-        print(f"attnlint: error: cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
-        return EXIT_ERROR
-    params = {}
-    for item in args.param:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--param takes KEY=VALUE, not {item!r}")
-        try:
-            params[key] = json.loads(raw)
-        except ValueError:
-            params[key] = raw  # a bare string
     try:
-        reports = verify_fix(
-            args.code.upper(),
-            source,
+        return command.run(
+            args.targets,
             entry=args.entry,
-            params=params,
-            devices=tuple(args.device) if args.device else None,
+            devices=",".join(args.device) if args.device else None,
+            dtypes=args.dtype,
+            init=args.init,
+            params=command.parse_params(args.param),
+            report=args.report,
+            output_format=args.output_format,
+            timeout_s=args.timeout,
+            config=args.config,
         )
+    except FileNotFoundError as exc:
+        print(f"attnlint: error: no such file or directory: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     except ImportError:
         print(f"attnlint: error: verification needs torch: {TORCH_HINT}", file=sys.stderr)
         return EXIT_ERROR
-    ok = True
-    for report in reports:
-        print(report.summary() if hasattr(report, "summary") else report)
-        ok = ok and report.ok
-    return EXIT_CLEAN if ok else EXIT_FINDINGS
 
 
 if __name__ == "__main__":  # pragma: no cover

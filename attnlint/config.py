@@ -262,6 +262,8 @@ def settings_from_table(table: Dict[str, Any], root: Path, config_path: Optional
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from exc
             settings.rule_options[rule.code] = options
+        elif key == "verify":
+            continue  # [tool.attnlint.verify]: read (and checked) by attnlint.verify.options
         else:
             raise ConfigError(f"{where}: unknown key `{key}`")
     all_codes = [r.code for r in registry.all_rules()]

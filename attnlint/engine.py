@@ -330,9 +330,17 @@ def _enclosing_lines(first: int, last: int, spans: List[Tuple[int, int]]) -> ran
 # Fixing one source text
 # ---------------------------------------------------------------------------------------------
 def fix_source(
-    source: str, path: str = "<stdin>", settings: Optional[Settings] = None, unsafe: Optional[bool] = None
+    source: str,
+    path: str = "<stdin>",
+    settings: Optional[Settings] = None,
+    unsafe: Optional[bool] = None,
+    allow_fix: Optional[Callable[[str, Diagnostic], bool]] = None,
 ) -> FileResult:
-    """Apply every allowed fix, re-checking until nothing changes. Never returns unparsable code."""
+    """Apply every allowed fix, re-checking until nothing changes. Never returns unparsable code.
+
+    ``allow_fix(current_source, diagnostic)``, when given, must also accept a fix for it to be
+    applied (``check --fix --verify``: only fixes proven by running them).
+    """
     settings = settings or Settings()
     if unsafe is not None and unsafe != settings.unsafe_fixes:
         from attnlint.config import with_overrides
@@ -346,6 +354,8 @@ def fix_source(
         if result.error:
             break
         applicable = [d for d in result.diagnostics if d.fix and settings.fix_allowed(d.code, d.fix.applicability)]
+        if allow_fix is not None:
+            applicable = [d for d in applicable if allow_fix(source, d)]
         if not applicable:
             break
         new_source, applied = _apply_parsable(source, applicable, warnings)
@@ -495,6 +505,9 @@ class Job:
     fix: bool
     write: bool  # False for --diff: compute the fixed text but leave the file alone
     use_cache: bool = False
+    # `check --fix --verify`: (source, path, settings) -> allow_fix for fix_source. A module-level
+    # function (attnlint.verify.gate.verified_fixes), so jobs stay picklable.
+    fix_gate: Optional[Callable[[str, str, Settings], Callable[[str, Diagnostic], bool]]] = None
 
 
 def process_file(job: Job, settings: Settings) -> FileResult:
@@ -531,10 +544,15 @@ def process_file(job: Job, settings: Settings) -> FileResult:
         if cache is not None and data is not None and not result.warnings:  # warnings are shown every run
             cache.put(job.display, data, decoded.encoding if not decoded.bom else "utf-8-sig", result)
         return result
-    if notebook:
+    if notebook and job.fix_gate is not None:
+        # Verification runs .py modules; a notebook's fixes are not proven, so --verify applies none.
+        result = check_notebook(decoded.text, job.display, settings)
+        result.fix_warnings.append("fixes in notebooks are not verified; none applied under --verify")
+    elif notebook:
         result = check_notebook(decoded.text, job.display, settings, fix=True)
     else:
-        result = fix_source(decoded.text, job.display, settings)
+        allow_fix = job.fix_gate(decoded.text, job.display, settings) if job.fix_gate is not None else None
+        result = fix_source(decoded.text, job.display, settings, allow_fix=allow_fix)
     if job.write and result.fixed and result.fixed_source != decoded.text:
         try:
             write_atomically(path, decoded, result.fixed_source)

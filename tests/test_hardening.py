@@ -317,8 +317,8 @@ def test_a_file_edited_while_fix_runs_keeps_the_edit(cwd, capsys, monkeypatch):
     edited = T103 + "# saved by the editor meanwhile\n"
     real_fix_source = engine.fix_source
 
-    def editor_saves_meanwhile(source, path, settings=None, unsafe=None):
-        result = real_fix_source(source, path, settings, unsafe)
+    def editor_saves_meanwhile(source, path, settings=None, unsafe=None, **options):
+        result = real_fix_source(source, path, settings, unsafe, **options)
         target.write_text(edited, encoding="utf-8")
         return result
 
@@ -599,16 +599,21 @@ def test_internal_error_page_says_where_to_report(capsys):
 # verify's errors: one line, exit 2
 # ---------------------------------------------------------------------------------------------
 def test_verify_errors_are_one_line(cwd, capsys, monkeypatch):
+    from attnlint.rules import registry
+
     (cwd / "a.py").write_text(T103, encoding="utf-8")
     (cwd / "pkg").mkdir()
     cases = {
-        ("ATN103", "missing.py"): "attnlint: error: no such file: missing.py",
-        ("ATN103", "pkg"): "attnlint: error: pkg is a directory; verify takes one file",
-        ("ATN999", "a.py"): "attnlint: error: unknown rule `ATN999`; see `attnlint rules`",
+        ("ATN103", "missing.py"): "attnlint: error: no such file or directory: missing.py",
+        ("ATN999", "a.py"): "attnlint: error: unknown rule 'ATN999'; known: "
+        + ", ".join(r.code for r in registry.all_rules()),
     }
     for (code, target), expected in cases.items():
         status, out, err = run(capsys, "verify", code, target, "--entry", "attention")
         assert (status, err.strip().splitlines()) == (2, [expected])
+    # A directory is a set of files to verify (every fixable finding in it), not an error.
+    status, out, err = run(capsys, "verify", "pkg")
+    assert (status, out.strip()) == (0, "No fixable findings to verify.")
 
     import importlib.util
 
@@ -619,8 +624,7 @@ def test_verify_errors_are_one_line(cwd, capsys, monkeypatch):
     status, out, err = run(capsys, "verify", "ATN103", "a.py", "--entry", "attention")
     assert status == 2
     assert err.strip().splitlines() == [
-        "attnlint: error: verification runs the code, so it needs torch, which is not installed: "
-        "pip install torch==2.13.0"
+        "attnlint: error: verification needs torch: pip install torch==2.13.0"
     ]
 
 

@@ -18,10 +18,12 @@ CUDA out of the caller's process.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from attnlint.verify.entry_facts import entry_facts
 from attnlint.verify.extract import ExtractionError, extract_entry
-from attnlint.verify.recipes import RECIPE_BY_RULE_CODE, rule_code_for
+from attnlint.verify.recipes import recipe_for, rule_code_for
 from attnlint.verify.report import Check, VerificationReport
 from attnlint.verify.runner import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_TIMEOUT_S, run_child
 
@@ -36,6 +38,8 @@ __all__ = [
 
 def supported_rules() -> List[str]:
     """Rule codes that have a verification recipe."""
+    from attnlint.verify.recipes import RECIPE_BY_RULE_CODE
+
     return sorted(RECIPE_BY_RULE_CODE)
 
 
@@ -53,6 +57,45 @@ def verify(
 ) -> List[VerificationReport]:
     """Run rule ``rule_code``'s recipe on the buggy and the fixed source; one report per device/dtype.
 
+    See :func:`verify_run` (which also returns the attention-weight pictures).
+    """
+    return verify_run(
+        rule_code,
+        buggy_source,
+        fixed_source,
+        entry=entry,
+        params=params,
+        devices=devices,
+        dtypes=dtypes,
+        seed=seed,
+        timeout_s=timeout_s,
+    ).reports
+
+
+@dataclass
+class VerificationRun:
+    """One child run: the reports, and (when asked for) the attention weights to draw."""
+
+    reports: List[VerificationReport]
+    pictures: Optional[Dict[str, Any]] = None
+
+
+def verify_run(
+    rule_code: str,
+    buggy_source: str,
+    fixed_source: str,
+    *,
+    entry: str,
+    params: Optional[Mapping[str, Any]] = None,
+    devices: Optional[Sequence[str]] = None,
+    dtypes: Optional[Mapping[str, Sequence[str]]] = None,
+    seed: int = 0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    pictures: bool = False,
+    memory_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
+) -> VerificationRun:
+    """Run rule ``rule_code``'s recipe on the buggy and the fixed source; one report per device/dtype.
+
     ``entry`` names the top-level class (or function) under test; only it and the top-level
     statements it uses are run (see :mod:`attnlint.verify.extract`). ``params`` are recipe options
     (for ATN103: ``init_kwargs``, ``projections``, ``weight_layout``, ``d_in``, ``causal``,
@@ -65,10 +108,10 @@ def verify(
         original = extract_entry(buggy_source, entry)
         fixed = extract_entry(fixed_source, entry)
     except ExtractionError as exc:
-        return [_harness_failure(code, "extract_entry", str(exc))]
+        return VerificationRun([_harness_failure(code, "extract_entry", str(exc))])
     request: Dict[str, Any] = {
         "rule_code": code,
-        "recipe": RECIPE_BY_RULE_CODE[code],
+        "recipe": recipe_for(code),
         "original_source": original,
         "fixed_source": fixed,
         "entry": entry,
@@ -79,21 +122,23 @@ def verify(
         "limits": {
             # Wall-clock is enforced by the parent; CPU seconds catch a child that outlives it.
             "cpu_seconds": int(max(60.0, 4 * timeout_s)),
-            "memory_bytes": DEFAULT_MEMORY_LIMIT_BYTES,
+            "memory_bytes": int(memory_bytes),
         },
+        "pictures": bool(pictures),
     }
     result = run_child(request, timeout_s=timeout_s)
     if result.reply is None:
         detail = result.error or "no reply"
         if result.stderr_tail.strip():
             detail += " | stderr: " + result.stderr_tail.strip().splitlines()[-1][:300]
-        return [_harness_failure(code, "child_process", detail)]
+        return VerificationRun([_harness_failure(code, "child_process", detail)])
     if "error" in result.reply:
-        return [_harness_failure(code, "child_process", str(result.reply["error"]))]
+        return VerificationRun([_harness_failure(code, "child_process", str(result.reply["error"]))])
     reports = [VerificationReport.from_dict(report) for report in result.reply.get("reports", [])]
     if not reports:  # e.g. a device with no dtypes to run: no evidence must never read as success
-        return [_harness_failure(code, "no_evidence", f"nothing was run for devices={devices!r}, dtypes={dtypes!r}")]
-    return reports
+        failure = _harness_failure(code, "no_evidence", f"nothing was run for devices={devices!r}, dtypes={dtypes!r}")
+        return VerificationRun([failure])
+    return VerificationRun(reports, result.reply.get("pictures"))
 
 
 def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) -> List[VerificationReport]:
@@ -121,35 +166,20 @@ def verify_fix(rule_code: str, buggy_source: str, *, entry: str, **kwargs: Any) 
     if fixed_source is None or fixed_source == baseline:
         return [_harness_failure(code, "fix_applied", "the engine produced no fix for this source")]
     params = dict(kwargs.pop("params", None) or {})
-    facts = _entry_facts(baseline, entry)
-    if "causal" not in params and facts["causal"]:
-        params["causal"] = True
-    if "call" not in params and facts["qkv_function"]:
-        params["call"] = "qkv"  # `def attention(q, k, v, ...)`: call it with q, k, v
+    params = params_from_facts(entry_facts([baseline, fixed_source], entry), params)
     return verify(code, baseline, fixed_source, entry=entry, params=params, **kwargs)
 
 
-def _entry_facts(source: str, entry: str) -> Dict[str, bool]:
-    """What the analysis knows about the entry: a causal mask (triu/tril) applied inside it, and
-    whether it is a function taking queries, keys and values first."""
-    import libcst as cst
-
-    from attnlint.analysis import analyze_module
-    from attnlint.analysis.values import KEY, QUERY, VALUE
-
-    analysis = analyze_module(cst.parse_module(source))
-    facts = {"causal": False, "qkv_function": False}
-    for function in analysis.functions:
-        if function.class_name != entry and function.name != entry:
-            continue
-        for site in list(function.fill_sites) + list(function.mask_uses):
-            mask = site.mask.mask
-            if mask is not None and mask.origin == "causal":
-                facts["causal"] = True
-        if function.class_name is None and function.name == entry:
-            roles = [value.role for value in list(function.params.values())[:3]]
-            facts["qkv_function"] = roles == [QUERY, KEY, VALUE]
-    return facts
+def params_from_facts(facts: Mapping[str, Any], params: Mapping[str, Any]) -> Dict[str, Any]:
+    """Recipe params from what the analysis knows about the entry; the caller's params win."""
+    out = dict(params)
+    if "causal" not in out and facts["causal"]:
+        out["causal"] = True
+    if "call" not in out and facts["qkv_function"]:
+        out["call"] = "qkv"  # `def attention(q, k, v, ...)`: call it with q, k, v
+    if "mask_format" not in out and facts["mask_format"]:
+        out["mask_format"] = dict(facts["mask_format"])
+    return out
 
 
 def _harness_failure(rule_code: str, name: str, detail: str) -> VerificationReport:

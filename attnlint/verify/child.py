@@ -63,6 +63,8 @@ def main() -> int:
         apply_limits(request.get("limits") or {})
         recipe = importlib.import_module(f"attnlint.verify.recipes.{request['recipe']}")
         reply: Dict[str, Any] = {"reports": recipe.run(request)}
+        if request.get("pictures"):
+            reply["pictures"] = _pictures(request)
     except BaseException as exc:  # noqa: BLE001 - the reply must say what went wrong, whatever it was
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -70,6 +72,15 @@ def main() -> int:
     reply_stream.write(json.dumps(reply) + "\n")
     reply_stream.flush()
     return 0
+
+
+def _pictures(request: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        from attnlint.verify.pictures import attention_pictures
+
+        return attention_pictures(request)
+    except Exception as exc:  # noqa: BLE001 - a picture that cannot be drawn never changes a verdict
+        return {"unavailable": f"{type(exc).__name__}: {exc}"}
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ torch.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Callable, List, Optional
 
 import torch
 import torch.nn.functional as F
@@ -74,6 +74,16 @@ def sdpa_reference(
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, is_causal=False, scale=scale)
 
 
+# Called with the final weights of every naive_attention call while non-empty (the report's heat
+# maps of the reference); empty, as always outside a picture, it costs nothing.
+WEIGHT_OBSERVERS: List[Callable[[torch.Tensor], None]] = []
+
+
+def _observe(weights: torch.Tensor) -> None:
+    for observer in WEIGHT_OBSERVERS:
+        observer(weights)
+
+
 def naive_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -95,9 +105,12 @@ def naive_attention(
     scores = (q @ k.transpose(-2, -1)) * scale
     mask = combined_bool_mask(q.size(-2), k.size(-2), attn_mask=attn_mask, causal=causal, device=q.device)
     if mask is None:
-        return torch.softmax(scores, dim=-1) @ v
+        weights = torch.softmax(scores, dim=-1)
+        _observe(weights)
+        return weights @ v
     scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     fully_masked = ~mask.any(dim=-1, keepdim=True)
     weights = torch.where(fully_masked, torch.zeros((), dtype=weights.dtype, device=weights.device), weights)
+    _observe(weights)
     return weights @ v

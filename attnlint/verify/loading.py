@@ -8,9 +8,11 @@ parameter and buffer, so a strict load failing is itself evidence that the fix c
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import sys
 import types
+import typing
 from typing import Any, Dict, Mapping, Tuple
 
 import torch
@@ -48,6 +50,23 @@ CONSTRUCTOR_DEFAULTS: Dict[str, Any] = {
     "num_heads": 1,
     "n_heads": 1,
     "n_head": 1,
+    "heads": 1,
+    "num_attention_heads": 1,
+    "n_embd": 6,
+    "emb_dim": 6,
+    "embedding_dim": 6,
+    "max_position_embeddings": 16,
+    "drop_rate": 0.0,
+    "attention_dropout": 0.0,
+    "attention_probs_dropout_prob": 0.0,
+    "resid_dropout": 0.0,
+    "vocab_size": 11,
+    "pad_id": 0,
+    "pad_token_id": 0,
+    "n_layer": 1,
+    "n_layers": 1,
+    "num_layers": 1,
+    "qkv_bias": False,
 }
 
 
@@ -65,25 +84,129 @@ def load_source(source: str, module_name: str) -> types.ModuleType:
     return module
 
 
+class CannotBuild(TypeError):
+    """The entry's constructor needs something the verifier cannot make up; the message says what."""
+
+
+# Parameter names that hold a configuration object when they carry no usable annotation.
+CONFIG_PARAM_NAMES = ("config", "cfg", "conf", "args", "hparams", "hp", "params", "opt", "opts", "settings")
+
+
+class ConfigNamespace(types.SimpleNamespace):
+    """A stand-in configuration object: attribute access (``cfg.d_model``), mapping access
+    (``cfg["emb_dim"]``, ``cfg.get("qkv_bias", False)``) and ``in``, like the configs tutorials use."""
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return hasattr(self, key)
+
+    def __getattr__(self, key: str) -> Any:
+        # Only reached for names not set: a clear error naming what to pass.
+        raise AttributeError(
+            f"the configuration has no {key!r}: give it with --init '{{\"{key}\": ...}}' or [tool.attnlint.verify] init"
+        )
+
+
+def _default_for(name: str, given: Mapping[str, Any]) -> Any:
+    if name in given:
+        return given[name]
+    if name in CONSTRUCTOR_DEFAULTS:
+        return CONSTRUCTOR_DEFAULTS[name]
+    raise KeyError(name)
+
+
+def _annotation(cls: type, name: str, param: inspect.Parameter) -> Any:
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # noqa: BLE001 - unresolvable string annotations: use what is there
+        hints = {}
+    annotation = hints.get(name, param.annotation)
+    return None if annotation is inspect.Parameter.empty else annotation
+
+
+def build_config(annotation: Any, name: str, given: Mapping[str, Any]) -> Any:
+    """A configuration object for a constructor parameter: a dataclass of the annotated type (its
+    defaults, then the usual names, then the user's values), an instance of an HF-style config class
+    (``PretrainedConfig`` subclasses take keyword arguments), else a :class:`ConfigNamespace`."""
+    values = dict(given.get(name) or {}) if isinstance(given.get(name), Mapping) else {}
+    flat = {k: v for k, v in given.items() if k != name}
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        kwargs, missing = {}, []
+        for f in dataclasses.fields(annotation):
+            if not f.init:
+                continue
+            if f.name in values or f.name in flat:
+                kwargs[f.name] = values.get(f.name, flat.get(f.name))
+            elif f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                continue
+            elif f.name in CONSTRUCTOR_DEFAULTS:
+                kwargs[f.name] = CONSTRUCTOR_DEFAULTS[f.name]
+            else:
+                missing.append(f.name)
+        if missing:
+            raise CannotBuild(
+                f"{annotation.__name__} (the {name!r} argument) needs {', '.join(missing)}: give them with "
+                f'--init \'{{"{name}": {{"{missing[0]}": ...}}}}\' or [tool.attnlint.verify] init'
+            )
+        return annotation(**kwargs)
+    if isinstance(annotation, type) and annotation.__name__.endswith("Config"):
+        try:  # HF-style: every field a keyword argument with a default
+            signature = inspect.signature(annotation.__init__)
+            accepted = {
+                n: _default_for(n, {**flat, **values})
+                for n in list(signature.parameters)[1:]
+                if n in values or n in flat or n in CONSTRUCTOR_DEFAULTS
+            }
+            return annotation(**accepted)
+        except Exception as exc:  # noqa: BLE001
+            raise CannotBuild(f"cannot build {annotation.__name__} for {name!r}: {exc}") from exc
+    return ConfigNamespace(**{**CONSTRUCTOR_DEFAULTS, **flat, **values})
+
+
 def constructor_kwargs(cls: type, given: Mapping[str, Any]) -> Dict[str, Any]:
-    """``given``, plus a default from :data:`CONSTRUCTOR_DEFAULTS` for each other required argument."""
-    kwargs = dict(given)
+    """Arguments for ``cls(...)``: the user's (``given``), then for every other required parameter a
+    value by its name (:data:`CONSTRUCTOR_DEFAULTS`), or a configuration object when the parameter
+    holds one (dataclass, HF-style config class, or a namespace for ``config``/``cfg``/...).
+
+    ``given`` keys the constructor does not take are fields of its configuration object.
+    Raises :class:`CannotBuild` saying which arguments to pass, and how.
+    """
     try:
         signature = inspect.signature(cls.__init__)
     except (TypeError, ValueError):
-        return kwargs
+        return dict(given)
+    parameters = list(signature.parameters.items())[1:]
+    names = {name for name, _ in parameters}
+    takes_kwargs = any(p.kind == p.VAR_KEYWORD for _, p in parameters)
+    kwargs = {k: v for k, v in given.items() if k in names or takes_kwargs}
     missing = []
-    for name, param in list(signature.parameters.items())[1:]:
+    for name, param in parameters:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or name in kwargs:
             continue
+        annotation = _annotation(cls, name, param)
+        config_class = isinstance(annotation, type) and (
+            dataclasses.is_dataclass(annotation) or annotation.__name__.endswith("Config")
+        )
+        is_config = config_class or (annotation is None and name.lower() in CONFIG_PARAM_NAMES)
         if param.default is not param.empty:
             continue
-        if name in CONSTRUCTOR_DEFAULTS:
+        if is_config:
+            kwargs[name] = build_config(annotation, name, given)
+        elif name in CONSTRUCTOR_DEFAULTS:
             kwargs[name] = CONSTRUCTOR_DEFAULTS[name]
         else:
             missing.append(name)
     if missing:
-        raise TypeError(f"{cls.__name__}() needs {', '.join(missing)}: pass them in params['init_kwargs']")
+        example = ", ".join(f'"{m}": ...' for m in missing)
+        raise CannotBuild(
+            f"{cls.__name__}() needs {', '.join(missing)}, which have no default and no usual value: "
+            f"give them with --init '{{{example}}}' or [tool.attnlint.verify] init"
+        )
     return kwargs
 
 

@@ -31,8 +31,10 @@ MHA = {"d_model": 12, "num_heads": 2}
 CASES = {
     ("ATN201", "lm_loss"): {},
     ("ATN201", "summed_lm_loss"): {},
-    ("ATN201", "TaggerTrainer"): {"method": "training_step",
-                                  "init_kwargs": {"vocab_size": 11, "d_model": 6, "num_tags": 5}},
+    ("ATN201", "TaggerTrainer"): {
+        "method": "training_step",
+        "init_kwargs": {"vocab_size": 11, "d_model": 6, "num_tags": 5},
+    },
     ("ATN202", "EncoderBlock"): {"init_kwargs": MHA},
     ("ATN202", "SdpaSelfAttention"): {"init_kwargs": MHA},
     ("ATN203", "PaddedSelfAttention"): {"init_kwargs": MHA},
@@ -45,30 +47,51 @@ CASES = {
 }
 
 ATN201_CHECKS = [
-    "witness_original_trains_padding", "fixed_matches_float64_loss", "fixed_matches_float64_naive_loss",
-    "fixed_gradient_matches_float64_reference", "fixed_padding_gets_no_gradient", "fixed_ignores_padding_garbage",
-    "no_padding_bit_identical", "all_ignored_matches_reference",
+    "witness_original_trains_padding",
+    "fixed_matches_float64_loss",
+    "fixed_matches_float64_naive_loss",
+    "fixed_gradient_matches_float64_reference",
+    "fixed_padding_gets_no_gradient",
+    "fixed_ignores_padding_garbage",
+    "no_padding_bit_identical",
+    "all_ignored_matches_reference",
 ]
 PADDED_CHECKS = [
-    "witness_original_wrong", "fixed_ignores_padding_garbage", "fixed_matches_float64_naive_kernel",
-    "fixed_matches_float64_sdpa", "fixed_matches_unpadded_original", "fixed_gradient_matches_float64_reference",
+    "witness_original_wrong",
+    "fixed_ignores_padding_garbage",
+    "fixed_matches_float64_naive_kernel",
+    "fixed_matches_float64_sdpa",
+    "fixed_matches_unpadded_original",
+    "fixed_gradient_matches_float64_reference",
     "no_padding_bit_identical",
 ]
 ATN203_CHECKS = [
-    "witness_original_nan", "fixed_output_finite", "fixed_matches_float64_naive_kernel", "fixed_matches_float64_sdpa",
-    "fixed_gradients_finite", "fixed_gradient_matches_float64_reference", "fixed_ignores_padding_garbage",
+    "witness_original_nan",
+    "fixed_output_finite",
+    "fixed_matches_float64_naive_kernel",
+    "fixed_matches_float64_sdpa",
+    "fixed_gradients_finite",
+    "fixed_gradient_matches_float64_reference",
+    "fixed_ignores_padding_garbage",
     "no_empty_rows_bit_identical",
 ]
 ATN204_CHECKS = [
-    "short_input_original_raises_fixed_runs", "fixed_matches_float64_naive_kernel", "fixed_matches_float64_sdpa",
-    "fixed_gradient_matches_float64_reference", "full_length_bit_identical", "over_length_both_raise",
+    "short_input_original_raises_fixed_runs",
+    "fixed_matches_float64_naive_kernel",
+    "fixed_matches_float64_sdpa",
+    "fixed_gradient_matches_float64_reference",
+    "full_length_bit_identical",
+    "over_length_both_raise",
 ]
 ATN205_CAUSAL_CHECKS = [
-    "witness_original_wrong", "fixed_matches_float64_naive_kernel", "fixed_matches_float64_sdpa",
+    "witness_original_wrong",
+    "fixed_matches_float64_naive_kernel",
+    "fixed_matches_float64_sdpa",
     "fixed_gradient_matches_float64_reference",
 ]
-ATN205_PADDED_CHECKS = [c for c in PADDED_CHECKS if c not in ("fixed_matches_unpadded_original",
-                                                              "no_padding_bit_identical")]
+ATN205_PADDED_CHECKS = [
+    c for c in PADDED_CHECKS if c not in ("fixed_matches_unpadded_original", "no_padding_bit_identical")
+]
 EXPECTED_CHECKS = {
     ("ATN201", "lm_loss"): ATN201_CHECKS,
     ("ATN201", "summed_lm_loss"): ATN201_CHECKS,
@@ -91,21 +114,33 @@ EXPECTED_FIX = {
     ("ATN201", "TaggerTrainer"): "self.criterion = nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=0)",
     ("ATN202", "EncoderBlock"): "attn_out, _ = self.attn(x, x, x, key_padding_mask=key_padding_mask)",
     ("ATN202", "SdpaSelfAttention"): "y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)",
-    ("ATN203", "PaddedSelfAttention"):
-        "attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)",
-    ("ATN203", "CausalPaddedAttention"):
-        "weights = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)",
-    ("ATN203", "padded_attention"):
-        "return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v",
-    ("ATN204", "CausalAttention"):
-        "attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), "
-        ":attn_scores.size(-1)].bool(), -torch.inf)",
-    ("ATN204", "CausalSelfAttention"):
-        'att = att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, '
-        'float("-inf"))',
+    (
+        "ATN203",
+        "PaddedSelfAttention",
+    ): "attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)",
+    (
+        "ATN203",
+        "CausalPaddedAttention",
+    ): "weights = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)",
+    (
+        "ATN203",
+        "padded_attention",
+    ): "return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v",
+    (
+        "ATN204",
+        "CausalAttention",
+    ): "attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), "
+    ":attn_scores.size(-1)].bool(), -torch.inf)",
+    (
+        "ATN204",
+        "CausalSelfAttention",
+    ): "att = att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, "
+    'float("-inf"))',
     ("ATN205", "CausalSdpaAttention"): "y = F.scaled_dot_product_attention(q, k, v, attn_mask=~future)",
-    ("ATN205", "PaddedEncoder"):
-        "return self.mha(x, x, x, key_padding_mask=~(attention_mask == 1), need_weights=False)[0]",
+    (
+        "ATN205",
+        "PaddedEncoder",
+    ): "return self.mha(x, x, x, key_padding_mask=~(attention_mask == 1), need_weights=False)[0]",
 }
 
 
@@ -208,14 +243,17 @@ def test_atn201_all_targets_ignored(entry):
 
 
 def test_atn201_wrong_ignore_index_is_rejected():
-    wrong = replace_once(SOURCE, "    criterion = nn.CrossEntropyLoss()\n",
-                         "    criterion = nn.CrossEntropyLoss(ignore_index=-1)\n")
+    wrong = replace_once(
+        SOURCE, "    criterion = nn.CrossEntropyLoss()\n", "    criterion = nn.CrossEntropyLoss(ignore_index=-1)\n"
+    )
     for report in verify("ATN201", SOURCE, wrong, entry="lm_loss", **CPU):
         assert not report.ok
         assert failed(report) == {
-            "fixed_matches_float64_loss", "fixed_matches_float64_naive_loss",
+            "fixed_matches_float64_loss",
+            "fixed_matches_float64_naive_loss",
             "fixed_gradient_matches_float64_reference",
-            "fixed_padding_gets_no_gradient", "fixed_ignores_padding_garbage",
+            "fixed_padding_gets_no_gradient",
+            "fixed_ignores_padding_garbage",
         }, report.summary()
         m = report.measurements
         assert m["fixed_max_error"] > 0.1 and m["fixed_padded_grad_max"] > 1e-3
@@ -251,8 +289,12 @@ def test_atn202_float_padding_mask_is_rejected():
     wrong = replace_once(fixed, "key_padding_mask=key_padding_mask)", "key_padding_mask=key_padding_mask.float())")
     reports = verify("ATN202", SOURCE, wrong, entry="EncoderBlock", params=CASES[("ATN202", "EncoderBlock")], **FLOAT32)
     (report,) = reports
-    assert {"fixed_ignores_padding_garbage", "fixed_matches_float64_naive_kernel", "fixed_matches_float64_sdpa",
-            "fixed_matches_unpadded_original"} <= failed(report), report.summary()
+    assert {
+        "fixed_ignores_padding_garbage",
+        "fixed_matches_float64_naive_kernel",
+        "fixed_matches_float64_sdpa",
+        "fixed_matches_unpadded_original",
+    } <= failed(report), report.summary()
     assert report.check("witness_original_wrong").passed
     assert report.measurements["right_fixed_max_error"] > 0.1
 
@@ -295,12 +337,14 @@ def test_atn203_nan_to_num_after_an_additive_mask_is_rejected():
         "    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None, None, :]\n"
         "    return torch.nan_to_num(s.softmax(dim=-1)) @ v\n",
     )
-    reports = by_dtype(verify("ATN203", SOURCE, wrong, entry="additive_padded_attention", params={"call": "qkv"},
-                              **CPU))
+    reports = by_dtype(
+        verify("ATN203", SOURCE, wrong, entry="additive_padded_attention", params={"call": "qkv"}, **CPU)
+    )
     assert set(reports) == {"float64", "float32"}
     for report in reports.values():
-        assert failed(report) == {"fixed_gradients_finite", "fixed_gradient_matches_float64_reference"}, \
+        assert failed(report) == {"fixed_gradients_finite", "fixed_gradient_matches_float64_reference"}, (
             report.summary()
+        )
         m = report.measurements
         assert m["right_fixed_nan_rows"] == 0 and m["right_fixed_max_error"] < 1e-5
         # dq and dk of every fully masked row (2 heads * 7 rows * head_dim 8, each) are NaN; dv is fine.
@@ -311,10 +355,14 @@ def test_atn203_nan_to_num_after_an_additive_mask_is_rejected():
 
 def test_atn203_finite_fill_is_rejected():
     # -1e9 instead of -inf: no NaN, but a fully masked row averages V instead of being 0.
-    wrong = replace_once(SOURCE, 'scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))',
-                         "scores = scores.masked_fill(key_padding_mask[:, None, None, :], -1e9)")
-    (report,) = verify("ATN203", SOURCE, wrong, entry="PaddedSelfAttention",
-                       params=CASES[("ATN203", "PaddedSelfAttention")], **FLOAT32)
+    wrong = replace_once(
+        SOURCE,
+        'scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))',
+        "scores = scores.masked_fill(key_padding_mask[:, None, None, :], -1e9)",
+    )
+    (report,) = verify(
+        "ATN203", SOURCE, wrong, entry="PaddedSelfAttention", params=CASES[("ATN203", "PaddedSelfAttention")], **FLOAT32
+    )
     assert {"fixed_matches_float64_naive_kernel", "fixed_matches_float64_sdpa"} <= failed(report), report.summary()
     assert report.check("fixed_output_finite").passed and report.check("fixed_gradients_finite").passed
     assert report.check("fixed_ignores_padding_garbage").passed
@@ -339,12 +387,18 @@ def test_atn204_short_inputs_crash_only_the_original(entry):
 
 def test_atn204_slice_to_t_minus_one_is_rejected():
     fixed = linter_fixed("ATN204")
-    wrong = replace_once(fixed, "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
-                         "self.mask[..., :attn_scores.size(-2) - 1, :attn_scores.size(-1) - 1]")
+    wrong = replace_once(
+        fixed,
+        "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
+        "self.mask[..., :attn_scores.size(-2) - 1, :attn_scores.size(-1) - 1]",
+    )
     params = CASES[("ATN204", "CausalAttention")]
     (report,) = verify("ATN204", SOURCE, wrong, entry="CausalAttention", params=params, **FLOAT32)
-    assert {"short_input_original_raises_fixed_runs", "fixed_matches_float64_naive_kernel",
-            "full_length_bit_identical"} <= failed(report), report.summary()
+    assert {
+        "short_input_original_raises_fixed_runs",
+        "fixed_matches_float64_naive_kernel",
+        "full_length_bit_identical",
+    } <= failed(report), report.summary()
     assert "fixed raises" in report.check("short_input_original_raises_fixed_runs").detail
 
 
@@ -353,13 +407,19 @@ def test_atn204_wrong_block_passes_at_full_length_and_is_caught_below_it():
     # shorter inputs run but mask the wrong keys -- the first context_length - T rows see no key
     # at all, so they are NaN. Only the T < context_length witness catches it.
     fixed = linter_fixed("ATN204")
-    wrong = replace_once(fixed, "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
-                         "self.mask[..., :attn_scores.size(-2), -attn_scores.size(-1):]")
+    wrong = replace_once(
+        fixed,
+        "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
+        "self.mask[..., :attn_scores.size(-2), -attn_scores.size(-1):]",
+    )
     params = CASES[("ATN204", "CausalAttention")]
     (report,) = verify("ATN204", SOURCE, wrong, entry="CausalAttention", params=params, **FLOAT32)
-    assert failed(report) == {"short_input_original_raises_fixed_runs", "fixed_matches_float64_naive_kernel",
-                              "fixed_matches_float64_sdpa", "fixed_gradient_matches_float64_reference"}, \
-        report.summary()
+    assert failed(report) == {
+        "short_input_original_raises_fixed_runs",
+        "fixed_matches_float64_naive_kernel",
+        "fixed_matches_float64_sdpa",
+        "fixed_gradient_matches_float64_reference",
+    }, report.summary()
     assert "not finite" in report.check("short_input_original_raises_fixed_runs").detail
     m = report.measurements
     assert m["full_length_max_diff"] == 0.0 and m["T10_fixed_max_error"] < 1e-5
@@ -396,8 +456,11 @@ def test_atn205_float_instead_of_invert_is_rejected():
     assert {r.dtype for r in reports} == {"float64", "float32"}
     for report in reports:
         # A float mask is added: +1 on the future, nothing masked.
-        assert failed(report) == {"fixed_matches_float64_naive_kernel", "fixed_matches_float64_sdpa",
-                                  "fixed_gradient_matches_float64_reference"}, report.summary()
+        assert failed(report) == {
+            "fixed_matches_float64_naive_kernel",
+            "fixed_matches_float64_sdpa",
+            "fixed_gradient_matches_float64_reference",
+        }, report.summary()
         assert report.check("witness_original_wrong").passed
         assert report.measurements["witness_fixed_max_error"] > 0.1
 
@@ -424,8 +487,13 @@ def test_witness_helpers():
 # ---------------------------------------------------------------------------------------------
 # CUDA (skipped cleanly without a device)
 # ---------------------------------------------------------------------------------------------
-CUDA_CASES = [("ATN201", "lm_loss"), ("ATN202", "SdpaSelfAttention"), ("ATN203", "CausalPaddedAttention"),
-              ("ATN204", "CausalAttention"), ("ATN205", "PaddedEncoder")]
+CUDA_CASES = [
+    ("ATN201", "lm_loss"),
+    ("ATN202", "SdpaSelfAttention"),
+    ("ATN203", "CausalPaddedAttention"),
+    ("ATN204", "CausalAttention"),
+    ("ATN205", "PaddedEncoder"),
+]
 
 
 @pytest.mark.cuda

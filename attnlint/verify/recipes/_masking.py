@@ -41,10 +41,8 @@ Runs only inside the verification child process.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
@@ -52,16 +50,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlint.verify.kernels import naive_attention, sdpa_reference
-from attnlint.verify.loading import build_pair, constructor_kwargs, load_source
 from attnlint.verify.recipes import _score_softmax as common
-from attnlint.verify.tolerance import (
-    DTYPES_BY_DEVICE,
-    Comparison,
-    dtype_from_name,
-    exact_fp32_matmul,
-    flash_rule,
-    max_abs_diff,
-)
+from attnlint.verify.recipes._mask_names import known_mask_names, mask_format_for_name  # noqa: F401
+from attnlint.verify.recipes._harness import Outcome, References, Trial, attempt, run_trials  # noqa: F401
+from attnlint.verify.tolerance import Comparison, flash_rule, max_abs_diff  # noqa: F401 - re-exported
 
 # The padded-batch witness: T, T - 2, 1 and 0 real tokens, padded to T.
 WITNESS_TOKENS = 7
@@ -71,167 +63,25 @@ SIDES = ("right", "left")
 GARBAGE_SCALE = 10.0
 GARBAGE_SEEDS = (101, 202)
 
-MASK_FORMAT_BY_NAME: Dict[str, str] = {
-    "key_padding_mask": "key_padding",
-    "src_key_padding_mask": "key_padding",
-    "padding_mask": "key_padding",
-    "pad_mask": "key_padding",
-    "attention_mask": "attention_mask",
-    "attn_mask": "sdpa_keep",
-    "keep_mask": "keep",
-}
 MASK_FORMATS = ("key_padding", "attention_mask", "keep", "sdpa_keep")
 
 
 # ---------------------------------------------------------------------------------------------
-# Reports
+# The driver: the one harness. ``Context`` is its ``Trial`` (the name the masking recipes use).
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class Context:
-    """One (device, dtype) run of a recipe: the code under test there, and the evidence so far."""
-
-    rule_code: str
-    device: str
-    dtype_name: str
-    dtype: torch.dtype
-    seed: int
-    params: Mapping[str, Any]
-    original: Any  # module on (device, dtype), or the function
-    fixed: Any
-    is_module: bool
-    checks: List[List[Any]] = field(default_factory=list)
-    measurements: Dict[str, float] = field(default_factory=dict)
-
-    def add(self, name: str, passed: bool, detail: str) -> None:
-        self.checks.append([name, bool(passed), detail])
-
-    def measure(self, name: str, value: float) -> None:
-        self.measurements[name] = float(value)
-
-    def report(self) -> Dict[str, Any]:
-        return {
-            "rule_code": self.rule_code,
-            "device": self.device,
-            "dtype": self.dtype_name,
-            "checks": self.checks,
-            "measurements": self.measurements,
-        }
-
-    def golden_copy(self, dtype: torch.dtype) -> Any:
-        """The original module cast to ``dtype`` (for references); functions as they are.
-
-        Cast from the module under test, so the float64 reference starts from the very parameters
-        (rounded to the test dtype) that the code under test uses.
-        """
-        if not self.is_module:
-            return self.original
-        return copy.deepcopy(self.original).to(dtype=dtype)
-
-
-def _setup_failure(rule_code: str, stage: str, exc: BaseException) -> Dict[str, Any]:
-    detail = f"could not {stage}: {type(exc).__name__}: {' '.join(str(exc).split())}"
-    return {
-        "rule_code": rule_code,
-        "device": "any",
-        "dtype": "any",
-        "checks": [["build_modules", False, detail]],
-        "measurements": {},
-    }
+Context = Trial
 
 
 def run_recipe(
     request: Mapping[str, Any], rule_code: str, verify_on: Callable[[Context], None]
 ) -> List[Dict[str, Any]]:
     """Load both sources, then run ``verify_on`` once per device and dtype; one report dict each."""
-    entry = request["entry"]
-    params: Mapping[str, Any] = request.get("params") or {}
-    seed = int(request.get("seed", 0))
-    torch.set_num_threads(max(1, int(params.get("threads", 1))))
-    stage = "load the original source"
-    try:
-        original_module = load_source(request["original_source"], "attnlint_verify_original")
-        stage = "load the fixed source"
-        fixed_module = load_source(request["fixed_source"], "attnlint_verify_fixed")
-        stage = f"find {entry!r}"
-        original_obj = getattr(original_module, entry)
-        fixed_obj = getattr(fixed_module, entry)
-        is_module = isinstance(original_obj, type) and issubclass(original_obj, nn.Module)
-        if is_module:
-            stage = "choose constructor arguments"
-            kwargs = constructor_kwargs(original_obj, params.get("init_kwargs") or {})
-            stage = "construct both modules from one seed and load the weights strictly"
-            original_obj, fixed_obj = build_pair(original_obj, fixed_obj, kwargs, seed)
-        elif not callable(original_obj) or not callable(fixed_obj):
-            raise TypeError(f"{entry!r} is neither an nn.Module class nor a function")
-    except Exception as exc:  # noqa: BLE001 - reported as a failed setup check
-        return [_setup_failure(rule_code, stage, exc)]
-
-    devices = request.get("devices") or (["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
-    dtypes_by_device: Mapping[str, Sequence[str]] = request.get("dtypes") or {}
-    reports: List[Dict[str, Any]] = []
-    for device in devices:
-        names = dtypes_by_device.get(device, DTYPES_BY_DEVICE.get(device.split(":")[0], ()))
-        for dtype_name in names:
-            reports.append(
-                _run_one(rule_code, original_obj, fixed_obj, is_module, params, device, dtype_name, seed, verify_on)
-            )
-    return reports
-
-
-def _run_one(rule_code, original_obj, fixed_obj, is_module, params, device, dtype_name, seed, verify_on):
-    try:
-        dtype = dtype_from_name(dtype_name)
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise RuntimeError("CUDA was requested but torch.cuda.is_available() is False")
-        if is_module:
-            original = copy.deepcopy(original_obj).to(device=device, dtype=dtype)
-            fixed = copy.deepcopy(fixed_obj).to(device=device, dtype=dtype)
-        else:
-            original, fixed = original_obj, fixed_obj
-    except Exception as exc:  # noqa: BLE001
-        return {
-            "rule_code": rule_code,
-            "device": device,
-            "dtype": dtype_name,
-            "checks": [["device_setup", False, f"{type(exc).__name__}: {exc}"]],
-            "measurements": {},
-        }
-    ctx = Context(rule_code, device, dtype_name, dtype, seed, params, original, fixed, is_module)
-    # fp32 on CUDA must mean fp32: TF32 would put the reference itself ~1e-3 off.
-    guard = exact_fp32_matmul() if device.startswith("cuda") else contextlib.nullcontext()
-    with guard:
-        try:
-            verify_on(ctx)
-        except Exception as exc:  # noqa: BLE001 - a harness failure is a failed check, never a pass
-            ctx.add("harness_error", False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}")
-    return ctx.report()
+    return run_trials(request, rule_code, verify_on)
 
 
 # ---------------------------------------------------------------------------------------------
 # Running code that may raise
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class Outcome:
-    value: Any
-    error: Optional[BaseException]
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def describe_error(self) -> str:
-        assert self.error is not None
-        text = " ".join(str(self.error).split())
-        return f"{type(self.error).__name__}: {text[:160]}"
-
-
-def attempt(fn: Callable[[], Any]) -> Outcome:
-    try:
-        return Outcome(fn(), None)
-    except Exception as exc:  # noqa: BLE001 - a crash is evidence, not a harness error
-        return Outcome(None, exc)
-
-
 def first_tensor(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) and out else out
 
@@ -338,15 +188,19 @@ def find_protocol(entry: Any, params: Mapping[str, Any], needs_mask: bool) -> Pr
     names = positional_names(entry)
     mask_arg = params.get("mask_arg")
     if mask_arg is None:
-        mask_arg = next((n for n in names if n in MASK_FORMAT_BY_NAME or "mask" in n.lower()), None)
+        mask_arg = next((n for n in names if "mask" in n.lower()), None)
     if mask_arg is None:
         if needs_mask:
             raise LookupError(f"cannot find the mask argument among {names}; pass params['mask_arg']")
         return Protocol(call, None, None)
-    fmt = params.get("mask_format") or MASK_FORMAT_BY_NAME.get(mask_arg)
+    fmt = params.get("mask_format")
+    if isinstance(fmt, Mapping):  # {argument: format}, as the parent reads it from the analysis
+        fmt = fmt.get(mask_arg)
+    fmt = fmt or mask_format_for_name(mask_arg)
     if fmt is None:
         raise LookupError(
-            f"cannot tell the convention of {mask_arg!r}; pass params['mask_format'] (one of {', '.join(MASK_FORMATS)})"
+            f"neither the name {mask_arg!r} nor the analysis of the code tells the mask's convention; pass "
+            f"params['mask_format'] (one of {', '.join(MASK_FORMATS)})"
         )
     if fmt not in MASK_FORMATS:
         raise ValueError(f"unknown mask format {fmt!r}; known: {', '.join(MASK_FORMATS)}")
@@ -590,13 +444,6 @@ def run_entry(protocol: Protocol, entry: Any, w: Witness, *, grad: bool = False)
         return out if grad else out.detach()
 
     return attempt(go)
-
-
-@dataclass
-class References:
-    golden: torch.Tensor
-    sdpa: torch.Tensor
-    plain: torch.Tensor
 
 
 def references(golden: Golden, w: Witness) -> References:
@@ -864,3 +711,10 @@ def _check_unpadded(ctx: Context, protocol: Protocol, witnesses, outputs: Mappin
         ok,
         "each non-empty sequence run alone (unpadded, float64) through the original: " + join(parts),
     )
+
+
+def __getattr__(name: str) -> Any:
+    # ``MASK_FORMAT_BY_NAME`` used to be a second, hand-kept table; it is computed from the linter's.
+    if name == "MASK_FORMAT_BY_NAME":
+        return known_mask_names()
+    raise AttributeError(name)

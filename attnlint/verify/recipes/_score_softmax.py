@@ -56,13 +56,20 @@ import torch
 from torch import nn
 
 from attnlint.verify.kernels import SDPA_BACKENDS, naive_attention, sdpa_reference
-from attnlint.verify.loading import build_pair, constructor_kwargs, load_source
+from attnlint.verify.recipes._harness import (  # noqa: F401 - re-exported for the recipes
+    Outcome,
+    References,
+    SetupError,
+    Trial,
+    attempt,
+    build_entries,
+    device_dtypes,
+    make_report,
+)
+from attnlint.verify.recipes._harness import run_trials as _run_trials
 from attnlint.verify.tolerance import (
-    DTYPES_BY_DEVICE,
     Comparison,
     bit_identical,
-    dtype_from_name,
-    exact_fp32_matmul,
     flash_rule,
     max_abs_diff,
 )
@@ -300,13 +307,6 @@ def attention_from_params(
     return o if spec.out is None else spec.out.apply(module, o, dtype)
 
 
-@dataclass
-class References:
-    golden: torch.Tensor  # float64 naive kernel
-    sdpa: torch.Tensor  # float64 SDPA, MATH backend
-    plain: torch.Tensor  # naive kernel in the test dtype (FlashAttention's out_pt)
-
-
 def references(module: nn.Module, x: torch.Tensor, spec: Spec) -> References:
     with torch.no_grad():
         return References(
@@ -314,22 +314,6 @@ def references(module: nn.Module, x: torch.Tensor, spec: Spec) -> References:
             sdpa=attention_from_params(module, x, spec, torch.float64, kernel="sdpa"),
             plain=attention_from_params(module, x, spec, None),
         )
-
-
-@dataclass
-class Outcome:
-    output: Optional[torch.Tensor]
-    error: Optional[BaseException]
-    warning_messages: Tuple[str, ...] = ()  # only with run_module(..., record_warnings=True)
-
-    def describe_error(self) -> str:
-        assert self.error is not None
-        text = str(self.error).strip()
-        return f"{type(self.error).__name__}: {text.splitlines()[0][:160] if text else ''}"
-
-    def warned(self, text: str) -> bool:
-        """Whether a recorded warning's message contains ``text``."""
-        return any(text in message for message in self.warning_messages)
 
 
 def _first_tensor(out: Any) -> Any:
@@ -392,83 +376,13 @@ def witness_shapes(spec: Spec, params: Mapping[str, Any]) -> Dict[str, Tuple[int
 
 
 # ---------------------------------------------------------------------------------------------
-# The recipe driver (also used by ATN103's batched_transpose recipe, with its own checks)
+# The recipe (also used by ATN103's batched_transpose recipe, with its own checks)
 # ---------------------------------------------------------------------------------------------
 # Rule-specific checks: (original, fixed, inputs, outputs-so-far, spec, measurements) -> checks.
 ExtraChecks = Callable[
     [nn.Module, nn.Module, Mapping[str, torch.Tensor], Mapping[str, "References"], Spec, Dict[str, float]],
     List[List[Any]],
 ]
-
-
-class SetupError(Exception):
-    """The sources could not be loaded, built or understood; ``str()`` is the ``build_modules`` detail."""
-
-
-@dataclass
-class Trial:
-    """One (device, dtype) run of a recipe: both modules there, the spec, and the report being filled."""
-
-    original: nn.Module
-    fixed: nn.Module
-    spec: Spec
-    params: Mapping[str, Any]
-    seed: int
-    device: str
-    dtype: torch.dtype
-    checks: List[List[Any]]
-    measurements: Dict[str, float]
-
-
-def make_report(
-    rule_code: str, device: str, dtype: str, checks: List[List[Any]], measurements: Dict[str, float]
-) -> Dict[str, Any]:
-    return {"rule_code": rule_code, "device": device, "dtype": dtype, "checks": checks, "measurements": measurements}
-
-
-def build_modules(
-    request: Mapping[str, Any],
-    params: Mapping[str, Any],
-    seed: int,
-    build: Callable[[nn.Module, Mapping[str, Any]], Spec] = build_spec,
-    locate_stage: str = "locate the projections and heads",
-) -> Tuple[nn.Module, nn.Module, Spec]:
-    """Load both sources, build both modules from one seed (weights loaded strictly), and the spec.
-
-    Raises :class:`SetupError` saying which stage failed.
-    """
-    entry = request["entry"]
-    stage = "load the original source"
-    try:
-        original_module = load_source(request["original_source"], "attnlint_verify_original")
-        stage = "load the fixed source"
-        fixed_module = load_source(request["fixed_source"], "attnlint_verify_fixed")
-        stage = f"find {entry!r}"
-        original_cls = getattr(original_module, entry)
-        fixed_cls = getattr(fixed_module, entry)
-        stage = "choose constructor arguments"
-        kwargs = constructor_kwargs(original_cls, params.get("init_kwargs") or {})
-        stage = "construct both modules from one seed and load the weights strictly"
-        original, fixed = build_pair(original_cls, fixed_cls, kwargs, seed)
-        stage = locate_stage
-        spec = build(original, params)
-    except Exception as exc:  # noqa: BLE001 - reported as a failed setup check
-        raise SetupError(f"could not {stage}: {type(exc).__name__}: {' '.join(str(exc).split())}") from exc
-    return original, fixed, spec
-
-
-def device_dtypes(request: Mapping[str, Any]) -> List[Tuple[str, str]]:
-    """The (device, dtype name) pairs to run on: the request's, else every device's defaults."""
-    devices = request.get("devices") or (["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
-    dtypes_by_device: Mapping[str, Sequence[str]] = request.get("dtypes") or {}
-    pairs: List[Tuple[str, str]] = []
-    for device in devices:
-        if device in dtypes_by_device:
-            dtype_names = list(dtypes_by_device[device])
-        else:
-            dtype_names = list(DTYPES_BY_DEVICE.get(device.split(":")[0], ()))
-        pairs.extend((device, dtype_name) for dtype_name in dtype_names)
-    return pairs
 
 
 def run_trials(
@@ -479,62 +393,20 @@ def run_trials(
     locate_stage: str = "locate the projections and heads",
     initial_measurements: Callable[[Spec], Dict[str, float]] = lambda spec: {},
 ) -> List[Dict[str, Any]]:
-    """Build the modules, then run ``verify_on`` once per device and dtype; one report dict each.
-
-    A setup failure is one ``build_modules`` check; a device that cannot be set up, a
-    ``device_setup`` check; an exception out of ``verify_on``, a ``harness_error`` check.
-    """
-    params: Mapping[str, Any] = request.get("params") or {}
-    seed = int(request.get("seed", 0))
-    try:
-        original, fixed, spec = build_modules(request, params, seed, build, locate_stage)
-    except SetupError as exc:
-        return [make_report(rule_code, "any", "any", [["build_modules", False, str(exc)]], {})]
-    reports: List[Dict[str, Any]] = []
-    for device, dtype_name in device_dtypes(request):
-        checks: List[List[Any]] = []
-        measurements = initial_measurements(spec)
-        reports.append(make_report(rule_code, device, dtype_name, checks, measurements))
-        try:
-            dtype = dtype_from_name(dtype_name)
-            if device.startswith("cuda") and not torch.cuda.is_available():
-                raise RuntimeError("CUDA was requested but torch.cuda.is_available() is False")
-            trial = Trial(
-                copy.deepcopy(original).to(device=device, dtype=dtype),
-                copy.deepcopy(fixed).to(device=device, dtype=dtype),
-                spec,
-                params,
-                seed,
-                device,
-                dtype,
-                checks,
-                measurements,
-            )
-        except Exception as exc:  # noqa: BLE001
-            checks.append(["device_setup", False, f"{type(exc).__name__}: {exc}"])
-            continue
-        # fp32 on CUDA must mean fp32: TF32 would put the reference itself ~1e-3 off.
-        guard = exact_fp32_matmul() if device.startswith("cuda") else contextlib.nullcontext()
-        with guard:
-            try:
-                verify_on(trial)
-            except Exception as exc:  # noqa: BLE001 - a harness failure is a failed check, never a pass
-                checks.append(["harness_error", False, f"{type(exc).__name__}: {exc}"])
-    return reports
+    """The one harness (:func:`attnlint.verify.recipes._harness.run_trials`) with the per-head spec
+    built from the module: ``trial.spec`` is set when ``verify_on`` runs."""
+    return _run_trials(request, rule_code, verify_on, build, locate_stage, initial_measurements)
 
 
 def run_recipe(
     request: Mapping[str, Any], rule_code: str, extra_checks: Optional[ExtraChecks] = None
 ) -> List[Dict[str, Any]]:
     """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype."""
-    params: Mapping[str, Any] = request.get("params") or {}
-    # The witnesses are tiny: intra-op threads only add scheduling noise, which on a busy machine
-    # costs seconds per run. One thread by default (this child process is ours alone).
-    torch.set_num_threads(max(1, int(params.get("threads", 1))))
     return run_trials(
         request,
         rule_code,
         lambda trial: _verify_on(trial, extra_checks),
+        build_spec,
         initial_measurements=lambda spec: {"heads": float(spec.heads), "head_dim": float(spec.head_dim)},
     )
 

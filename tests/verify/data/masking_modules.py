@@ -124,7 +124,7 @@ class CausalPaddedAttention(nn.Module):
         v = self.W_value(x).view(B, T, self.num_heads, hd).transpose(1, 2)
         future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
         masked = future | key_padding_mask[:, None, None, :]
-        scores = q @ k.transpose(-2, -1) * hd ** -0.5
+        scores = q @ k.transpose(-2, -1) * hd**-0.5
         scores = scores.masked_fill(masked, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         return self.out_proj((weights @ v).transpose(1, 2).reshape(B, T, C))

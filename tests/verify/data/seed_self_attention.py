@@ -5,11 +5,13 @@ import torch
 import torch.nn as nn
 
 # 模拟输入: 3个token, 每个6维
-inputs = torch.tensor([
-    [0.43, 0.15, 0.89, 0.34, 0.66, 0.12],  # Token A
-    [0.55, 0.87, 0.66, 0.55, 0.12, 0.44],  # Token B
-    [0.78, 0.23, 0.11, 0.94, 0.33, 0.22],  # Token C
-])
+inputs = torch.tensor(
+    [
+        [0.43, 0.15, 0.89, 0.34, 0.66, 0.12],  # Token A
+        [0.55, 0.87, 0.66, 0.55, 0.12, 0.44],  # Token B
+        [0.78, 0.23, 0.11, 0.94, 0.33, 0.22],  # Token C
+    ]
+)
 
 attn_scores = inputs @ inputs.T  # (3,3)
 print("注意力分数:")
@@ -18,6 +20,7 @@ print(attn_scores)
 
 class SelfAttentionV1(nn.Module):
     """带可训练权重的自注意力 (原始版)"""
+
     def __init__(self, d_in, d_out):
         super().__init__()
         self.W_q = nn.Parameter(torch.randn(d_in, d_out))
@@ -31,12 +34,13 @@ class SelfAttentionV1(nn.Module):
         values = x @ self.W_v
 
         attn_scores = queries @ keys.T  # (num_tokens, num_tokens)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         return attn_weights @ values
 
 
 class SelfAttentionV2(nn.Module):
     """使用 nn.Linear 的更规范版本"""
+
     def __init__(self, d_in, d_out, qkv_bias=False):
         super().__init__()
         self.W_q = nn.Linear(d_in, d_out, bias=qkv_bias)
@@ -49,7 +53,7 @@ class SelfAttentionV2(nn.Module):
         values = self.W_v(x)
 
         attn_scores = queries @ keys.transpose(-2, -1)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         return attn_weights @ values
 
 
