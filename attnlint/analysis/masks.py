@@ -304,6 +304,10 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     additive mask (`scores + m`, m = zeros.masked_fill(mask, -inf)) is a fill."""
     from attnlint.analysis.values import Value
 
+    if left.kind == "tuple" or right.kind == "tuple":
+        from attnlint.analysis import losses
+
+        return losses.concatenated_lists(left, right, node)
     if left.scores is not None and right.scores is None:
         return _with_additive_fill(ev, left.with_(node=node), right, node, left_node, right_node)
     if right.scores is not None and left.scores is None:

@@ -54,6 +54,10 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
     sym = _sym_binary(op, left, right)
     if sym is not None and not (numberish(left) and numberish(right)):
         sym = None
+    if isinstance(op, cst.Multiply) and (left.kind == "tuple" or right.kind == "tuple"):
+        from attnlint.analysis import losses
+
+        return losses.repeated_list(ev, left if left.kind == "tuple" else right, node)
     if isinstance(op, (cst.Multiply, cst.Divide)):
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node, sym=sym)

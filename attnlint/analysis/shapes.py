@@ -196,6 +196,8 @@ def score_axis_names(value) -> Optional[Tuple[str, ...]]:
             role = axis_role(value, axis)
             if role is not None and role != FEATURE:
                 names[axis] = _ROLE_WORDS.get(role)
+    if scores is None:
+        return tuple(n if n is not None else f"axis {i}" for i, n in enumerate(names))
     if QUERIES not in names and KEYS not in names:
         names[-2:] = ["keys", "queries"] if layout == KEY_MAJOR else ["queries", "keys"]
     if value.shape is None or all(n is None for n in names[:-2]):
@@ -910,7 +912,7 @@ def _size(ev, call: Call):
     return Value(kind="scalar", node=node)
 
 
-CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.full", "torch.randint")
+CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.randint")
 
 
 @handlers.function(*CONSTRUCTORS)
@@ -941,14 +943,20 @@ def _constructor(ev, call: Call):
     )
 
 
-@handlers.function("torch.tensor", "torch.as_tensor", "torch.Tensor")
+@handlers.function("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.LongTensor")
 def _tensor(ev, call: Call):
+    from attnlint.analysis.losses import padded_rows
     from attnlint.analysis.values import Value
 
     if not call.args:
         return None
     first = call.args[0].value
     inner = ev.eval(first)
+    padding = padded_rows(inner) if inner.kind == "tuple" else None
+    if padding is not None:
+        for arg in call.args[1:]:
+            ev.eval(arg.value)
+        return Value(kind="tensor", rank=2, node=call.node, padding=padding)
     for arg in call.args[1:]:
         ev.eval(arg.value)
     if not isinstance(first, (cst.List, cst.Tuple)):
