@@ -927,6 +927,9 @@ def _constructor(ev, call: Call):
         positional = positional[-1:]
     if qualified == "torch.full":
         positional = positional[:1]
+    size_kw = [(a, v) for a, v in zip(node.args, values) if a.keyword is not None and a.keyword.value == "size"]
+    if not positional and size_kw:
+        positional = size_kw  # `torch.empty(size=(n, d))`
     sizes = size_args(ev, [a for a, _ in positional], [v for _, v in positional])
     if len(positional) == 1 and isinstance(positional[0][0].value, (cst.Tuple, cst.List)):
         rank = len(positional[0][0].value.elements)
@@ -940,6 +943,29 @@ def _constructor(ev, call: Call):
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
     return Value(
         kind="tensor", rank=rank, shape=shape, node=node, constructor=Constructor(qualified, dtype, size_texts)
+    )
+
+
+@handlers.function(
+    "torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like", "torch.rand_like", "torch.randn_like"
+)
+def _like(ev, call: Call):
+    """`torch.ones_like(e)`: a new tensor of e's shape."""
+    from attnlint.analysis.values import Constructor, Value
+
+    values = ev.args(call.node)
+    if not values:
+        return None
+    flow = _flow()
+    dtype_arg = flow._arg(call.node, 99, "dtype")
+    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else None
+    source = values[0]
+    return Value(
+        kind="tensor",
+        rank=source.rank,
+        shape=source.shape,
+        node=call.node,
+        constructor=Constructor(call.name, dtype, ()),
     )
 
 
