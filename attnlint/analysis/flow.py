@@ -758,6 +758,8 @@ class Evaluator:
         if isinstance(func, cst.Name):
             if func.value in ("map",) and len(node.args) == 2:
                 return self._map(node)
+            if func.value == "zip" and node.args and not any(a.star for a in node.args):
+                return self._zip([self.eval(a.value) for a in node.args], node)
             if func.value in ("tuple", "list") and len(node.args) == 1:
                 inner = self.eval(node.args[0].value)
                 return inner if inner.kind == "tuple" else UNKNOWN
@@ -786,6 +788,23 @@ class Evaluator:
         for arg in node.args:
             self.eval(arg.value)
         return UNKNOWN
+
+    def _zip(self, values: List[Value], node) -> Value:
+        """`zip(self.linears, (query, key, value))`: pairs, as many as the literal has."""
+        counts = {len(v.elements) for v in values if v.kind == "tuple" and v.elements and v.each is None}
+        if len(counts) != 1:
+            return Value(kind="tuple", each=Value(kind="tuple", elements=tuple(self.element_of(v) for v in values)))
+        count = counts.pop()
+        rows = []
+        for i in range(count):
+            row = []
+            for v in values:
+                if v.kind == "tuple" and len(v.elements) == count and v.each is None:
+                    row.append(v.elements[i])
+                else:
+                    row.append(self.element_of(v))
+            rows.append(Value(kind="tuple", elements=tuple(row)))
+        return Value(kind="tuple", elements=tuple(rows), node=node)
 
     def _map(self, node: cst.Call) -> Value:
         """`map(f, (q, k, v))`, `map(lambda t: rearrange(t, ...), qkv)`."""

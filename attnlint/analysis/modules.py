@@ -178,6 +178,9 @@ def other_function(ev, node: cst.Call, qualified: str) -> Value:
     """A qualified callable no table has: nn module constructors, math and numpy helpers (numbers),
     and the rest (unknown)."""
     short = qualified.rsplit(".", 1)[-1]
+    if short in ("ModuleList",) and qualified.startswith("torch.nn.") and len(node.args) == 1:
+        modules = ev.eval(node.args[0].value)  # iterating or indexing it gives the modules
+        return modules if modules.kind == "tuple" else Value(kind="unknown", node=node)
     if qualified.startswith("torch.nn.") and short[:1].isupper():
         return _module_constructor(ev, node, short)
     if qualified.startswith("math.") or qualified.startswith("numpy."):

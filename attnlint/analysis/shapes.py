@@ -734,9 +734,13 @@ def _view_method(ev, call: Call):
     else:
         sizes = size_args(ev, positional, values[: len(positional)])
         rank = len(sizes) if sizes is not None else None
-    if method in ("expand", "repeat") and rank is not None and receiver.rank is not None:
+    if method in ("repeat", "tile"):
+        sizes = _repeated(receiver, sizes)  # the arguments are multipliers, not sizes
+        if rank is not None and receiver.rank is not None:
+            rank = max(rank, receiver.rank)
+    elif method == "expand" and rank is not None and receiver.rank is not None:
         rank = max(rank, receiver.rank)
-        sizes = None if method == "repeat" else _expanded(receiver, sizes)
+        sizes = _expanded(receiver, sizes)
     if method in ("view", "reshape") and sizes is not None:
         sizes = infer_view(receiver.dims(), sizes)
         input_dims = receiver.dims()
@@ -766,6 +770,17 @@ def _view_method(ev, call: Call):
         node=node,
         **receiver.data_facts(),
     )
+
+
+def _repeated(receiver, multipliers):
+    """`x.repeat(n, 1, 1)`: each size times its multiplier (known only when x's sizes are)."""
+    dims = receiver.dims()
+    if multipliers is None or dims is None or len(dims) != len(multipliers):
+        return None
+    out = []
+    for size, times in zip(dims, multipliers):
+        out.append(size * times if size is not None and times is not None else None)
+    return tuple(out)
 
 
 def _expanded(receiver, sizes):

@@ -396,6 +396,35 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.long().view(-1))
             """
         ),
+        # The same, with the padding positions set to -100 (Hugging Face's convention).
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Config:
+                pad_token_id: int = 3
+
+
+            def pad_batch(seqs, config: Config):
+                n = max(len(s) for s in seqs)
+                return torch.tensor([s + [config.pad_token_id] * (n - len(s)) for s in seqs])
+
+
+            def lm_loss(logits, labels):
+                return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+            def step(model, batch, config):
+                ids = pad_batch(batch, config)
+                labels = ids[:, 1:].clone()
+                labels[labels == config.pad_token_id] = -100
+                return lm_loss(model(ids[:, :-1]), labels)
+            """
+        ),
     ]
 
     INVALID = [
@@ -825,6 +854,169 @@ class CrossEntropyIgnoreIndex(Rule):
                     logits = model(xs)
                     total += loss_fn(logits.view(-1, logits.shape[-1]), targets.view(-1)).item()
                 return total
+            """,
+        ),
+        # A dataclass config's pad id, list padding in a helper, and the loss in another function.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Config:
+                pad_token_id: int = 3
+
+
+            def pad_batch(seqs, config: Config):
+                n = max(len(s) for s in seqs)
+                return torch.tensor([s + [config.pad_token_id] * (n - len(s)) for s in seqs])
+
+
+            def lm_loss(logits, labels):
+                return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+            def step(model, batch, config):
+                ids = pad_batch(batch, config)
+                return lm_loss(model(ids[:, :-1]), ids[:, 1:])
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Config:
+                pad_token_id: int = 3
+
+
+            def pad_batch(seqs, config: Config):
+                n = max(len(s) for s in seqs)
+                return torch.tensor([s + [config.pad_token_id] * (n - len(s)) for s in seqs])
+
+
+            def lm_loss(logits, labels):
+                return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=3)
+
+
+            def step(model, batch, config):
+                ids = pad_batch(batch, config)
+                return lm_loss(model(ids[:, :-1]), ids[:, 1:])
+            """,
+        ),
+        # A tokenizer that pads rows in a loop, used by a trainer built with it.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Tokenizer:
+                def __init__(self):
+                    self.pad_token_id = 0
+
+                def batch_encode(self, rows, max_len=8):
+                    out = []
+                    for ids in rows:
+                        out.append(ids + [self.pad_token_id] * (max_len - len(ids)))
+                    return torch.tensor(out)
+
+
+            class Trainer:
+                def __init__(self, model, tokenizer):
+                    self.model = model
+                    self.tokenizer = tokenizer
+                    self.criterion = nn.CrossEntropyLoss()
+
+                def step(self, rows):
+                    ids = self.tokenizer.batch_encode(rows)
+                    logits = self.model(ids[:, :-1])
+                    return self.criterion(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
+
+
+            if __name__ == "__main__":
+                Trainer(nn.Identity(), Tokenizer()).step([[1, 2], [3]])
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Tokenizer:
+                def __init__(self):
+                    self.pad_token_id = 0
+
+                def batch_encode(self, rows, max_len=8):
+                    out = []
+                    for ids in rows:
+                        out.append(ids + [self.pad_token_id] * (max_len - len(ids)))
+                    return torch.tensor(out)
+
+
+            class Trainer:
+                def __init__(self, model, tokenizer):
+                    self.model = model
+                    self.tokenizer = tokenizer
+                    self.criterion = nn.CrossEntropyLoss(ignore_index=0)
+
+                def step(self, rows):
+                    ids = self.tokenizer.batch_encode(rows)
+                    logits = self.model(ids[:, :-1])
+                    return self.criterion(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
+
+
+            if __name__ == "__main__":
+                Trainer(nn.Identity(), Tokenizer()).step([[1, 2], [3]])
+            """,
+        ),
+        # A collate_fn pads the targets; the training loop gets them from the DataLoader.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_IDX = 1
+
+
+            def collate(batch):
+                return pad_sequence(batch, padding_value=PAD_IDX)
+
+
+            def train(model, loader, loss_fn):
+                for tgt in loader:
+                    logits = model(tgt[:-1])
+                    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[1:].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                train(nn.Identity(), DataLoader([], collate_fn=collate), nn.CrossEntropyLoss())
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_IDX = 1
+
+
+            def collate(batch):
+                return pad_sequence(batch, padding_value=PAD_IDX)
+
+
+            def train(model, loader, loss_fn):
+                for tgt in loader:
+                    logits = model(tgt[:-1])
+                    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[1:].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                train(nn.Identity(), DataLoader([], collate_fn=collate), nn.CrossEntropyLoss(ignore_index=PAD_IDX))
             """,
         ),
     ]

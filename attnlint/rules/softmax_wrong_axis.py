@@ -255,6 +255,84 @@ class SoftmaxWrongAxis(Rule):
                 return attention_weights
             """
         ),
+        # The same attention normalised over the source positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=0)
+            """
+        ),
+        # Graph attention normalised over each node's neighbours.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=1)
+                    return torch.matmul(attention, Wh)
+            """
+        ),
+        # A mixture of softmaxes: probabilities over the vocabulary, mixed over components.
+        Valid(
+            """
+            import torch
+
+
+            def mixture(logits, weights):
+                prob = logits.softmax(dim=-1)
+                return torch.einsum("bkd,bk->bd", prob, weights)
+            """
+        ),
+        # Talking heads: weights mixed across heads by a learned matrix, then applied to the values.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class TalkingHeads(nn.Module):
+                def __init__(self, heads):
+                    super().__init__()
+                    self.mix = nn.Parameter(torch.randn(heads, heads))
+
+                def forward(self, q, k, v):
+                    dots = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+                    attn = dots.softmax(dim=-1)
+                    attn = torch.einsum("bhij,hg->bgij", attn, self.mix)
+                    return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """
+        ),
     ]
 
     INVALID = [
@@ -543,6 +621,117 @@ class SoftmaxWrongAxis(Rule):
             def forward(self, xq, xk):
                 scores = torch.matmul(xq, xk.transpose(2, 3)) / self.head_dim ** 0.5
                 return torch.softmax(scores.float(), dim=-1)
+            """,
+        ),
+        # Seq2seq (Bahdanau) attention over time-major encoder outputs: dim=1 is the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=-2)
+            """,
+        ),
+        # Graph attention over an (N, N) score matrix normalised over the wrong node axis.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=0)
+                    return torch.matmul(attention, Wh)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=-1)
+                    return torch.matmul(attention, Wh)
+            """,
+        ),
+        # einsum scores laid out (batch, queries, heads, keys): dim=1 is the query axis.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v):
+                s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
+                w = s.softmax(dim=1)
+                return torch.einsum("bqhk,bkhd->bqhd", w, v)
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v):
+                s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
+                w = s.softmax(dim=-1)
+                return torch.einsum("bqhk,bkhd->bqhd", w, v)
             """,
         ),
     ]
