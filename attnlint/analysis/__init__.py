@@ -17,6 +17,7 @@ import libcst as cst
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
 from attnlint.analysis.names import collect_aliases, iter_statements
+from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
 
@@ -151,22 +152,28 @@ def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
     return parents
 
 
-def analyze_module(module: cst.Module) -> ModuleAnalysis:
+def analyze_module(module: cst.Module, project: Optional[Project] = None, path=None) -> ModuleAnalysis:
+    """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
+    of the checked tree be read: their constants and the summaries of their functions."""
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
     definitions = _index_definitions(module.body)
     summaries = Summaries(analysis, definitions)
     analysis.summaries = summaries
+    imported = _imports_from_project(module, project, path, summaries) if project is not None else {}
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions: read them first.
     top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names)
+    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names, constants=imported)
     evaluator.run(module.body)
-    analysis.constants = {
-        name: value
-        for name, value in evaluator.env.items()
-        if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
-    }
+    analysis.constants = dict(imported)
+    analysis.constants.update(
+        {
+            name: value
+            for name, value in evaluator.env.items()
+            if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
+        }
+    )
     _walk(module.body, analysis, None)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
@@ -182,6 +189,21 @@ def analyze_module(module: cst.Module) -> ModuleAnalysis:
 
 
 _CONTEXT_ROUNDS = 2
+
+
+def _imports_from_project(module: cst.Module, project: Project, path, summaries: Summaries) -> Dict[str, Value]:
+    """Constants imported from other modules of the project; their functions go to `summaries`."""
+    constants: Dict[str, Value] = {}
+    for local, name, source, level in imported_names(module):
+        target = project.resolve(path, source, level)
+        other = project.analysis_of(target) if target is not None else None
+        if other is None:
+            continue
+        if name in other.constants and other.constants[name].kind == "scalar":
+            constants[local] = foreign(other.constants[name])
+        elif other.summaries is not None and name in other.summaries.definitions.functions:
+            summaries.external[local] = (other.summaries, name)
+    return constants
 
 
 def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:

@@ -450,6 +450,14 @@ class Evaluator:
                 current = self.env[name]
                 if current.rank is None or (current.rank == len(dims) and current.shape is None):
                     self.env[name] = current.with_(rank=len(dims), shape=self._comment_shape(dims))
+                elif current.shape is not None and len(current.shape) == len(dims):
+                    # Sizes from the data flow; what each axis holds from the comment.
+                    commented = self._comment_shape(dims)
+                    merged = tuple(
+                        Axis(a.size if a.size is not None else c.size, a.role or c.role)
+                        for a, c in zip(current.shape, commented)
+                    )
+                    self.env[name] = current.with_(shape=merged)
             else:
                 self.declared_ranks[name] = dims
 
@@ -772,6 +780,8 @@ class Evaluator:
             target = self.env.get(func.value, self.constants.get(func.value))
             if target is not None and target.kind == "module":
                 return modules.call_module_value(self, node, target, func.value)
+            if self.project is not None and func.value in self.project.external:
+                return modules.user_function(self, node, func.value)  # a function of another file here
             if qualified is not None:  # `from torch.nn.functional import softmax`
                 return self.call_function(node, qualified)
             if func.value in self.class_names:

@@ -18,7 +18,7 @@ from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
 PROJECTION_MODULES = ("Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear")
-PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding", "LayerNorm", "RMSNorm")
+PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding",)
 # Functions known not to rescale their input (rotary embeddings rotate pairs of features).
 ROTARY_WORDS = ("rotary", "rope", "rotate", "pos_emb", "apply_pos")
 
@@ -128,6 +128,7 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
             kind="tensor",
             rank=source.rank,
             shape=shape,
+            last_size=module.module_sizes[1] if shape is None and len(module.module_sizes) >= 2 else None,
             role=role,
             feature_last=True,
             scaled=False if unscaled else None,

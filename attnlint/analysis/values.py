@@ -395,6 +395,8 @@ class Value:
     # For attention weights: fully masked rows were zeroed on the way to this value (a guard
     # is a fact of the value that reaches a use, joined over paths like every other fact).
     guarded: bool = False
+    # The size of the last axis when the rank (so the shape) is not known: a projection's width.
+    last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
 
@@ -413,7 +415,9 @@ class Value:
         return None if self.shape is None else tuple(a.role for a in self.shape)
 
     def size_of(self, axis: int) -> Optional[Sym]:
-        if self.shape is None or not -len(self.shape) <= axis < len(self.shape):
+        if self.shape is None:
+            return self.last_size if axis == -1 else None
+        if not -len(self.shape) <= axis < len(self.shape):
             return None
         return self.shape[axis].size
 
