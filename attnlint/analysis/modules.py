@@ -237,7 +237,7 @@ def _own(value: Value, node: cst.Call) -> Value:
     """A summary's value as the value of this call (its weights were made elsewhere)."""
     if value.kind == "unknown" and value.rank is None and value.sym is None:
         return Value(kind="unknown", node=node)
-    return value.with_(softmax=None) if value.softmax is not None else value
+    return value
 
 
 def user_method(ev, node: cst.Call, receiver: Value, method: str) -> Value:

@@ -148,7 +148,13 @@ def merge_into_param(param: Value, argument: Value) -> Value:
         mask=argument.mask or param.mask,
         lengths=argument.lengths or param.lengths,
         sym=argument.sym if argument.sym is not None else param.sym,
+        # The callee sees the caller's shapes, padding, masks and scales, not the caller's
+        # products: a helper that normalises what it is given (`get_attn(scores, dim=-2)`)
+        # chose its axis for every caller.
         softmax=None,
+        scores=None,
+        fills=(),
+        additive_fill=None,
     )
 
 
@@ -182,6 +188,16 @@ class Summaries:
         # Functions imported from other modules of the project: local name -> (their
         # summaries, their name there).
         self.external: Dict[str, Tuple["Summaries", str]] = {}
+        self._weight_uses: Dict[int, object] = {}
+
+    def weight_uses(self, call: cst.Call):
+        """The uses of one softmax call's weights, shared by its sites in every evaluation
+        (its function's, the summaries callers compute, the caller contexts)."""
+        from attnlint.analysis.values import WeightUses
+
+        if id(call) not in self._weight_uses:
+            self._weight_uses[id(call)] = (call, WeightUses())
+        return self._weight_uses[id(call)][1]
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, ev: "Evaluator", name: str, method: bool, class_name: Optional[str] = None):
