@@ -233,16 +233,15 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
             changed = True
             if definition.name.value == "__init__" and owner is not None:
                 refreshed_classes.add(owner)
-        # Methods read what __init__ stores: a refined __init__ refines them.
-        for owner in refreshed_classes:
+        # Methods read what __init__ stores: a refined __init__ refines them (one pass over
+        # the functions, whatever the number of classes).
+        if refreshed_classes:
             for i, function in enumerate(analysis.functions):
-                if (
-                    function.class_name == owner
-                    and function.name != "__init__"
-                    and isinstance(function.node, cst.FunctionDef)
-                ):
-                    key = id(function.node)
-                    bindings = contexts.get(key, (None, None, None))[2]
+                owner = function.class_name
+                if owner not in refreshed_classes or function.name == "__init__":
+                    continue
+                if isinstance(function.node, cst.FunctionDef):
+                    bindings = contexts.get(id(function.node), (None, None, None))[2]
                     analysis.functions[i] = _analyze_function(
                         function.node, analysis, analysis.classes[owner], bindings=bindings, nested=False, append=False
                     )
