@@ -1,10 +1,21 @@
-"""The shared analysis: one pass over each function that every rule asks questions of.
+"""The shared analysis: an abstract interpreter over LibCST that every rule asks questions of.
 
-For each function (and the module's top-level code) the pass records the facts rules need:
-the role of each value (query, key, scores, weights, mask), its rank, which axis of a score
-tensor holds the keys, whether a scale was applied, and where masks came from. Class bodies are
-read first, so what `__init__` builds (`nn.Softmax(dim=1)`, registered buffers, parameters) is
-known inside `forward`.
+For each function (and the module's top-level code, `if __name__ == "__main__":` blocks included)
+the pass records the facts rules need: the role of each value (query, key, scores, weights,
+mask), its symbolic shape (sizes and what each axis holds), the scale applied to Q·Kᵀ and how it
+compares to 1/sqrt(head_dim), which axis holds the keys, where masks and padding come from, and
+which guards reach each use. Unknown facts stay unknown, and unknown never fires.
+
+Layout:
+- :mod:`.flow`: statements, branches, joins, binding, comprehensions (the flow machinery);
+- :mod:`.handlers`: the tables of known callables, which the domain modules fill:
+  :mod:`.shapes`, :mod:`.scores`, :mod:`.softmax`, :mod:`.masks`, :mod:`.attention`,
+  :mod:`.losses`, :mod:`.modules`, :mod:`.einops_calls`;
+- :mod:`.values` (typed facts), :mod:`.symbolic` (symbolic sizes);
+- :mod:`.summaries` (helpers' results; facts from callers), :mod:`.project` (other files).
+
+Class bodies and `__init__` are read first, so what `__init__` builds (`nn.Softmax(dim=1)`,
+registered buffers, `self.head_dim = dim // heads`) is known inside `forward`.
 """
 
 from __future__ import annotations

@@ -174,8 +174,8 @@ class Evaluator:
         self.depth = depth  # how many summaries deep this evaluation is
         self.env: Env = {}
         self.declared_ranks: Dict[str, object] = {}
-        self._softmax_by_node: Dict[int, SoftmaxSite] = {}
-        self._dot_t_by_node: Dict[int, DotTSite] = {}
+        self.softmax_by_node: Dict[int, SoftmaxSite] = {}
+        self.dot_t_by_node: Dict[int, DotTSite] = {}
         # Sizes read from tensors whose shape is not known (`x.shape[-1]`): one atom per tensor
         # value and axis, so two reads agree. The value is kept alive with its atom.
         self._read_sizes: Dict[Tuple[int, int], Tuple[Value, Sym]] = {}

@@ -217,7 +217,7 @@ def matmul(
     batched_3d: bool = False,
 ) -> Value:
     for operand_node in (left_node, right_node):
-        site = ev._dot_t_by_node.get(id(operand_node))
+        site = ev.dot_t_by_node.get(id(operand_node))
         if site is not None:
             site.in_matmul = True
     # Weights contracted with values tell the key axis: `w @ v` sums over w's last axis. (A
@@ -233,7 +233,7 @@ def matmul(
         left = left.with_(rank=3) if left.rank is None else left
         right = right.with_(rank=3) if right.rank is None else right
         for operand_node in (left_node, right_node):
-            site = ev._dot_t_by_node.get(id(operand_node))
+            site = ev.dot_t_by_node.get(id(operand_node))
             if site is not None and site.receiver.rank is None:
                 site.receiver = site.receiver.with_(rank=3)
     right = _resolve_pending_swap(right, left)

@@ -367,7 +367,7 @@ def attribute(ev, node: cst.Attribute, receiver, attr: str):
     flow = _flow()
     if attr == "T":
         site = flow.DotTSite(node=node, receiver=receiver)
-        ev._dot_t_by_node[id(node)] = site
+        ev.dot_t_by_node[id(node)] = site
         ev.facts.dot_t_sites.append(site)
         result = transposed_last_two(receiver, node)
         if receiver.shape is not None:

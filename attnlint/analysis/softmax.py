@@ -61,8 +61,8 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
         site.uses = shared
     if value.softmax is not None:
         value.softmax.renormalized = True  # a softmax of weights: alternating normalisation
-    if id(call) not in ev._softmax_by_node:
-        ev._softmax_by_node[id(call)] = site
+    if id(call) not in ev.softmax_by_node:
+        ev.softmax_by_node[id(call)] = site
         ev.facts.softmax_sites.append(site)
     return Value(
         kind="tensor", rank=value.rank, shape=value.shape, role=WEIGHTS, softmax=site, feature_last=False, node=call
