@@ -925,6 +925,47 @@ class MissingAttentionScale(Rule):
                     return (attn @ v).transpose(1, 2).reshape(B, N, C)
             """,
         ),
+        # Heads made by a generator expression over qkv.chunk(3, -1) and a helper method.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def _to_heads(self, t):
+                    b, n, d = t.shape
+                    return t.reshape(b, n, self.heads, d // self.heads).permute(0, 2, 1, 3)
+
+                def forward(self, x):
+                    q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
+                    return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def _to_heads(self, t):
+                    b, n, d = t.shape
+                    return t.reshape(b, n, self.heads, d // self.heads).permute(0, 2, 1, 3)
+
+                def forward(self, x):
+                    q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
+                    return torch.softmax((q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5, dim=-1) @ v
+            """,
+        ),
     ]
 
 

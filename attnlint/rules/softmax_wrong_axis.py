@@ -333,6 +333,31 @@ class SoftmaxWrongAxis(Rule):
                     return torch.einsum("bhij,bhjd->bhid", attn, v)
             """
         ),
+        # Contrastive logits between two batches: both axes are the batch, nothing to say.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def clip_probs(image_features, text_features):
+                # image_features: (batch, dim)
+                logits = image_features @ text_features.T * 100.0
+                return logits.softmax(dim=0), logits.softmax(dim=1)
+            """
+        ),
+        # Time-major additive attention normalised over the source positions, written with dim=0.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def attend(energy):
+                # energy = [src len, batch size]
+                return F.softmax(energy, dim=0)
+            """
+        ),
     ]
 
     INVALID = [
