@@ -26,7 +26,8 @@ class AllMaskedRowNan(Rule):
 
     Not reported: pure causal masks that keep the diagonal (no row can be empty), finite fills
     (`-1e9`, `torch.finfo(dtype).min`), a guard after the softmax (`torch.where`, `masked_fill`,
-    `nan_to_num`), and SDPA.
+    `nan_to_num`) on the weights that every use sees, and SDPA. A guard on one branch only, or
+    one whose result is thrown away (`_ = w.nan_to_num(0.0)`), does not count.
 
     ## Example
     ```python

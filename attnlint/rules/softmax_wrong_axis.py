@@ -19,7 +19,10 @@ class SoftmaxWrongAxis(Rule):
     Checks for a softmax over attention scores whose `dim` is not the key axis: `dim=1` on
     `(batch, queries, keys)` scores, `dim=1` or `dim=2` on `(batch, heads, queries, keys)`
     scores, a softmax with no `dim` on 3-D or 4-D scores, `scores.softmax(1)`, and
-    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`.
+    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Attention
+    written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
+    attention over a square (node × node) matrix contracted with the values, and additive
+    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -33,7 +36,9 @@ class SoftmaxWrongAxis(Rule):
     the code does not show them, nothing is reported.
 
     Not reported: key-major layouts normalised over their key axis, 2-D scores with `dim=1`,
-    `dim=scores.dim() - 1`, classifier logits, and alternating (Sinkhorn-style) normalisation.
+    `dim=scores.dim() - 1`, classifier logits, alternating (Sinkhorn-style) normalisation (also
+    when a caller renormalises the weights a helper returns), mixtures of softmaxes, weights
+    mixed across heads by a learned matrix (talking heads), and contrastive batch-by-batch logits.
 
     ## Example
     ```python
