@@ -1,10 +1,21 @@
-"""The shared analysis: one pass over each function that every rule asks questions of.
+"""The shared analysis: an abstract interpreter over LibCST that every rule asks questions of.
 
-For each function (and the module's top-level code) the pass records the facts rules need:
-the role of each value (query, key, scores, weights, mask), its rank, which axis of a score
-tensor holds the keys, whether a scale was applied, and where masks came from. Class bodies are
-read first, so what `__init__` builds (`nn.Softmax(dim=1)`, registered buffers, parameters) is
-known inside `forward`.
+For each function (and the module's top-level code, `if __name__ == "__main__":` blocks included)
+the pass records the facts rules need: the role of each value (query, key, scores, weights,
+mask), its symbolic shape (sizes and what each axis holds), the scale applied to Q·Kᵀ and how it
+compares to 1/sqrt(head_dim), which axis holds the keys, where masks and padding come from, and
+which guards reach each use. Unknown facts stay unknown, and unknown never fires.
+
+Layout:
+- :mod:`.flow`: statements, branches, joins, binding, comprehensions (the flow machinery);
+- :mod:`.handlers`: the tables of known callables, which the domain modules fill:
+  :mod:`.shapes`, :mod:`.scores`, :mod:`.softmax`, :mod:`.masks`, :mod:`.attention`,
+  :mod:`.losses`, :mod:`.modules`, :mod:`.einops_calls`;
+- :mod:`.values` (typed facts), :mod:`.symbolic` (symbolic sizes);
+- :mod:`.summaries` (helpers' results; facts from callers), :mod:`.project` (other files).
+
+Class bodies and `__init__` are read first, so what `__init__` builds (`nn.Softmax(dim=1)`,
+registered buffers, `self.head_dim = dim // heads`) is known inside `forward`.
 """
 
 from __future__ import annotations
@@ -15,12 +26,13 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import masks
-from attnlint.analysis.evaluator import block_statements
-from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
+from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
 from attnlint.analysis.names import collect_aliases, iter_statements
-from attnlint.analysis.values import SoftmaxSite, Value
+from attnlint.analysis.project import Project, foreign, imported_names
+from attnlint.analysis.summaries import Definitions, Summaries, _abstract
+from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
 
-__all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts"]
+__all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
 
 
 @dataclass
@@ -32,15 +44,36 @@ class ModuleAnalysis:
     class_names: frozenset = frozenset()
     constants: Dict[str, object] = field(default_factory=dict)
 
+    # Indexes built once, on first use (a query never scans every function of the module).
+    _owner_of_site: Optional[Dict[int, FunctionFacts]] = field(default=None, repr=False)
+    _calls_by_callee: Optional[Dict[tuple, list]] = field(default=None, repr=False)
+    _forward_by_class: Optional[Dict[Optional[str], FunctionFacts]] = field(default=None, repr=False)
+    _parents: Optional[Dict[int, cst.CSTNode]] = field(default=None, repr=False)
+    summaries: Optional[Summaries] = field(default=None, repr=False)
+
+    def reset_indexes(self) -> None:
+        self._owner_of_site = self._calls_by_callee = self._forward_by_class = None
+
+    def parent_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The node's parent in the module (an index built once, on the first question)."""
+        if self._parents is None:
+            self._parents = _parent_index(self.module)
+        return self._parents.get(id(node))
+
     def sites(self, kind: str) -> list:
         """Every site of one kind (`fill_sites`, `mask_uses`, ...) over all functions."""
         return [site for f in self.functions for site in getattr(f, kind)]
 
     def function_of(self, site) -> Optional[FunctionFacts]:
-        for function in self.functions:
-            if any(s is site for s in function.softmax_sites):
-                return function
-        return None
+        """The function a site (softmax, fill, mask use, attention call, view) was found in."""
+        if self._owner_of_site is None:
+            index: Dict[int, FunctionFacts] = {}
+            for function in self.functions:
+                for kind in _SITE_KINDS:
+                    for s in getattr(function, kind):
+                        index.setdefault(id(s), function)
+            self._owner_of_site = index
+        return self._owner_of_site.get(id(site))
 
     def arguments_for(self, function: FunctionFacts, param: str) -> List[Value]:
         """What callers in this file pass for `param` of `function` (a method: through `self.`)."""
@@ -51,21 +84,26 @@ class ModuleAnalysis:
         if method and names and names[0] in ("self", "cls"):
             names = names[1:]
         position = names.index(param) if param in names else 99
+        if self._calls_by_callee is None:
+            index: Dict[tuple, list] = {}
+            for caller in self.functions:
+                for call in caller.calls:
+                    index.setdefault((call.callee, call.method), []).append(call)
+            self._calls_by_callee = index
         found = []
-        for caller in self.functions:
-            for call in caller.calls:
-                if call.callee != function.name or call.method != method:
-                    continue
-                value = call.argument(position, param)
-                if value is not None:
-                    found.append(value)
+        for call in self._calls_by_callee.get((function.name, method), ()):
+            value = call.argument(position, param)
+            if value is not None:
+                found.append(value)
         return found
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
-        for function in self.functions:
-            if function.class_name == class_name and function.name == "forward":
-                return function
-        return None
+        if self._forward_by_class is None:
+            self._forward_by_class = {}
+            for function in self.functions:
+                if function.name == "forward":
+                    self._forward_by_class.setdefault(function.class_name, function)
+        return self._forward_by_class.get(class_name)
 
     def interface_parameters(self) -> set:
         """(method name, mask parameter) pairs that form an interface several classes implement.
@@ -105,23 +143,145 @@ class ModuleAnalysis:
     def dot_t_sites(self) -> List[DotTSite]:
         return self.sites("dot_t_sites")
 
+    @property
+    def view_sites(self) -> List[ViewSite]:
+        """Every `view`/`reshape` whose input and target shapes are known symbolically."""
+        return self.sites("view_sites")
 
-def analyze_module(module: cst.Module) -> ModuleAnalysis:
+
+_SITE_KINDS = ("softmax_sites", "fill_sites", "mask_uses", "attention_calls", "loss_sites", "view_sites", "dot_t_sites")
+
+
+def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
+    parents: Dict[int, cst.CSTNode] = {}
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def analyze_module(module: cst.Module, project: Optional[Project] = None, path=None) -> ModuleAnalysis:
+    """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
+    of the checked tree be read: their constants and the summaries of their functions."""
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
-    top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = FunctionEvaluator(top, analysis.aliases, None, class_names=analysis.class_names)
-    evaluator.run(module.body)
-    analysis.functions.append(top)
+    definitions = _index_definitions(module.body)
+    summaries = Summaries(analysis, definitions)
+    analysis.summaries = summaries
+    imported = _imports_from_project(module, project, path, summaries) if project is not None else {}
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
-    # are visible inside functions.
-    analysis.constants = {
-        name: value
-        for name, value in evaluator.env.items()
-        if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
-    }
+    # are visible inside functions: read them first.
+    top = FunctionFacts(node=module, name="<module>", class_name=None)
+    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names, constants=imported)
+    evaluator.run(module.body)
+    analysis.constants = dict(imported)
+    analysis.constants.update(
+        {
+            name: value
+            for name, value in evaluator.env.items()
+            if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
+        }
+    )
     _walk(module.body, analysis, None)
+    # The top level again, now that the classes and functions it calls are known (course
+    # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
+    top = FunctionFacts(node=module, name="<module>", class_name=None)
+    evaluator = Evaluator(
+        top, analysis.aliases, None, class_names=analysis.class_names, constants=analysis.constants, project=summaries
+    )
+    evaluator.run(module.body)
+    top.final_env = evaluator.env
+    analysis.functions.insert(0, top)
+    _refine_by_callers(analysis, summaries)
     return analysis
+
+
+_CONTEXT_ROUNDS = 2
+
+
+def _imports_from_project(module: cst.Module, project: Project, path, summaries: Summaries) -> Dict[str, Value]:
+    """Constants imported from other modules of the project; their functions go to `summaries`."""
+    constants: Dict[str, Value] = {}
+    for local, name, source, level in imported_names(module):
+        target = project.resolve(path, source, level)
+        other = project.analysis_of(target) if target is not None else None
+        if other is None:
+            continue
+        if name in other.constants and other.constants[name].kind == "scalar":
+            constants[local] = foreign(other.constants[name])
+        elif other.summaries is not None and name in other.summaries.definitions.functions:
+            summaries.external[local] = (other.summaries, name)
+    return constants
+
+
+def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
+    """Analyse again the functions whose callers here pass something telling (see summaries)."""
+    done: Dict[int, tuple] = {}
+    for _ in range(_CONTEXT_ROUNDS):
+        contexts = summaries.caller_bindings()
+        changed = False
+        refreshed_classes = set()
+        position = {id(f.node): i for i, f in enumerate(analysis.functions)}
+        for key, (owner, definition, bindings) in contexts.items():
+            signature = tuple(sorted((k, _abstract(v)) for k, v in bindings.items()))
+            if done.get(key) == signature or id(definition) not in position:
+                continue
+            done[key] = signature
+            cls = analysis.classes.get(owner) if owner is not None else None
+            facts = _analyze_function(
+                definition,
+                analysis,
+                cls,
+                record_attrs=definition.name.value == "__init__",
+                bindings=bindings,
+                nested=False,
+                append=False,
+            )
+            analysis.functions[position[id(definition)]] = facts
+            changed = True
+            if definition.name.value == "__init__" and owner is not None:
+                refreshed_classes.add(owner)
+        # Methods read what __init__ stores: a refined __init__ refines them (one pass over
+        # the functions, whatever the number of classes).
+        if refreshed_classes:
+            for i, function in enumerate(analysis.functions):
+                owner = function.class_name
+                if owner not in refreshed_classes or function.name == "__init__":
+                    continue
+                if isinstance(function.node, cst.FunctionDef):
+                    bindings = contexts.get(id(function.node), (None, None, None))[2]
+                    analysis.functions[i] = _analyze_function(
+                        function.node, analysis, analysis.classes[owner], bindings=bindings, nested=False, append=False
+                    )
+        if not changed:
+            break
+    analysis.reset_indexes()
+
+
+def _index_definitions(body) -> Definitions:
+    definitions = Definitions()
+    for stmt in _definitions(body):
+        if isinstance(stmt, cst.FunctionDef):
+            definitions.functions.setdefault(stmt.name.value, stmt)
+        elif isinstance(stmt, cst.ClassDef):
+            name = stmt.name.value
+            definitions.classes.setdefault(name, stmt)
+            definitions.bases[name] = _base_names(stmt)
+            for member in _definitions(block_statements(stmt.body)):
+                if isinstance(member, cst.FunctionDef):
+                    if (name, member.name.value) not in definitions.methods:
+                        definitions.methods[(name, member.name.value)] = member
+                        definitions.method_owners.setdefault(member.name.value, []).append(name)
+    return definitions
+
+
+def _base_names(node: cst.ClassDef) -> tuple:
+    return tuple(
+        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "") for b in node.bases
+    )
 
 
 def _class_names(module: cst.Module):
@@ -168,11 +328,20 @@ def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
 
 
 def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
-    bases = tuple(
-        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "") for b in node.bases
-    )
-    facts = ClassFacts(name=node.name.value, node=node, bases=bases)
+    facts = ClassFacts(name=node.name.value, node=node, bases=_base_names(node))
     analysis.classes[facts.name] = facts
+    # Class-level assignments (dataclass fields and their defaults, class constants).
+    body = Evaluator(
+        FunctionFacts(node=node, name="<class>", class_name=facts.name),
+        analysis.aliases,
+        None,
+        class_names=analysis.class_names,
+        constants=analysis.constants,
+    )
+    for stmt in block_statements(node.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            body.statement(stmt)
+    facts.attrs.update({k: v for k, v in body.env.items() if "." not in k})
     methods = [s for s in _definitions(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
     # __init__ first: what it builds is what the other methods use.
     methods.sort(key=lambda f: f.name.value != "__init__")
@@ -182,29 +351,37 @@ def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
 
 
 def _analyze_function(
-    node: cst.FunctionDef, analysis: ModuleAnalysis, cls: Optional[ClassFacts], record_attrs: bool = False
-) -> None:
+    node: cst.FunctionDef,
+    analysis: ModuleAnalysis,
+    cls: Optional[ClassFacts],
+    record_attrs: bool = False,
+    bindings: Optional[Dict[str, Value]] = None,
+    nested: bool = True,
+    append: bool = True,
+) -> FunctionFacts:
     facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
-    evaluator = FunctionEvaluator(
+    evaluator = Evaluator(
         facts,
         analysis.aliases,
         cls,
         record_attrs=record_attrs,
         class_names=analysis.class_names,
         constants=analysis.constants,
+        project=analysis.summaries,
     )
     if cls is not None and node.name.value == "forward":
         params = node.params
         cls.forward_params = tuple(
             p.name.value for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         )
-    evaluator.bind_params(node.params)
+    evaluator.bind_params(node.params, bindings=bindings)
     header = getattr(node.body, "header", None)
     if header is not None and header.comment is not None:
         # `def forward(self, x):  # x: (batch, tokens, d)`
         evaluator.shape_comment(header.comment.value)
     body = block_statements(node.body)
     evaluator.run(body)
+    facts.final_env = evaluator.env
     if any(masks.is_mask_param(name) for name in facts.params):
         # Only functions that take a mask need to know which names they use.
         uses = _NameUses()
@@ -212,6 +389,9 @@ def _analyze_function(
             stmt.visit(uses)
         # `locals()` hands every parameter on by name.
         facts.used_names = uses.names | set(facts.params) if "locals" in uses.names else uses.names
-    analysis.functions.append(facts)
-    # Nested functions and classes are analysed on their own.
-    _walk(body, analysis, cls)
+    if append:
+        analysis.functions.append(facts)
+    if nested:
+        # Nested functions and classes are analysed on their own.
+        _walk(body, analysis, cls)
+    return facts

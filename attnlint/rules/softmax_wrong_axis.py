@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attnlint.analysis.values import KEY_MAJOR, SoftmaxSite
+from attnlint.analysis.values import SoftmaxSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.softmax_dim import set_softmax_dim
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -19,7 +19,10 @@ class SoftmaxWrongAxis(Rule):
     Checks for a softmax over attention scores whose `dim` is not the key axis: `dim=1` on
     `(batch, queries, keys)` scores, `dim=1` or `dim=2` on `(batch, heads, queries, keys)`
     scores, a softmax with no `dim` on 3-D or 4-D scores, `scores.softmax(1)`, and
-    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`.
+    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Attention
+    written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
+    attention over a square (node × node) matrix contracted with the values, and additive
+    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -33,7 +36,9 @@ class SoftmaxWrongAxis(Rule):
     the code does not show them, nothing is reported.
 
     Not reported: key-major layouts normalised over their key axis, 2-D scores with `dim=1`,
-    `dim=scores.dim() - 1`, classifier logits, and alternating (Sinkhorn-style) normalisation.
+    `dim=scores.dim() - 1`, classifier logits, alternating (Sinkhorn-style) normalisation (also
+    when a caller renormalises the weights a helper returns), mixtures of softmaxes, weights
+    mixed across heads by a learned matrix (talking heads), and contrastive batch-by-batch logits.
 
     ## Example
     ```python
@@ -62,7 +67,7 @@ class SoftmaxWrongAxis(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.softmax_sites:
-            if site.input.scores is None or site.renormalized:
+            if site.renormalized or (site.input.scores is None and not site.attention_without_product()):
                 continue
             axes = site.normalized_axes()
             if not axes:
@@ -253,6 +258,109 @@ class SoftmaxWrongAxis(Rule):
                 energy = torch.tanh(encoder_outputs @ self.W_a.T + decoder_hidden.unsqueeze(1) @ self.U_a.T)
                 attention_weights = torch.softmax(self.v_a @ energy.permute(2, 0, 1), dim=1)
                 return attention_weights
+            """
+        ),
+        # The same attention normalised over the source positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=0)
+            """
+        ),
+        # Graph attention normalised over each node's neighbours.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=1)
+                    return torch.matmul(attention, Wh)
+            """
+        ),
+        # A mixture of softmaxes: probabilities over the vocabulary, mixed over components.
+        Valid(
+            """
+            import torch
+
+
+            def mixture(logits, weights):
+                prob = logits.softmax(dim=-1)
+                return torch.einsum("bkd,bk->bd", prob, weights)
+            """
+        ),
+        # Talking heads: weights mixed across heads by a learned matrix, then applied to the values.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class TalkingHeads(nn.Module):
+                def __init__(self, heads):
+                    super().__init__()
+                    self.mix = nn.Parameter(torch.randn(heads, heads))
+
+                def forward(self, q, k, v):
+                    dots = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+                    attn = dots.softmax(dim=-1)
+                    attn = torch.einsum("bhij,hg->bgij", attn, self.mix)
+                    return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """
+        ),
+        # Contrastive logits between two batches: both axes are the batch, nothing to say.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def clip_probs(image_features, text_features):
+                # image_features: (batch, dim)
+                logits = image_features @ text_features.T * 100.0
+                return logits.softmax(dim=0), logits.softmax(dim=1)
+            """
+        ),
+        # Time-major additive attention normalised over the source positions, written with dim=0.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def attend(energy):
+                # energy = [src len, batch size]
+                return F.softmax(energy, dim=0)
             """
         ),
     ]
@@ -545,30 +653,135 @@ class SoftmaxWrongAxis(Rule):
                 return torch.softmax(scores.float(), dim=-1)
             """,
         ),
+        # Seq2seq (Bahdanau) attention over time-major encoder outputs: dim=1 is the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=-2)
+            """,
+        ),
+        # Graph attention over an (N, N) score matrix normalised over the wrong node axis.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=0)
+                    return torch.matmul(attention, Wh)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=-1)
+                    return torch.matmul(attention, Wh)
+            """,
+        ),
+        # einsum scores laid out (batch, queries, heads, keys): dim=1 is the query axis.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v):
+                s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
+                w = s.softmax(dim=1)
+                return torch.einsum("bqhk,bkhd->bqhd", w, v)
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v):
+                s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
+                w = s.softmax(dim=-1)
+                return torch.einsum("bqhk,bkhd->bqhd", w, v)
+            """,
+        ),
     ]
 
 
-def _axis_names(rank: Optional[int], layout: Optional[str]):
-    if rank is None or rank < 2:
-        return None
-    tokens = ["keys", "queries"] if layout == KEY_MAJOR else ["queries", "keys"]
-    lead = {3: ["batch"], 4: ["batch", "heads"]}.get(rank, ["batch"] * (rank - 2))
-    return lead + tokens
-
-
 def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:
-    layout = site.input.scores.layout if site.input.scores else None
-    names = _axis_names(site.rank, layout)
+    names = site.axis_names()
     axis = next(iter(axes)) if len(axes) == 1 else None
     written = f"dim={site.dim}" if site.dim_given else "no dim"
+    kind = "scores" if site.input.scores is not None else "attention logits"
     if names is not None and axis is not None and -len(names) <= axis < 0:
-        shape = "(" + ", ".join(names) + ")"
-        singular = {"queries": "query", "keys": "key", "heads": "head"}.get(names[axis], names[axis])
-        what = f"normalises over the {singular} axis"
+        named = any(not n.startswith("axis ") for n in names)
+        name = names[axis]
+        singular = {"queries": "query", "keys": "key", "heads": "head", "tokens": "token"}.get(name, name)
+        what = f"normalises over {name}" if name.startswith("axis ") else f"normalises over the {singular} axis"
         if not site.dim_given:
-            what = f"makes PyTorch pick dim={axis + len(names)} implicitly, the {names[axis]} axis"
-        where = f"on {shape} scores"
+            picked = f"{name}" if name.startswith("axis ") else f"the {name} axis"
+            what = f"makes PyTorch pick dim={axis + len(names)} implicitly, {picked}"
+        where = f"on ({', '.join(names)}) {kind}" if named else f"on {len(names)}-D {kind}"
     else:
-        what, where = "does not normalise over the keys", "on these scores"
+        what, where = "does not normalise over the keys", f"on these {kind}"
     target = f"; use dim={key_axis}" if key_axis is not None else ""
     return f"softmax with {written} {where} {what}: attention weights must sum to 1 over the keys{target}"

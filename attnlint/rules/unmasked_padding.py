@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from attnlint.analysis import masks
-from attnlint.analysis.evaluator import FunctionFacts
+from attnlint.analysis.flow import FunctionFacts
 from attnlint.analysis.values import AttentionCallSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
@@ -91,7 +91,7 @@ class UnmaskedPadding(Rule):
             )
 
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
-        if call.mask_keywords or not any(v.get_extra("padded") for v in call.inputs):
+        if call.mask_keywords or not any(v.padded for v in call.inputs):
             return
         if call.is_causal:
             return  # pad_sequence pads on the right: causal attention never sees the padding
@@ -103,7 +103,7 @@ class UnmaskedPadding(Rule):
         """Hand-written attention whose queries or keys come from a padded batch, with no fill
         (masked_fill, where, additive mask) on the scores before the softmax."""
         scores = site.input.scores
-        if scores is None or not scores.padded or site.input.get_extra("fills"):
+        if scores is None or not scores.padded or site.input.fills:
             return
         ctx.report(site.call, "attention over a padded batch (pad_sequence) with no padding mask on the scores")
 
@@ -474,6 +474,40 @@ class UnmaskedPadding(Rule):
             def attend(q, k, v, attn_mask=None):
                 assert attn_mask is None, "use is_causal instead"
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
+        # The same model given the padding mask it needs.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def collate_batch(batch):
+                labels = torch.tensor([label for label, _ in batch])
+                return labels, pad_sequence([ids for _, ids in batch], batch_first=True)
+
+
+            class Classifier(nn.Module):
+                def __init__(self, vocab_size=100, d_model=32):
+                    super().__init__()
+                    self.embedding = nn.Embedding(vocab_size, d_model)
+                    layer = nn.TransformerEncoderLayer(d_model, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+
+                def forward(self, text):
+                    return self.encoder(self.embedding(text), src_key_padding_mask=text == 0).mean(dim=1)
+
+
+            def train(model, loader):
+                for label, text in loader:
+                    model(text)
+
+
+            if __name__ == "__main__":
+                train(Classifier(), DataLoader([], collate_fn=collate_batch))
             """
         ),
     ]
@@ -876,6 +910,40 @@ class UnmaskedPadding(Rule):
                     src = pad_sequence(src_seqs, batch_first=True)
                     tgt = pad_sequence(tgt_seqs, batch_first=True)
                     return self.transformer(src, tgt)
+            """,
+        ),
+        # A collate_fn pads the batch; the model's encoder gets it with no padding mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def collate_batch(batch):
+                labels = torch.tensor([label for label, _ in batch])
+                return labels, pad_sequence([ids for _, ids in batch], batch_first=True)
+
+
+            class Classifier(nn.Module):
+                def __init__(self, vocab_size=100, d_model=32):
+                    super().__init__()
+                    self.embedding = nn.Embedding(vocab_size, d_model)
+                    layer = nn.TransformerEncoderLayer(d_model, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+
+                def forward(self, text):
+                    return self.encoder(self.embedding(text)).mean(dim=1)
+
+
+            def train(model, loader):
+                for label, text in loader:
+                    model(text)
+
+
+            if __name__ == "__main__":
+                train(Classifier(), DataLoader([], collate_fn=collate_batch))
             """,
         ),
     ]
