@@ -95,6 +95,9 @@ class FileResult:
     fix_warnings: list = field(default_factory=list)
     # Malformed suppression comments (attnlint.noqa.SuppressionWarning): shown on stderr, as ruff does.
     warnings: list = field(default_factory=list)
+    # Other files of the project whose facts the analysis used (`from .data import PAD_ID`): the
+    # result is only as fresh as they are, so it is not cached.
+    depends_on: list = field(default_factory=list)
     # For a notebook: the map from the analysed program's lines to cells (attnlint.notebook.CellIndex);
     # `source` is then that program and positions are program positions.
     notebook: Optional[object] = None

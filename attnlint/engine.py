@@ -117,9 +117,11 @@ def check_source(
         return result
     try:
         try:
-            result.diagnostics = _run_rules(module, path, rules, noqa, settings, source)
+            result.diagnostics = _run_rules(module, path, rules, noqa, settings, source, result.depends_on)
         except RecursionError:  # deeply nested valid code: again, with room to recurse
-            result.diagnostics = call_with_deep_stack(_run_rules, module, path, rules, noqa, settings, source)
+            result.diagnostics = call_with_deep_stack(
+                _run_rules, module, path, rules, noqa, settings, source, result.depends_on
+            )
         if any(r.code == UNUSED_NOQA_CODE for r in rules):
             result.diagnostics = _with_unused_noqa(result.diagnostics, noqa, source, path, rules, settings)
     except (Exception, RecursionError) as exc:  # one file never takes the run down
@@ -161,6 +163,24 @@ def _syntax_error(path: str, message: str, line: Optional[int], column: Optional
     )
 
 
+# Where a file's project starts: the nearest folder above it that holds one of these.
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_projects: Dict[Path, object] = {}
+
+
+def project_for(file: Path):
+    """The project (attnlint.analysis.project.Project) a checked file belongs to, one per root and
+    process, so that each imported module of it is read once per run: the nearest folder above the
+    file with a project marker, else the file's own folder."""
+    from attnlint.analysis.project import Project
+
+    folder = file.resolve().parent
+    root = next((d for d in (folder, *folder.parents) if any((d / m).exists() for m in _PROJECT_MARKERS)), folder)
+    if root not in _projects:
+        _projects[root] = Project([root])
+    return _projects[root]
+
+
 def _run_rules(
     module: cst.Module,
     path: str,
@@ -168,10 +188,15 @@ def _run_rules(
     noqa: NoqaMap,
     settings: Settings,
     source: Optional[str] = None,
+    depends_on: Optional[list] = None,
 ) -> List[Diagnostic]:
     from attnlint.analysis import analyze_module
 
-    analysis = analyze_module(module)
+    file = Path(path) if path not in ("<stdin>", "-") else None
+    project = project_for(file) if file is not None and file.suffix == ".py" else None
+    analysis = analyze_module(module, project=project, path=file)
+    if depends_on is not None:
+        depends_on.extend(analysis.imported_files)
     contexts = []
     for rule in rules:
         ctx = RuleContext(module, analysis)
@@ -541,7 +566,8 @@ def process_file(job: Job, settings: Settings) -> FileResult:
     notebook = is_notebook_path(job.path)
     if not job.fix:
         result = check_notebook(decoded.text, job.display, settings) if notebook else check_source(decoded.text, job.display, settings)
-        if cache is not None and data is not None and not result.warnings:  # warnings are shown every run
+        # Warnings are shown every run; a result built on other files' facts is as stale as they are.
+        if cache is not None and data is not None and not result.warnings and not result.depends_on:
             cache.put(job.display, data, decoded.encoding if not decoded.bom else "utf-8-sig", result)
         return result
     if notebook and job.fix_gate is not None:

@@ -424,3 +424,61 @@ def test_a_fix_that_would_not_parse_is_skipped_and_the_others_applied(monkeypatc
     assert result.fixed_source == source.replace("q @ k.T", "q @ k.transpose(-2, -1)")
     assert result.fixed == {"ATN103": 1}
     assert any("would not parse" in w for w in result.fix_warnings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Facts from other files of the project (`from .data import PAD_ID`)
+# ---------------------------------------------------------------------------------------------
+PROJECT_DATA = """\
+import torch
+from torch.nn.utils.rnn import pad_sequence
+
+PAD_ID = {pad}
+
+
+def collate(batch):
+    return pad_sequence([torch.tensor(x) for x in batch], batch_first=True, padding_value=PAD_ID)
+"""
+
+PROJECT_TRAIN = """\
+import torch.nn.functional as F
+
+from .data import collate
+
+
+def compute_loss(model, rows):
+    batch = collate(rows)
+    logits = model(batch[:, :-1])
+    targets = batch[:, 1:]
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+"""
+
+
+def _two_file_project(root: Path, pad: int) -> Path:
+    package = root / "pkg"
+    package.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "data.py").write_text(PROJECT_DATA.format(pad=pad), encoding="utf-8")
+    (package / "train.py").write_text(PROJECT_TRAIN, encoding="utf-8")
+    return package / "train.py"
+
+
+def test_pad_value_from_another_file_of_the_project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # files are analysed under the path reported, relative to here
+    train = _two_file_project(tmp_path, pad=0)
+    result = engine.process_file(engine.Job(str(train), "pkg/train.py", fix=False, write=False, use_cache=False), Settings())
+    assert [d.code for d in result.diagnostics] == ["ATN201"]
+    assert "padded with 0" in result.diagnostics[0].message
+    assert [p.name for p in result.depends_on] == ["data.py"]
+
+
+def test_a_result_built_on_another_file_is_not_served_stale_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    train = _two_file_project(tmp_path, pad=0)
+    job = engine.Job(str(train), "pkg/train.py", fix=False, write=False, use_cache=True)
+    assert [d.code for d in engine.process_file(job, Settings()).diagnostics] == ["ATN201"]
+    # The pad id becomes the loss's default ignore_index: train.py itself is unchanged, and the
+    # finding must go away (a cache keyed on train.py alone would keep reporting it).
+    (tmp_path / "pkg" / "data.py").write_text(PROJECT_DATA.format(pad=-100), encoding="utf-8")
+    assert engine.process_file(job, Settings()).diagnostics == []

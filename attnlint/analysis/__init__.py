@@ -21,6 +21,7 @@ registered buffers, `self.head_dim = dim // heads`) is known inside `forward`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional
 
 import libcst as cst
@@ -43,6 +44,9 @@ class ModuleAnalysis:
     functions: List[FunctionFacts] = field(default_factory=list)
     class_names: frozenset = frozenset()
     constants: Dict[str, object] = field(default_factory=dict)
+    # Other files of the checked project whose facts this analysis used (`from .data import PAD_ID`):
+    # a result that depends on them is only as fresh as they are.
+    imported_files: List[Path] = field(default_factory=list)
 
     # Indexes built once, on first use (a query never scans every function of the module).
     _owner_of_site: Optional[Dict[int, FunctionFacts]] = field(default=None, repr=False)
@@ -171,7 +175,7 @@ def analyze_module(module: cst.Module, project: Optional[Project] = None, path=N
     definitions = _index_definitions(module.body)
     summaries = Summaries(analysis, definitions)
     analysis.summaries = summaries
-    imported = _imports_from_project(module, project, path, summaries) if project is not None else {}
+    imported = _imports_from_project(module, project, path, summaries, analysis) if project is not None else {}
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions: read them first.
     top = FunctionFacts(node=module, name="<module>", class_name=None)
@@ -202,7 +206,9 @@ def analyze_module(module: cst.Module, project: Optional[Project] = None, path=N
 _CONTEXT_ROUNDS = 2
 
 
-def _imports_from_project(module: cst.Module, project: Project, path, summaries: Summaries) -> Dict[str, Value]:
+def _imports_from_project(
+    module: cst.Module, project: Project, path, summaries: Summaries, analysis: "ModuleAnalysis"
+) -> Dict[str, Value]:
     """Constants imported from other modules of the project; their functions go to `summaries`."""
     constants: Dict[str, Value] = {}
     for local, name, source, level in imported_names(module):
@@ -210,6 +216,8 @@ def _imports_from_project(module: cst.Module, project: Project, path, summaries:
         other = project.analysis_of(target) if target is not None else None
         if other is None:
             continue
+        if target not in analysis.imported_files:
+            analysis.imported_files.append(target)
         if name in other.constants and other.constants[name].kind == "scalar":
             constants[local] = foreign(other.constants[name])
         elif other.summaries is not None and name in other.summaries.definitions.functions:

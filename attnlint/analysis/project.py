@@ -32,6 +32,7 @@ class Project:
         self.roots = [Path(r).resolve() for r in roots]
         self._analyses: Dict[Path, Optional["ModuleAnalysis"]] = {}
         self._reading: set = set()
+        self._stamps: Dict[Path, Optional[tuple]] = {}
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, importer: Optional[Path], module: Optional[str], level: int) -> Optional[Path]:
@@ -67,7 +68,8 @@ class Project:
         from attnlint.analysis import analyze_module
 
         path = path.resolve()
-        if path in self._analyses:
+        stamp = _stamp(path)
+        if path in self._analyses and self._stamps.get(path) == stamp:
             return self._analyses[path]
         if path in self._reading:
             return None  # an import cycle: the module being read is not known yet
@@ -82,7 +84,17 @@ class Project:
         finally:
             self._reading.discard(path)
         self._analyses[path] = result
+        # A long-lived process (the language server) sees the file again once it changes.
+        self._stamps[path] = stamp
         return result
+
+
+def _stamp(path: Path) -> Optional[tuple]:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
 
 
 def foreign(value: Value) -> Value:
