@@ -154,16 +154,19 @@ def _settings(args) -> Settings:
 
 
 def _check(args) -> int:
-    from attnlint import engine
+    # No LibCST and no rules here: a run answered from the cache never loads them (scheduling).
+    from attnlint import scheduling
     from attnlint.config import _expand
     from attnlint.discovery import collect_files
     from attnlint.reporters import render
-    from attnlint.rules import registry
 
     settings = _settings(args)
-    all_codes = [r.code for r in registry.all_rules()]
-    for selectors in (args.select or [], args.ignore or [], args.extend_select or []):
-        for sel in selectors:
+    cli_selectors = [*(args.select or []), *(args.ignore or []), *(args.extend_select or [])]
+    if cli_selectors:
+        from attnlint.rules import registry
+
+        all_codes = [r.code for r in registry.all_rules()]
+        for sel in cli_selectors:
             _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
     fixing = bool(args.fix or args.fix_only or args.diff)
     paths = args.paths or ["."]
@@ -178,7 +181,7 @@ def _check(args) -> int:
         return EXIT_ERROR
     cwd = Path.cwd()
     jobs = [
-        engine.Job(
+        scheduling.Job(
             path=str(f),
             display=_display(f, cwd),
             fix=fixing,
@@ -187,7 +190,7 @@ def _check(args) -> int:
         )
         for f in files
     ]
-    results = engine.process_files(jobs, settings, workers=args.jobs)
+    results = scheduling.process_files(jobs, settings, workers=args.jobs)
 
     if args.add_noqa:
         return _add_noqa(results, files)

@@ -4,7 +4,7 @@ Speed is designed in, because LibCST is 60-100x slower than `ast`:
 - a text pre-filter: a file that contains none of the enabled rules' trigger strings is not parsed;
 - one parse and one shared analysis per file, whatever the number of rules;
 - only the PositionProvider metadata, without the defensive deep copy;
-- a process pool over files.
+- a process pool over files, big files first (attnlint.scheduling).
 """
 
 from __future__ import annotations
@@ -12,18 +12,16 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import tempfile
 import tokenize
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from attnlint import prefilter
 from attnlint.config import Settings
 from attnlint.diagnostics import (
     INTERNAL_ERROR_CODE,
@@ -40,9 +38,13 @@ from attnlint.diagnostics import (
     Position,
 )
 from attnlint.noqa import NoqaMap, parse_noqa
-from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
 from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
+
+# Many files (cache first, then a process pool) are run by attnlint.scheduling, which imports no
+# LibCST, so that a warm run never loads the parser; re-exported for the engine's callers.
+from attnlint.scheduling import Job, process_files  # noqa: F401
+from attnlint.sourcetext import line_offsets
 
 # Fixes can enable other fixes (or overlap one another); re-check and re-apply up to this often.
 MAX_FIX_PASSES = 10
@@ -60,12 +62,7 @@ def rules_for(path: str, settings: Settings) -> List[Rule]:
 
 def might_match(source: str, rules: Sequence[Rule]) -> bool:
     """Cheap pre-filter: can any rule fire on this text at all?"""
-    return _trigger_pattern(tuple(sorted({t for rule in rules for t in rule.triggers}))).search(source) is not None
-
-
-@lru_cache(maxsize=64)
-def _trigger_pattern(triggers: Tuple[str, ...]) -> "re.Pattern[str]":
-    return re.compile("|".join(f"(?:{t})" for t in triggers) or r"(?!)")
+    return prefilter.triggers(tuple(sorted({t for rule in rules for t in rule.triggers}))).search(source)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,7 +78,7 @@ def check_source(
     if not rules or not might_match(source, rules):
         # Nothing can fire: only a syntax error is worth reporting, and `ast` finds it ~100x
         # faster than LibCST.
-        error = _compile_error(source)
+        error = prefilter.syntax_error(source)
         if error is not None and not _parses(source):  # LibCST knows grammar newer than this Python
             result.error = f"SyntaxError: {error.msg} at {error.lineno}:{error.offset}"
             result.diagnostics.append(_syntax_error(path, error.msg, error.lineno, error.offset))
@@ -393,15 +390,6 @@ def write_atomically(path: Path, decoded: DecodedFile, text: str) -> None:
         raise
 
 
-@dataclass(frozen=True)
-class Job:
-    path: str
-    display: str
-    fix: bool
-    write: bool  # False for --diff: compute the fixed text but leave the file alone
-    use_cache: bool = False
-
-
 def process_file(job: Job, settings: Settings) -> FileResult:
     path = Path(job.path)
     cache = None
@@ -441,22 +429,3 @@ def process_file(job: Job, settings: Settings) -> FileResult:
             result.error = f"cannot write fixes: {exc}"
             result.fixed = {}
     return result
-
-
-def _process_chunk(jobs: Sequence[Job], settings: Settings) -> List[FileResult]:
-    return [process_file(job, settings) for job in jobs]
-
-
-def process_files(jobs: Sequence[Job], settings: Settings, workers: Optional[int] = None) -> List[FileResult]:
-    """Check (and fix) many files, over a process pool when it pays."""
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) < 8:
-        return [process_file(job, settings) for job in jobs]
-    # Chunks amortise the pickling; several chunks per worker balance uneven files.
-    size = max(1, min(64, len(jobs) // (workers * 4) or 1))
-    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    results: List[FileResult] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for chunk_result in pool.map(_process_chunk, chunks, [settings] * len(chunks)):
-            results.extend(chunk_result)
-    return results

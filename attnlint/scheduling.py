@@ -1,0 +1,138 @@
+"""Running many files: the result cache first, then the misses over a process pool, big files first.
+
+This module imports neither LibCST nor the rules. A re-run with nothing changed is answered from
+the cache here, in the parent process, and never loads the parser (importing LibCST and the rules
+costs about a second, more than checking a warm tree). Only a miss imports :mod:`attnlint.engine`.
+
+Scheduling, because the cost of a file is very uneven (most files are rejected by the text
+pre-filter in microseconds; one 6,000-line module with attention code takes seconds):
+
+- the misses are sorted by size, largest first, and handed out one chunk at a time as workers free
+  up (longest-processing-time-first), so that the run does not end with one worker still parsing a
+  big file that happened to sit at the end of its chunk while the other core idles;
+- a chunk is one big file, or several small ones up to :data:`CHUNK_BYTES`, which keeps the pickling
+  and IPC per file small without coarse-grained chunks;
+- a pool is started only when the misses are worth it: starting one costs each worker its own import
+  of LibCST and the rules, which a handful of small files does not repay.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from attnlint.config import Settings
+    from attnlint.diagnostics import FileResult
+
+# A chunk holds files up to this many bytes together (a bigger file is a chunk of its own).
+CHUNK_BYTES = 64 * 1024
+# Below this many bytes of uncached files, one process does the work: a pool's start-up (each
+# worker imports LibCST and the rules) costs more than it would save.
+POOL_MIN_BYTES = 256 * 1024
+POOL_MIN_FILES = 8
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    display: str
+    fix: bool
+    write: bool  # False for --diff: compute the fixed text but leave the file alone
+    use_cache: bool = False
+
+
+def process_files(jobs: Sequence[Job], settings: "Settings", workers: Optional[int] = None) -> List["FileResult"]:
+    """Check (and fix) many files; results come back in the order of `jobs`."""
+    results: List[Optional["FileResult"]] = [None] * len(jobs)
+    misses = _answer_from_cache(jobs, settings, results)
+    if misses:
+        workers = workers if workers is not None else (os.cpu_count() or 1)
+        sizes = [_size(jobs[i].path) for i in misses]
+        if workers <= 1 or len(misses) < POOL_MIN_FILES or sum(sizes) < POOL_MIN_BYTES:
+            for index in misses:
+                results[index] = _run_one(jobs[index], settings)
+        else:
+            _run_pooled(jobs, settings, misses, sizes, workers, results)
+    return results  # type: ignore[return-value]  # every slot is filled
+
+
+def _answer_from_cache(jobs: Sequence[Job], settings: "Settings", results: list) -> List[int]:
+    """Fill `results` with cache hits; return the indices of the jobs that still need checking."""
+    cacheable = [i for i, job in enumerate(jobs) if job.use_cache and not job.fix]
+    if not cacheable:
+        return list(range(len(jobs)))
+    from attnlint.cache import result_cache
+
+    cache = result_cache(settings)
+    if not cache.directory.is_dir():  # a first run: nothing to find, do not hash every file twice
+        return list(range(len(jobs)))
+    for index in cacheable:
+        job = jobs[index]
+        try:
+            with open(job.path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue  # the engine reports it
+        hit = cache.get(job.display, data)
+        if hit is not None:
+            results[index] = hit
+    return [i for i, result in enumerate(results) if result is None]
+
+
+def _run_one(job: Job, settings: "Settings") -> "FileResult":
+    from attnlint.engine import process_file
+
+    result = process_file(job, settings)
+    if not job.fix and not result.diagnostics:
+        # The text is kept for reporters, which only show it around findings; dropping it here
+        # keeps a run's memory flat in the number of files (and does not pickle it back).
+        result.source = None
+    return result
+
+
+def _run_chunk(chunk: Sequence[Tuple[int, Job]], settings: "Settings") -> List[Tuple[int, "FileResult"]]:
+    return [(index, _run_one(job, settings)) for index, job in chunk]
+
+
+def plan_chunks(sizes: Sequence[int], chunk_bytes: int = CHUNK_BYTES) -> List[List[int]]:
+    """Positions into `sizes`, grouped into chunks, largest files first.
+
+    Each chunk is either one file of at least `chunk_bytes`, or consecutive (in size order) files
+    whose sizes add up to at most `chunk_bytes`."""
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    chunks: List[List[int]] = []
+    current: List[int] = []
+    current_bytes = 0
+    for position in order:
+        size = sizes[position]
+        if current and current_bytes + size > chunk_bytes:
+            chunks.append(current)
+            current, current_bytes = [], 0
+        current.append(position)
+        current_bytes += size
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _run_pooled(
+    jobs: Sequence[Job], settings: "Settings", misses: List[int], sizes: List[int], workers: int, results: list
+) -> None:
+    chunks = [[(misses[p], jobs[misses[p]]) for p in chunk] for chunk in plan_chunks(sizes)]
+    workers = min(workers, len(chunks))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        # Submitted in order, taken by whichever worker is free: the largest work goes first.
+        futures = [pool.submit(_run_chunk, chunk, settings) for chunk in chunks]
+        for future in futures:
+            for index, result in future.result():
+                results[index] = result
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
