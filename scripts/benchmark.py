@@ -138,9 +138,9 @@ def _tree_rss_kib(pid: int) -> int:
     return total
 
 
-def measure(argv: Sequence[str], cwd: Path, timeout: float) -> Sample:
+def measure(argv: Sequence[str], cwd: Path, timeout: float, env: Optional[Dict[str, str]] = None) -> Sample:
     start = time.perf_counter()
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while process.poll() is None:
         peak = max(peak, _tree_rss_kib(process.pid))
@@ -160,6 +160,7 @@ class Tool:
     name: str
     argv: List[str]
     before: Optional[Callable[[Path], None]] = None  # e.g. drop the cache: a cold run
+    env: Optional[Dict[str, str]] = None
 
 
 @dataclass
@@ -171,7 +172,7 @@ def _drop_cache(corpus: Path) -> None:
     shutil.rmtree(corpus / ".attnlint_cache", ignore_errors=True)
 
 
-def tools_for(cache: Path, wanted: Sequence[str]) -> List[Tool]:
+def tools_for(cache: Path, wanted: Sequence[str], baseline: Optional[Path] = None) -> List[Tool]:
     attnlint = [sys.executable, "-m", "attnlint", "check", "--exit-zero"]
     tools = {
         "attnlint-cold": Tool("attnlint-cold", attnlint + ["."], before=_drop_cache),
@@ -189,6 +190,13 @@ def tools_for(cache: Path, wanted: Sequence[str]) -> List[Tool]:
         torchfix = tool_venv(cache, "torchfix", "torchfix", "torchfix")
         if torchfix is not None:
             tools["torchfix"] = Tool("torchfix", [str(torchfix), "."])
+    if baseline is not None:
+        # Another checkout of attnlint (e.g. `git worktree add /tmp/main main`), run from its source
+        # tree with this environment's dependencies: before/after in the same run.
+        env = {**os.environ, "PYTHONPATH": str(baseline)}
+        tools["baseline-cold"] = Tool("baseline-cold", attnlint + ["."], before=_drop_cache, env=env)
+        tools["baseline-warm"] = Tool("baseline-warm", attnlint + ["."], env=env)
+        wanted = [*wanted, "baseline-cold", "baseline-warm"]
     return [tools[name] for name in wanted if name in tools]
 
 
@@ -198,7 +206,7 @@ def compare(corpus: Path, tools: List[Tool], rounds: int, timeout: float) -> Res
         for tool in tools:
             if tool.before is not None:
                 tool.before(corpus)
-            sample = measure(tool.argv, corpus, timeout)
+            sample = measure(tool.argv, corpus, timeout, tool.env)
             result.samples[tool.name].append(sample)
             memory = sample.peak_rss_kib / 1024
             print(f"  round {round_number + 1}: {tool.name:15s} {sample.seconds:8.2f} s  {memory:7.1f} MiB", flush=True)
@@ -355,6 +363,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before one run is given up")
     parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "attnlint-benchmark")
+    parser.add_argument("--baseline", type=Path, help="a source tree of another attnlint to time alongside")
     parser.add_argument("--scaling", action="store_true", help="time one file of 100..800 attention modules")
     parser.add_argument("--sizes", default="100,200,400,800")
     parser.add_argument(
@@ -385,7 +394,7 @@ def main() -> int:
     for name in [c for c in args.corpus.split(",") if c]:
         corpus = build_corpus(name, cache)
         print(f"{name}: {corpus}", flush=True)
-        result = compare(corpus, tools_for(cache, wanted), args.rounds, args.timeout)
+        result = compare(corpus, tools_for(cache, wanted, args.baseline), args.rounds, args.timeout)
         tables.append(report(name, corpus, result))
         print(tables[-1], flush=True)
     print("\n".join(tables))
