@@ -89,11 +89,10 @@ class ResultCache:
         path = self.directory / key[:2] / key
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-            return FileResult(
-                path=display,
-                diagnostics=[_diagnostic(d) for d in record["diagnostics"]],
-                source=data.decode(record["encoding"]),
-            )
+            diagnostics = [_diagnostic(d) for d in record["diagnostics"]]
+            # Reporters show the text around findings only; a clean file's text is not kept.
+            source = data.decode(record["encoding"]) if diagnostics else None
+            return FileResult(path=display, diagnostics=diagnostics, source=source)
         except (OSError, ValueError, KeyError, TypeError, LookupError):
             return None
 

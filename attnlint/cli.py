@@ -335,7 +335,8 @@ def _check(args) -> int:
 
 
 def _check_once(args) -> int:
-    from attnlint import engine
+    # No LibCST and no rules here: a run answered from the cache never loads them (scheduling).
+    from attnlint import scheduling
     from attnlint.terminal import Progress
 
     settings = _settings(args)
@@ -361,7 +362,7 @@ def _check_once(args) -> int:
         print(_settings_text(settings, discovery.files[0] if discovery.files else None))
         return EXIT_CLEAN
     jobs = [
-        engine.Job(
+        scheduling.Job(
             path=str(f),
             display=_display(f, cwd),
             fix=fixing,
@@ -375,12 +376,14 @@ def _check_once(args) -> int:
          f" with settings from {settings.config_path or 'the defaults'}")
     progress = Progress(len(jobs), enabled=not (args.quiet or args.silent))
     try:
-        results = engine.process_files(jobs, settings, workers=1 if args.verify else args.jobs, progress=progress)
+        results = scheduling.process_files(jobs, settings, workers=1 if args.verify else args.jobs, progress=progress)
     finally:
         progress.close()
     diff_scope = changes.restrict(results, discovery.files) if changes is not None else None
     results = _with_path_problems(results, discovery.problems, cwd)
     if stdin:
+        from attnlint import engine
+
         results.append(engine.check_source(_read_stdin(), args.stdin_filename or "-", settings))
 
     if args.add_noqa:
@@ -477,16 +480,18 @@ def _without_summary(report: str, results, settings: Settings, fixing: bool) -> 
 
 
 def _validate_codes(args) -> None:
+    tables = [args.per_file_ignores or {}, args.extend_per_file_ignores or {}]
+    lists = [args.select, args.ignore, args.extend_select, args.fixable, args.unfixable]
+    lists += [codes for table in tables for codes in table.values()]
+    selectors = [sel for codes in lists for sel in codes or []]
+    if not selectors:  # the rules are imported only to check codes given here (warm runs skip them)
+        return
     from attnlint.config import _expand
     from attnlint.rules import registry
 
     all_codes = [r.code for r in registry.all_rules()]
-    tables = [args.per_file_ignores or {}, args.extend_per_file_ignores or {}]
-    lists = [args.select, args.ignore, args.extend_select, args.fixable, args.unfixable]
-    lists += [codes for table in tables for codes in table.values()]
-    for selectors in lists:
-        for sel in selectors or []:
-            _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
+    for sel in selectors:
+        _expand(sel, all_codes)  # unknown codes are a usage error, not a silent no-op
 
 
 def _say(args, message: str) -> None:

@@ -136,6 +136,8 @@ def _git_ignored(files: Sequence[Path]) -> Set[Path]:
         resolved = _identity(f)
         parent = resolved.parent
         top = next((t for t in tops if t == parent or t in parent.parents), None)
+        if top is None and parent not in outside and not _may_be_in_repository(parent):
+            outside.add(parent)  # no `.git` above: asking git would cost a process per directory
         if top is None and parent not in outside:
             try:
                 out = subprocess.run(
@@ -169,3 +171,11 @@ def _git_ignored(files: Sequence[Path]) -> Set[Path]:
             if entry:
                 ignored.add(_identity(Path(entry)))
     return ignored
+
+
+def _may_be_in_repository(directory: Path) -> bool:
+    """False when no `.git` is in `directory` or above it (and git is not pointed elsewhere by
+    the environment): git would find no repository there either."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return True
+    return any(os.path.lexists(os.path.join(d, ".git")) for d in (directory, *directory.parents))

@@ -4,7 +4,7 @@ Speed is designed in, because LibCST is 60-100x slower than `ast`:
 - a text pre-filter: a file that contains none of the enabled rules' trigger strings is not parsed;
 - one parse and one shared analysis per file, whatever the number of rules;
 - only the PositionProvider metadata, without the defensive deep copy;
-- a process pool over files.
+- a process pool over files, big files first (attnlint.scheduling).
 """
 
 from __future__ import annotations
@@ -13,16 +13,14 @@ import io
 import os
 import re
 import tokenize
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from attnlint import prefilter
 from attnlint.config import Settings
 from attnlint.diagnostics import (
     INTERNAL_ERROR_CODE,
@@ -44,9 +42,13 @@ from attnlint.fileio import read_regular, write_fixed
 from attnlint.noqa import UNUSED_NOQA_CODE, NoqaMap, parse_noqa, unused_noqa
 from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
 from attnlint.parseguard import cpython_verdict
-from attnlint.sourcetext import line_offsets
 from attnlint.rules import registry
 from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
+
+# Many files (cache first, then a process pool) are run by attnlint.scheduling, which imports no
+# LibCST, so that a warm run never loads the parser; re-exported for the engine's callers.
+from attnlint.scheduling import Job, process_files  # noqa: F401
+from attnlint.sourcetext import line_offsets
 
 # Fixes can enable other fixes (or overlap one another); re-check and re-apply up to this often.
 MAX_FIX_PASSES = 10
@@ -64,12 +66,7 @@ def rules_for(path: str, settings: Settings) -> List[Rule]:
 
 def might_match(source: str, rules: Sequence[Rule]) -> bool:
     """Cheap pre-filter: can any rule fire on this text at all?"""
-    return _trigger_pattern(tuple(sorted({t for rule in rules for t in rule.triggers}))).search(source) is not None
-
-
-@lru_cache(maxsize=64)
-def _trigger_pattern(triggers: Tuple[str, ...]) -> "re.Pattern[str]":
-    return re.compile("|".join(f"(?:{t})" for t in triggers) or r"(?!)")
+    return prefilter.triggers(tuple(sorted({t for rule in rules for t in rule.triggers}))).search(source)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,18 +520,6 @@ def write_atomically(path: Path, decoded: DecodedFile, text: str) -> None:
     write_fixed(path, expected, data)
 
 
-@dataclass(frozen=True)
-class Job:
-    path: str
-    display: str
-    fix: bool
-    write: bool  # False for --diff: compute the fixed text but leave the file alone
-    use_cache: bool = False
-    # `check --fix --verify`: (source, path, settings) -> allow_fix for fix_source. A module-level
-    # function (attnlint.verify.gate.verified_fixes), so jobs stay picklable.
-    fix_gate: Optional[Callable[[str, str, Settings], Callable[[str, Diagnostic], bool]]] = None
-
-
 def process_file(job: Job, settings: Settings) -> FileResult:
     path = Path(job.path)
     cache = None
@@ -613,65 +598,11 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
-def _process_chunk(jobs: Sequence[Job], settings: Settings) -> List[FileResult]:
-    return [process_file(job, settings) for job in jobs]
-
-
-def process_files(
-    jobs: Sequence[Job],
-    settings: Settings,
-    workers: Optional[int] = None,
-    progress: Optional[Callable[[int], None]] = None,
-) -> List[FileResult]:
-    """Check (and fix) many files, over a process pool when it pays.
-
-    `progress(n)` is called as files finish with the number of files finished so far."""
-    report = progress or (lambda done: None)
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(jobs) < 8:
-        results = []
-        for job in jobs:
-            results.append(process_file(job, settings))
-            report(len(results))
-        return results
-    # Chunks amortise the pickling; several chunks per worker balance uneven files.
-    size = max(1, min(64, len(jobs) // (workers * 4) or 1))
-    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    done: Dict[int, List[FileResult]] = {}
-
-    def finished(index: int, chunk_results: List[FileResult]) -> None:
-        done[index] = chunk_results
-        report(sum(len(r) for r in done.values()))
-
-    pending = list(range(len(chunks)))
-    while pending:
-        broken = _run_pool(chunks, pending, settings, workers, finished)
-        if not broken:
-            break
-        # A worker died (a native crash in a parser) and took every unfinished chunk with it. The
-        # culprit is among the chunks that were running or queued: check those one file per
-        # process (only the culprit is lost, as ATN003), and the rest in a fresh pool.
-        suspects, pending = broken[: workers + 1], broken[workers + 1 :]
-        for index in suspects:
-            finished(index, [process_isolated(job, settings) for job in chunks[index]])
-    return [result for index in range(len(chunks)) for result in done[index]]
-
-
-def _run_pool(chunks, indices: Sequence[int], settings: Settings, workers: int, finished) -> List[int]:
-    """Run the chunks at `indices`, passing each one's results to `finished`; the indices that broke."""
-    broken: List[int] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [(index, pool.submit(_process_chunk, chunks[index], settings)) for index in indices]
-        for index, future in futures:
-            try:
-                finished(index, future.result())
-            except BrokenProcessPool:
-                broken.append(index)
-    return broken
-
-
 def process_isolated(job: Job, settings: Settings) -> FileResult:
     """Check one file in a process of its own: if the process dies, the file is ATN003."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
             return pool.submit(process_file, job, settings).result()

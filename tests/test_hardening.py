@@ -174,6 +174,11 @@ def _crash_on(name):
 def test_a_worker_that_dies_costs_its_file_only(tmp_path, monkeypatch):
     # Workers are forked, so they inherit the patched engine.
     monkeypatch.setattr(engine, "check_source", _crash_on("f03.py"))
+    # Twelve small files would be checked in this process (a pool does not pay for them): this
+    # test is about the pool, so it asks for one.
+    from attnlint import scheduling
+
+    monkeypatch.setattr(scheduling, "POOL_MIN_BYTES", 0)
     jobs = []
     for i in range(12):
         path = tmp_path / f"f{i:02d}.py"
@@ -195,7 +200,9 @@ def test_an_uncaught_crash_exits_2_and_says_where_to_report(cwd, capsys, monkeyp
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine, "process_files", broken)
+    from attnlint import scheduling
+
+    monkeypatch.setattr(scheduling, "process_files", broken)
     code, out, err = run(capsys, "check", "a.py")
     assert code == 2  # 1 would read as "findings remain"
     assert "attnlint: error: internal error: RuntimeError: boom" in err
