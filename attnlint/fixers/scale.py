@@ -8,7 +8,7 @@ import libcst as cst
 
 from attnlint.diagnostics import Applicability
 from attnlint.fixers import bare_code
-from attnlint.rules.base import NodeFix, Replacement
+from attnlint.edits import NodeFix, Replacement
 
 
 def scale_scores(

@@ -28,18 +28,6 @@ class AllMaskedRowNan(Rule):
     (`-1e9`, `torch.finfo(dtype).min`), a guard after the softmax (`torch.where`, `masked_fill`,
     `nan_to_num`), and SDPA.
 
-    ## Example
-    ```python
-    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-    weights = scores.softmax(dim=-1)
-    ```
-
-    ## Use instead
-    ```python
-    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-    weights = scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
-    ```
-
     ## Fix safety
     The fix is unsafe: rows that were NaN become 0 (all other rows are bit-identical). It zeroes
     the rows whose every score is -inf after the softmax with `masked_fill`, which covers every
@@ -54,6 +42,7 @@ class AllMaskedRowNan(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = (r"\binf\b",)
+    recipe = "all_masked_row_nan"
 
     def check(self, ctx: RuleContext) -> None:
         reported = set()
@@ -476,6 +465,7 @@ class AllMaskedRowNan(Rule):
             """,
             line=4,
             column=8,
+            page=True,
         ),
         # HF-style attention_mask (1 = attend) with `== 0`, -math.inf.
         Invalid(

@@ -35,18 +35,6 @@ class SoftmaxWrongAxis(Rule):
     Not reported: key-major layouts normalised over their key axis, 2-D scores with `dim=1`,
     `dim=scores.dim() - 1`, classifier logits, and alternating (Sinkhorn-style) normalisation.
 
-    ## Example
-    ```python
-    attn_scores = queries @ keys.transpose(1, 2)  # (b, n_q, n_k)
-    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=1)
-    ```
-
-    ## Use instead
-    ```python
-    attn_scores = queries @ keys.transpose(1, 2)  # (b, n_q, n_k)
-    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-    ```
-
     ## Fix safety
     The fix is unsafe: it changes which axis sums to one, and so every attention weight. When the
     dim comes from an `nn.Softmax` built in `__init__`, the fix edits that constructor; check that
@@ -59,6 +47,7 @@ class SoftmaxWrongAxis(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = ("softmax", "Softmax")
+    recipe = "softmax_wrong_axis"
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.softmax_sites:
@@ -284,6 +273,7 @@ class SoftmaxWrongAxis(Rule):
             """,
             line=8,
             column=19,
+            page=True,
         ),
         # 4-D scores, dim=1 is the heads axis.
         Invalid(
