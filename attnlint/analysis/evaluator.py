@@ -13,7 +13,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from attnlint.analysis import masks, shapes
+from attnlint.analysis import dropout, masks, shapes
+from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.names import canonical, qualify, role_from_name
 from attnlint.analysis.values import (
@@ -123,6 +124,8 @@ class FunctionFacts:
     # An `assert` on a tensor's size or shape: the code pins lengths itself.
     length_checked: bool = False
     calls: List["CallSite"] = field(default_factory=list)
+    # Functional dropout calls (attnlint.analysis.dropout).
+    dropout_sites: List[DropoutSite] = field(default_factory=list)
 
     def masks_into_attention(self) -> set:
         """The mask parameters that reach a fill or an attention API's mask argument here."""
@@ -663,13 +666,15 @@ class FunctionEvaluator:
                 in_place=False,
                 additive=True,
                 receiver_node=scores_node,
+                on_scores=True,
             )
             self.facts.fill_sites.append(site)
             return scores.add_extra("fills", (scores.get_extra("fills") or ()) + (site,))
         if fill is None:
             return scores
         site = FillSite(
-            call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill, in_place=False, additive=True
+            call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill, in_place=False, additive=True,
+            on_scores=True,
         )
         self.facts.fill_sites.append(site)
         return scores.add_extra("fills", (scores.get_extra("fills") or ()) + (site,))
@@ -1077,6 +1082,7 @@ class FunctionEvaluator:
             return self._transpose(value, node.args[1].value, node.args[2].value, node)
         if qualified in ("torch.dropout", "torch.dropout_") and node.args:
             values = self._args(node)
+            dropout.record(self, node, values)
             return values[0]
         if qualified == "torch.where" and len(node.args) == 3:
             cond = self.eval(node.args[0].value)
@@ -1111,6 +1117,7 @@ class FunctionEvaluator:
                     in_place=False,
                     keeps_where_true=keep_when_true,
                     receiver_node=node.args[1].value if keep_when_true else node.args[2].value,
+                    on_scores=kept.scores is not None,
                 )
                 self.facts.fill_sites.append(site)
                 return kept.with_(node=node).add_extra("fills", (kept.get_extra("fills") or ()) + (site,))
@@ -1290,7 +1297,8 @@ class FunctionEvaluator:
         if mask_arg is None:
             return receiver.with_(node=node)
         site = FillSite(
-            call=node, mask_node=mask_arg.value, mask=mask, fill=fill, in_place=in_place, receiver_node=receiver_node
+            call=node, mask_node=mask_arg.value, mask=mask, fill=fill, in_place=in_place, receiver_node=receiver_node,
+            on_scores=receiver.scores is not None,
         )
         self.facts.fill_sites.append(site)
         if receiver.scores is None:

@@ -84,6 +84,8 @@ class FillSite:
     keeps_where_true: bool = False
     # The scores expression that is filled (`scores` in `scores.masked_fill(...)`).
     receiver_node: Optional[cst.BaseExpression] = None
+    # What is filled is attention scores (not a zeros tensor becoming an additive mask).
+    on_scores: bool = False
 
 
 @dataclass
