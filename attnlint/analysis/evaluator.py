@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from attnlint.analysis import dropout, masks, shapes
+from attnlint.analysis import dropout, mask_encoding, masks, shapes
 from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.names import canonical, qualify, role_from_name
@@ -640,6 +640,9 @@ class FunctionEvaluator:
             if left.softmax is not None and right.softmax is not None:
                 # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
                 left.softmax.renormalized = right.softmax.renormalized = True
+            if tensor.mask is not None:
+                # `mask * -1e9`: no longer 0/1 values but a bias (attnlint.analysis.mask_encoding).
+                return mask_encoding.scaled_mask(self._scaled(tensor).with_(node=node))
             return self._scaled(tensor).with_(node=node)
         if isinstance(op, (cst.Add, cst.Subtract)):
             return self._add(left, right, node, node.left, node.right)
