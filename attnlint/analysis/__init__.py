@@ -15,12 +15,11 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import masks
-from attnlint.analysis.evaluator import block_statements
-from attnlint.analysis.evaluator import ClassFacts, DotTSite, FunctionEvaluator, FunctionFacts
+from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
 from attnlint.analysis.names import collect_aliases, iter_statements
-from attnlint.analysis.values import SoftmaxSite, Value
+from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
 
-__all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts"]
+__all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
 
 
 @dataclass
@@ -32,15 +31,32 @@ class ModuleAnalysis:
     class_names: frozenset = frozenset()
     constants: Dict[str, object] = field(default_factory=dict)
 
+    # Indexes built once, on first use (a query never scans every function of the module).
+    _owner_of_site: Optional[Dict[int, FunctionFacts]] = field(default=None, repr=False)
+    _calls_by_callee: Optional[Dict[tuple, list]] = field(default=None, repr=False)
+    _forward_by_class: Optional[Dict[Optional[str], FunctionFacts]] = field(default=None, repr=False)
+    _parents: Optional[Dict[int, cst.CSTNode]] = field(default=None, repr=False)
+
+    def parent_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The node's parent in the module (an index built once, on the first question)."""
+        if self._parents is None:
+            self._parents = _parent_index(self.module)
+        return self._parents.get(id(node))
+
     def sites(self, kind: str) -> list:
         """Every site of one kind (`fill_sites`, `mask_uses`, ...) over all functions."""
         return [site for f in self.functions for site in getattr(f, kind)]
 
     def function_of(self, site) -> Optional[FunctionFacts]:
-        for function in self.functions:
-            if any(s is site for s in function.softmax_sites):
-                return function
-        return None
+        """The function a site (softmax, fill, mask use, attention call, view) was found in."""
+        if self._owner_of_site is None:
+            index: Dict[int, FunctionFacts] = {}
+            for function in self.functions:
+                for kind in _SITE_KINDS:
+                    for s in getattr(function, kind):
+                        index.setdefault(id(s), function)
+            self._owner_of_site = index
+        return self._owner_of_site.get(id(site))
 
     def arguments_for(self, function: FunctionFacts, param: str) -> List[Value]:
         """What callers in this file pass for `param` of `function` (a method: through `self.`)."""
@@ -51,21 +67,26 @@ class ModuleAnalysis:
         if method and names and names[0] in ("self", "cls"):
             names = names[1:]
         position = names.index(param) if param in names else 99
+        if self._calls_by_callee is None:
+            index: Dict[tuple, list] = {}
+            for caller in self.functions:
+                for call in caller.calls:
+                    index.setdefault((call.callee, call.method), []).append(call)
+            self._calls_by_callee = index
         found = []
-        for caller in self.functions:
-            for call in caller.calls:
-                if call.callee != function.name or call.method != method:
-                    continue
-                value = call.argument(position, param)
-                if value is not None:
-                    found.append(value)
+        for call in self._calls_by_callee.get((function.name, method), ()):
+            value = call.argument(position, param)
+            if value is not None:
+                found.append(value)
         return found
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
-        for function in self.functions:
-            if function.class_name == class_name and function.name == "forward":
-                return function
-        return None
+        if self._forward_by_class is None:
+            self._forward_by_class = {}
+            for function in self.functions:
+                if function.name == "forward":
+                    self._forward_by_class.setdefault(function.class_name, function)
+        return self._forward_by_class.get(class_name)
 
     def interface_parameters(self) -> set:
         """(method name, mask parameter) pairs that form an interface several classes implement.
@@ -105,13 +126,33 @@ class ModuleAnalysis:
     def dot_t_sites(self) -> List[DotTSite]:
         return self.sites("dot_t_sites")
 
+    @property
+    def view_sites(self) -> List[ViewSite]:
+        """Every `view`/`reshape` whose input and target shapes are known symbolically."""
+        return self.sites("view_sites")
+
+
+_SITE_KINDS = ("softmax_sites", "fill_sites", "mask_uses", "attention_calls", "loss_sites", "view_sites", "dot_t_sites")
+
+
+def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
+    parents: Dict[int, cst.CSTNode] = {}
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
 
 def analyze_module(module: cst.Module) -> ModuleAnalysis:
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
     top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = FunctionEvaluator(top, analysis.aliases, None, class_names=analysis.class_names)
+    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names)
     evaluator.run(module.body)
+    top.final_env = evaluator.env
     analysis.functions.append(top)
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions.
@@ -185,7 +226,7 @@ def _analyze_function(
     node: cst.FunctionDef, analysis: ModuleAnalysis, cls: Optional[ClassFacts], record_attrs: bool = False
 ) -> None:
     facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
-    evaluator = FunctionEvaluator(
+    evaluator = Evaluator(
         facts,
         analysis.aliases,
         cls,
@@ -205,6 +246,7 @@ def _analyze_function(
         evaluator.shape_comment(header.comment.value)
     body = block_statements(node.body)
     evaluator.run(body)
+    facts.final_env = evaluator.env
     if any(masks.is_mask_param(name) for name in facts.params):
         # Only functions that take a mask need to know which names they use.
         uses = _NameUses()

@@ -21,20 +21,13 @@ import libcst as cst
 
 from attnlint.analysis.values import MaskFacts, Value
 
-_SCALED = "mask_scaled"
 _BROADCASTING_METHODS = ("unsqueeze", "view", "reshape", "expand", "repeat")
-
-
-def scaled_mask(value: Value) -> Value:
-    """A mask multiplied or divided by something (`mask * -1e9`, `future / temperature`): its
-    values are no longer 0/1 (called by the evaluator)."""
-    return value.add_extra(_SCALED, True)
 
 
 def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optional[str]:
     """Why `value` is a 0/1 mask (for messages), or None when the code does not show it."""
     facts: Optional[MaskFacts] = value.mask
-    if facts is None or value.get_extra(_SCALED):
+    if facts is None or facts.scaled:  # `mask * -1e9`: a bias
         return None
     if facts.origin not in (None, "argument"):
         if facts.dtype == "bool" or facts.convention is not None:

@@ -124,6 +124,22 @@ def triangular(kind: str, diagonal: int, dtype: Optional[str], size: tuple) -> M
     )
 
 
+def buffer_read(expr: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
+    """Where a mask expression reads the registered buffer `self.<attr>` (None: it does not)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == attr
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+        ):
+            return node
+        stack.extend(reversed(node.children))
+    return None
+
+
 def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
     """A transposed mask: a triangle turns into the other one, a padding mask onto the query
     axis; what True means is no longer known."""
@@ -207,3 +223,335 @@ def number(node: Optional[cst.BaseExpression]) -> Optional[float]:
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return 1.0 if node.value == "True" else 0.0
     return None
+
+
+# ------------------------------------------------------------------------------------------
+# Handlers: how the evaluator builds, transforms and applies masks
+# ------------------------------------------------------------------------------------------
+from attnlint.analysis import handlers  # noqa: E402
+from attnlint.analysis.handlers import Call  # noqa: E402
+
+
+def _flow():
+    from attnlint.analysis import flow
+
+    return flow
+
+
+def comparison(ev, node: cst.Comparison, left, rights):
+    """`mask == 0`, `tokens != pad_id`, `arange(T)[None] < lengths[:, None]`."""
+    from attnlint.analysis.values import Value
+
+    mask = None
+    if len(node.comparisons) == 1:
+        comp = node.comparisons[0]
+        literal = number(comp.comparator)
+        if literal is None and rights and rights[0].int_value is not None:
+            literal = float(rights[0].int_value)  # a named constant (`PAD_IDX`)
+        if left.mask is not None:
+            mask = compare(left.mask, comp.operator, literal)
+        elif _names_pad(comp.comparator) and isinstance(comp.operator, (cst.Equal, cst.NotEqual)):
+            # `tokens == pad_id`, `tokens != self.pad_token_id`: the constant's name says padding.
+            convention = MASKED if isinstance(comp.operator, cst.Equal) else ATTEND
+            mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
+        elif left.padded:
+            # `tokens == pad_id` / `tokens != pad_id` on a padded batch.
+            pad = left.padding.value
+            if pad is not None and literal is not None and pad == literal:
+                convention = (
+                    MASKED
+                    if isinstance(comp.operator, cst.Equal)
+                    else (ATTEND if isinstance(comp.operator, cst.NotEqual) else None)
+                )
+                if convention:
+                    mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
+        elif rights and (rights[0].lengths or left.lengths):
+            # `arange(T)[None, :] < lengths[:, None]`: True = a real token.
+            op = comp.operator
+            lengths_right = rights[0].lengths
+            keeps = isinstance(op, cst.LessThan) if lengths_right else isinstance(op, cst.GreaterThan)
+            drops = isinstance(op, cst.GreaterThanEqual) if lengths_right else isinstance(op, cst.LessThanEqual)
+            if keeps or drops:
+                mask = MaskFacts(
+                    origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
+                )
+    rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
+    if left.kind in ("tensor", "unknown") or mask is not None:
+        shape = left.shape if left.rank == rank else None
+        return Value(kind="tensor", rank=rank, shape=shape, node=node, mask=mask)
+    return Value(kind="unknown", node=node)
+
+
+def _names_pad(node: cst.BaseExpression) -> bool:
+    """`PAD`, `pad_id`, `self.pad_token_id`, `tokenizer.pad_token_id`, `padding_idx`."""
+    from attnlint.analysis.names import words
+
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+    return isinstance(name, str) and any(w in ("pad", "padding") for w in words(name))
+
+
+def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=None):
+    """`scores + bias`, `scores - max`: additive terms keep the scores what they are; an
+    additive mask (`scores + m`, m = zeros.masked_fill(mask, -inf)) is a fill."""
+    from attnlint.analysis.values import Value
+
+    if left.scores is not None and right.scores is None:
+        return _with_additive_fill(ev, left.with_(node=node), right, node, left_node, right_node)
+    if right.scores is not None and left.scores is None:
+        return _with_additive_fill(ev, right.with_(node=node), left, node, right_node, left_node)
+    if left.kind == "scalar" and right.kind == "scalar":
+        return Value(kind="scalar", node=node)
+    for weights, other in ((left, right), (right, left)):
+        scalar_like = other.kind == "scalar" or (
+            other.rank is None and other.role is None and other.mask is None and other.softmax is None
+        )
+        if weights.softmax is not None and scalar_like:
+            return weights.with_(node=node)  # `softmax(s) + eps`: still those weights
+    ranks = [r for r in (left.rank, right.rank) if r is not None]
+    rank = max(ranks) if len(ranks) == 2 else None
+    role = left.role if left.role == right.role else None
+    shape = left.shape if left.shape is not None and left.shape == right.shape else None
+    return Value(kind="tensor", rank=rank, role=role, node=node, shape=shape)
+
+
+def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None):
+    from attnlint.analysis.values import FillSite
+
+    fill = term.additive_fill
+    if fill is None and term.mask is not None:
+        # `scores + mask`: an additive mask whose fill value we cannot see.
+        site = FillSite(
+            call=node,
+            mask_node=term_node if term_node is not None else term.node,
+            mask=term,
+            fill=None,
+            in_place=False,
+            additive=True,
+            receiver_node=scores_node,
+            on_scores=True,
+        )
+        ev.facts.fill_sites.append(site)
+        return scores.with_(fills=scores.fills + (site,))
+    if fill is None:
+        return scores
+    site = FillSite(
+        call=node,
+        mask_node=fill.mask_node,
+        mask=fill.mask,
+        fill=fill.fill,
+        in_place=False,
+        additive=True,
+        on_scores=True,
+    )
+    ev.facts.fill_sites.append(site)
+    return scores.with_(fills=scores.fills + (site,))
+
+
+def store_into(ev, target: cst.Subscript, value) -> None:
+    """`x[idx] = value`: what a partial store changes about x."""
+    flow = _flow()
+    owner = flow.owner_name(target.value)
+    stored = ev.env.get(owner) if owner is not None else None
+    if stored is not None and stored.softmax is not None:
+        ev.env[owner] = stored.with_(guarded=True)  # `w[torch.isnan(w)] = 0`
+        stored.softmax.guarded = True
+    if stored is not None and stored.mask is not None:
+        # `key_padding_mask[:, 0] = False` makes some keys always visible (a row can no
+        # longer be emptied for sure); `padding_mask[1] = True` only masks more.
+        written = number(value.node) if value.node is not None else None
+        # Without a known convention, True is read as "masked" (as masked_fill reads it).
+        masks_more = written is not None and (written != 0) == (stored.mask.convention != ATTEND)
+        if not masks_more:
+            ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None))
+    if owner is not None and owner in ev.env and ev.env[owner].padded:
+        # `targets[targets == pad] = -100`: the padding value is rewritten.
+        from attnlint.analysis import losses
+
+        written = number(value.node) if value.node is not None else value.int_value
+        ev.env[owner] = losses.repadded(ev.env[owner], written)
+
+
+def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
+    """`triu`/`tril` of a ones tensor: a causal mask (anything else: just a tensor)."""
+    from attnlint.analysis.values import Value
+
+    ctor = source.constructor
+    result = Value(kind="tensor", rank=source.rank, shape=source.shape, node=node)
+    if ctor is None or ctor.function not in ("torch.ones", "torch.full", "torch.ones_like"):
+        return result
+    diagonal = _flow().int_literal(diagonal_arg.value) if diagonal_arg is not None else 0
+    if diagonal is None:
+        return result
+    return result.with_(mask=triangular(kind, diagonal, ctor.dtype, ctor.sizes))
+
+
+@handlers.function("torch.tril", "torch.triu")
+def _triangular_function(ev, call: Call):
+    values = ev.args(call.node)
+    if not values:
+        return None
+    flow = _flow()
+    return triangular_of(ev, call.name.rsplit(".", 1)[-1], values[0], flow._arg(call.node, 1, "diagonal"), call.node)
+
+
+@handlers.method("tril", "triu", "tril_", "triu_")
+def _triangular_method(ev, call: Call):
+    ev.args(call.node)
+    return triangular_of(ev, call.name.rstrip("_"), call.receiver, _flow()._arg(call.node, 0, "diagonal"), call.node)
+
+
+@handlers.method("logical_not")
+def _logical_not(ev, call: Call):
+    receiver = call.receiver
+    if receiver.mask is None:
+        return None
+    return receiver.with_(node=call.node, mask=invert(receiver.mask), scores=None, softmax=None)
+
+
+@handlers.method("eq", "ne")
+def _eq(ev, call: Call):
+    from attnlint.analysis.values import Value
+
+    receiver, args = call.receiver, call.args
+    if not args or receiver.mask is None:
+        return None
+    op = cst.Equal() if call.name == "eq" else cst.NotEqual()
+    return Value(
+        kind="tensor", rank=receiver.rank, node=call.node, mask=compare(receiver.mask, op, number(args[0].value))
+    )
+
+
+@handlers.function_named("generate_square_subsequent_mask")
+def _square_subsequent(ev, call: Call):
+    from attnlint.analysis.values import Value
+
+    if not call.args:
+        return None
+    ev.args(call.node)
+    size = _flow().code(call.args[0].value)
+    # -inf above the diagonal, 0 elsewhere: an additive causal mask.
+    return Value(
+        kind="tensor",
+        rank=2,
+        node=call.node,
+        mask=MaskFacts(origin="causal", dtype="float", built_size=(size, size), can_mask_whole_row=False),
+    )
+
+
+@handlers.method("masked_fill", "masked_fill_")
+def _masked_fill_method(ev, call: Call):
+    return masked_fill(ev, call.node, call.receiver, call.receiver_node, in_place=call.name.endswith("_"))
+
+
+@handlers.function("torch.masked_fill")
+def _masked_fill_function(ev, call: Call):
+    node = call.node
+    if len(node.args) < 3:
+        return None
+    receiver = ev.eval(node.args[0].value)
+    shifted = node.with_changes(args=node.args[1:])  # (input, mask, value) -> .masked_fill(mask, value)
+    result = masked_fill(ev, shifted, receiver, node.args[0].value, in_place=False)
+    for site in reversed(ev.facts.fill_sites):  # point the site back at the node in the tree
+        if site.call is shifted:
+            site.call = node
+            break
+    return result
+
+
+def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
+    from attnlint.analysis import losses
+    from attnlint.analysis.values import UNKNOWN, FillSite
+
+    flow = _flow()
+    mask_arg, value_arg = flow._arg(node, 0, "mask"), flow._arg(node, 1, "value")
+    mask = ev.eval(mask_arg.value) if mask_arg is not None else UNKNOWN
+    written = ev.eval(value_arg.value) if value_arg is not None else None
+    fill = fill_kind(value_arg.value, ev.aliases) if value_arg is not None else None
+    if receiver.softmax is not None:
+        # Weights zeroed where masked, after the softmax: fully masked rows are handled.
+        receiver.softmax.guarded = True
+        result = receiver.with_(node=node, guarded=True)
+        if in_place:
+            ev.update_in_place(receiver_node, result)
+        return result
+    if receiver.padded and value_arg is not None:
+        # `targets.masked_fill(targets == pad, -100)`: the padding value is rewritten.
+        value = number(value_arg.value)
+        result = losses.repadded(receiver, value if value is not None else written.int_value)
+        if in_place:
+            ev.update_in_place(receiver_node, result)
+        return result
+    if mask_arg is None:
+        return receiver.with_(node=node)
+    site = FillSite(
+        call=node,
+        mask_node=mask_arg.value,
+        mask=mask,
+        fill=fill,
+        in_place=in_place,
+        receiver_node=receiver_node,
+        on_scores=receiver.scores is not None,
+    )
+    ev.facts.fill_sites.append(site)
+    if receiver.scores is None:
+        # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
+        result = receiver.with_(node=node, additive_fill=site)
+    elif fill != "-inf" and receiver.fills:
+        # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
+        # exactly the emptied rows: a guard before the softmax.
+        result = receiver.with_(node=node, fills=(site,))
+    else:
+        result = receiver.with_(node=node, fills=receiver.fills + (site,))
+    if in_place:
+        ev.update_in_place(receiver_node, result)
+    return result
+
+
+@handlers.function("torch.where")
+def _where(ev, call: Call):
+    from attnlint.analysis import losses
+    from attnlint.analysis.values import FillSite, Value
+
+    node = call.node
+    if len(node.args) != 3:
+        return None
+    cond = ev.eval(node.args[0].value)
+    a, b = ev.eval(node.args[1].value), ev.eval(node.args[2].value)
+    for weights in (a, b):
+        if weights.softmax is not None:
+            weights.softmax.guarded = True  # where(all_masked, 0, weights)
+            return weights.with_(node=node, guarded=True)
+    if a.padded or b.padded:
+        return losses.repadded(a if a.padded else b, None)  # rewritten somewhere
+    for kept, other_node, keep_when_true in ((a, node.args[2].value, True), (b, node.args[1].value, False)):
+        fill = fill_kind(other_node, ev.aliases)
+        other = b if keep_when_true else a
+        # The filled side is a constant we can read, or (`mask_value = finfo.min`) a
+        # scalar-like value while the kept side holds the scores.
+        fill_like = fill is not None or (
+            kept.scores is not None and other.scores is None and other.rank in (None, 0) and cond.mask is not None
+        )
+        if not fill_like or kept.kind == "scalar":
+            continue
+        mask = cond.mask
+        if mask is not None and keep_when_true:
+            mask = invert(mask)  # where(keep, scores, fill): filled where ~keep
+        site = FillSite(
+            call=node,
+            mask_node=node.args[0].value,
+            mask=cond.with_(mask=mask),
+            fill=fill,
+            in_place=False,
+            keeps_where_true=keep_when_true,
+            receiver_node=node.args[1].value if keep_when_true else node.args[2].value,
+            on_scores=kept.scores is not None,
+        )
+        ev.facts.fill_sites.append(site)
+        return kept.with_(node=node, fills=kept.fills + (site,))
+    # `where(rows_all_masked, zeros, scores)`: scores replaced at places we cannot read,
+    # which may be exactly the rows a fill emptied; the earlier fills no longer tell.
+    if a.scores is not None and b.scores is None:
+        return a.with_(node=node, fills=())
+    if b.scores is not None and a.scores is None:
+        return b.with_(node=node, fills=())
+    return Value(kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node)

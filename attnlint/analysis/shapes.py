@@ -1,8 +1,10 @@
-"""Shape facts that come from text rather than data flow: shape comments, jaxtyping annotations,
-einsum equations, and tensor-literal nesting.
+"""Shapes: each tensor's symbolic sizes, and what the shape operations do to them.
 
-A comment like `# x: (batch, num_tokens, d_in)` or a trailing `# (b, n, d)` is how people write
-shapes down; it is evidence of rank when the data flow has none (data flow always wins).
+Sizes come from data flow (`b, n, d = x.shape`, `x.size(1)`, constructor and `view` arguments,
+`nn.Linear` sizes, einsum and einops patterns) and, when the data flow has none, from text:
+a comment like `# x: (batch, num_tokens, d_in)` or a trailing `# (b, n, d)`, jaxtyping
+annotations. Each axis may also carry a role (batch, heads, queries, keys, feature) from an
+einsum/einops letter or the name of its size.
 """
 
 from __future__ import annotations
@@ -21,30 +23,34 @@ _NAMED = re.compile(rf"^#+\s*(\w+(?:\s*,\s*\w+)*)(?:\.shape|\s+shape)?\s*[:=]\s*
 _BARE = re.compile(rf"^#+\s*(?:shape\s*[:=]?\s*|->\s*|=>\s*)?{_TUPLE}\s*$", re.I)
 
 
-def _rank_of(dims: str) -> Optional[int]:
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _dims_of(dims: str) -> Optional[Tuple[Optional[str], ...]]:
+    """`b, n, d_model` -> (b, n, d_model); an item that is not a plain name -> None in its place."""
     items = [d.strip() for d in dims.split(",") if d.strip()]
     if not items or any("..." in d or d.startswith("*") for d in items):
         return None
-    return len(items)
+    return tuple(d if _IDENT.match(d) else None for d in items)
 
 
-def named_shape_comment(comment: str) -> Optional[Tuple[Tuple[str, ...], int]]:
-    """`# q, k, v: (b, h, n, d)` -> ((q, k, v), 4)."""
+def named_shape_comment(comment: str) -> Optional[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]:
+    """`# q, k, v: (b, h, n, d)` -> ((q, k, v), (b, h, n, d))."""
     match = _NAMED.match(comment.strip())
     if not match:
         return None
-    rank = _rank_of(match.group(2))
+    dims = _dims_of(match.group(2))
     names = tuple(n.strip() for n in match.group(1).split(","))
-    return None if rank is None else (names, rank)
+    return None if dims is None else (names, dims)
 
 
-def bare_shape_comment(comment: str) -> Optional[int]:
+def bare_shape_comment(comment: str) -> Optional[Tuple[Optional[str], ...]]:
     match = _BARE.match(comment.strip())
-    return None if not match else _rank_of(match.group(1))
+    return None if not match else _dims_of(match.group(1))
 
 
-def annotation_rank(annotation: cst.BaseExpression) -> Optional[int]:
-    """jaxtyping-style `Float[Tensor, "b n d"]` -> 3."""
+def annotation_dims(annotation: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
+    """jaxtyping-style `Float[Tensor, "b n d"]` -> (b, n, d)."""
     if not isinstance(annotation, cst.Subscript) or len(annotation.slice) != 2:
         return None
     dims = annotation.slice[1].slice
@@ -54,9 +60,9 @@ def annotation_rank(annotation: cst.BaseExpression) -> Optional[int]:
     if not isinstance(text, str):
         return None
     parts = text.split()
-    if not parts or any("..." in p or p.startswith("*") for p in parts):
+    if not parts or any("..." in p or p.startswith("*") or not re.match(r"^\w+$", p) for p in parts):
         return None
-    return len(parts)
+    return tuple(parts)
 
 
 def literal_rank(node: cst.BaseExpression) -> Optional[int]:
@@ -105,3 +111,820 @@ def parse_einsum(equation: str) -> Optional[Einsum]:
     if not all(s.isalpha() for s in clean if s) or (out_clean and not out_clean.isalpha()):
         return None
     return Einsum(clean, out_clean, ellipsis)
+
+
+# ------------------------------------------------------------------------------------------
+# Roles of axes, from the names of their sizes
+# ------------------------------------------------------------------------------------------
+_BATCH_WORDS = {"b", "bs", "bsz", "batch", "nbatches", "nb"}
+_HEAD_WORDS = {"h", "heads", "head", "nh", "nhead", "nheads"}
+_FEATURE_WORDS = {
+    "d",
+    "dim",
+    "dk",
+    "dv",
+    "hd",
+    "hs",
+    "c",
+    "e",
+    "features",
+    "hidden",
+    "embed",
+    "emb",
+    "model",
+    "channels",
+}
+_TOKEN_WORDS = {"n", "t", "l", "s", "seq", "len", "tokens", "time", "i", "j", "steps", "src", "tgt", "length", "m"}
+
+
+def role_of_dim_name(name: Optional[str]) -> Optional[str]:
+    """`batch_size` -> batch, `num_heads` -> heads, `head_dim` -> feature, `seq_len` -> tokens."""
+    from attnlint.analysis.names import words
+    from attnlint.analysis.values import BATCH, FEATURE, HEADS, TOKENS
+
+    if not name:
+        return None
+    parts = [w for w in words(name.split(".")[-1]) if w not in ("num", "n", "size", "of", "self", "config")] or words(
+        name
+    )
+    if not parts:
+        return None
+    if any(p in ("dim", "d", "features", "hd", "hs", "channels") for p in parts) or parts[-1] in _FEATURE_WORDS:
+        return FEATURE
+    if parts[0] in _BATCH_WORDS:
+        return BATCH
+    if parts[-1] in _HEAD_WORDS or parts[0] in _HEAD_WORDS:
+        return HEADS
+    if parts[-1] in _TOKEN_WORDS or parts[0] in _TOKEN_WORDS:
+        return TOKENS
+    return None
+
+
+def role_of_size(size) -> Optional[str]:
+    """The role a symbolic size's name suggests, when it is one named quantity."""
+    if size is None or len(size.factors) != 1 or size.factors[0][1] != 1 or size.coeff != 1:
+        return None
+    return role_of_dim_name(size.factors[0][0].name)
+
+
+def axis_role(value, axis: int) -> Optional[str]:
+    """What `axis` of `value` holds: the role set by the operation that made it, else the
+    role its size's name suggests."""
+    if value.shape is None or not -len(value.shape) <= axis < len(value.shape):
+        return None
+    entry = value.shape[axis]
+    return entry.role if entry.role is not None else role_of_size(entry.size)
+
+
+_ROLE_WORDS = {"batch": "batch", "heads": "heads", "queries": "queries", "keys": "keys", "tokens": "tokens"}
+
+
+def score_axis_names(value) -> Optional[Tuple[str, ...]]:
+    """The names of a score tensor's axes (`batch`, `heads`, `queries`, `keys`, `axis 1`)."""
+    from attnlint.analysis.values import FEATURE, KEY_MAJOR, KEYS, QUERIES
+
+    rank = value.rank
+    if rank is None or rank < 2:
+        return None
+    scores = value.scores
+    layout = scores.layout if scores is not None else None
+    names = [None] * rank
+    if value.shape is not None:
+        for axis in range(rank):
+            role = axis_role(value, axis)
+            if role is not None and role != FEATURE:
+                names[axis] = _ROLE_WORDS.get(role)
+    if QUERIES not in names and KEYS not in names:
+        names[-2:] = ["keys", "queries"] if layout == KEY_MAJOR else ["queries", "keys"]
+    if value.shape is None or all(n is None for n in names[:-2]):
+        lead = {3: ["batch"], 4: ["batch", "heads"]}.get(rank, ["batch"] * (rank - 2))
+        for axis, default in enumerate(lead):
+            if names[axis] is None:
+                names[axis] = default
+    return tuple(n if n is not None else f"axis {i}" for i, n in enumerate(names))
+
+
+# ------------------------------------------------------------------------------------------
+# Shape arithmetic
+# ------------------------------------------------------------------------------------------
+def make_shape(sizes, roles=None):
+    """A shape from symbolic sizes (and roles), or None when the count is unknown."""
+    from attnlint.analysis.values import Axis
+
+    if sizes is None:
+        return None
+    roles = roles or [None] * len(sizes)
+    return tuple(Axis(size, role) for size, role in zip(sizes, roles))
+
+
+def permuted(shape, order):
+    if shape is None or len(order) != len(shape):
+        return None
+    return tuple(shape[i] for i in order)
+
+
+def swapped(shape, a: int, b: int):
+    if shape is None:
+        return None
+    rank = len(shape)
+    a, b = a % rank if -rank <= a < rank else None, b % rank if -rank <= b < rank else None
+    if a is None or b is None:
+        return None
+    items = list(shape)
+    items[a], items[b] = items[b], items[a]
+    return tuple(items)
+
+
+def infer_view(input_dims, target):
+    """The target sizes of a view/reshape with a `-1` solved, when the input's sizes are known."""
+    from attnlint.analysis.symbolic import Sym, product
+
+    holes = [i for i, t in enumerate(target) if t is not None and t == Sym.const(-1)]
+    if len(holes) > 1:
+        return None
+    if not holes:
+        return tuple(target)
+    total = product(input_dims) if input_dims is not None else None
+    known = product(t for i, t in enumerate(target) if i != holes[0])
+    out = list(target)
+    out[holes[0]] = (total / known) if total is not None and known is not None else None
+    return tuple(out)
+
+
+def regroupings(input_dims, target_dims):
+    """Runs of axes between the points where the running products of both shapes meet.
+
+    A split (`(b, n, h*d) -> (b, n, h, d)`) or a merge keeps every boundary of one side among
+    the other's; `(b, n, h*d) -> (b, h, n, d)` meets only at `b` and at the end, with several
+    axes on both sides in between. None when a product is unknown.
+    """
+    from attnlint.analysis.symbolic import ONE
+
+    if input_dims is None or target_dims is None or any(d is None for d in input_dims + target_dims):
+        return None
+    runs = []
+    i = t = 0
+    start_i = start_t = 0
+    pi = pt = ONE
+    while i < len(input_dims) or t < len(target_dims):
+        if pi == pt and (i, t) != (start_i, start_t):
+            runs.append(((start_i, i), (start_t, t)))
+            start_i, start_t = i, t
+            pi = pt = ONE
+            continue
+        if pi == pt:
+            if i < len(input_dims):
+                pi = pi * input_dims[i]
+                i += 1
+            if t < len(target_dims):
+                pt = pt * target_dims[t]
+                t += 1
+            continue
+        # Advance the side whose running product is a strict divisor of the other's; with no
+        # order on symbols, advance the side with fewer atoms (exponent sum) first.
+        if t < len(target_dims) and (i >= len(input_dims) or _weight(pt) < _weight(pi)):
+            pt = pt * target_dims[t]
+            t += 1
+        elif i < len(input_dims):
+            pi = pi * input_dims[i]
+            i += 1
+        else:
+            return None
+    if pi != pt:
+        return None
+    if (i, t) != (start_i, start_t):
+        runs.append(((start_i, i), (start_t, t)))
+    return tuple(runs)
+
+
+def _weight(sym) -> float:
+    import math
+
+    return sum(float(e) for _, e in sym.factors) + (math.log(abs(float(sym.coeff)) + 1e-9) / 100.0)
+
+
+# ------------------------------------------------------------------------------------------
+# Shape operations: attributes, subscripts, methods and functions that move axes
+# ------------------------------------------------------------------------------------------
+from attnlint.analysis import handlers  # noqa: E402
+from attnlint.analysis.handlers import Call  # noqa: E402
+
+
+def _flow():
+    from attnlint.analysis import flow
+
+    return flow
+
+
+def transposed_last_two(value, node):
+    """`k.transpose(-2, -1)`, `k.mT`: the feature axis moves to -2 (Kᵀ)."""
+    from attnlint.analysis import masks
+
+    return value.with_(
+        feature_transposed=value.feature_last is not False and not value.feature_transposed,
+        base=value,
+        node=node,
+        scores=None,
+        softmax=None,
+        mask=masks.transposed(value.mask),
+        shape=swapped(value.shape, -2, -1) if value.shape is not None and len(value.shape) >= 2 else None,
+    )
+
+
+def attribute(ev, node: cst.Attribute, receiver, attr: str):
+    from attnlint.analysis.values import Value
+
+    flow = _flow()
+    if attr == "T":
+        site = flow.DotTSite(node=node, receiver=receiver)
+        ev._dot_t_by_node[id(node)] = site
+        ev.facts.dot_t_sites.append(site)
+        result = transposed_last_two(receiver, node)
+        if receiver.shape is not None:
+            result = result.with_(shape=tuple(reversed(receiver.shape)))
+        return result
+    if attr == "mT":
+        return transposed_last_two(receiver, node)
+    if attr == "shape":
+        return Value(kind="shape", shape_of=receiver, node=node, shape_owner=flow.owner_name(node.value))
+    if attr == "ndim":
+        return Value(kind="scalar", int_value=receiver.rank, node=node, sym=_const(receiver.rank))
+    if attr in ("data", "real"):
+        return receiver
+    if attr == "weight" and receiver.kind == "module":
+        return Value(kind="tensor", rank=2, is_parameter=True, node=node)
+    if attr in ("in_features", "out_features", "embed_dim", "num_heads", "head_dim") and receiver.kind == "module":
+        return Value(kind="scalar", node=node, sym=receiver_module_size(receiver, attr))
+    return Value(kind="unknown", node=node, sym=_attribute_atom(ev, node))
+
+
+def _attribute_atom(ev, node: cst.Attribute):
+    """`config.hidden_size`, `args.n_heads`: a number named by its expression in this scope."""
+    from attnlint.analysis.symbolic import Sym
+
+    if not _flow().is_simple(node):
+        return None
+    text = _flow().code(node)
+    sym = Sym.atom(f"{ev.scope}:{text}", text)
+    ev.read_attributes.setdefault(text, sym)
+    return sym
+
+
+def receiver_module_size(module, attr: str):
+    sizes = module.module_sizes
+    index = {"in_features": 0, "out_features": 1, "embed_dim": 0, "num_heads": 1}.get(attr)
+    if index is None or index >= len(sizes):
+        return None
+    return sizes[index]
+
+
+def _const(value):
+    from attnlint.analysis.symbolic import Sym
+
+    return None if value is None else Sym.const(value)
+
+
+def subscript(ev, node: cst.Subscript, base):
+    from dataclasses import replace
+
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import QKV, UNKNOWN, Value
+
+    if base.kind == "shape":
+        # `x.shape[-1]`, `x.size()[1]`
+        index = int_index(node)
+        tensor = base.shape_of
+        if index is not None and tensor is not None:
+            size = ev.read_size(
+                _owner_value(ev, base), index, node.value.value if isinstance(node.value, cst.Attribute) else None
+            )
+            return Value(kind="scalar", node=node, sym=size, int_value=size.int_value if size else None)
+        return Value(kind="scalar", node=node)
+    if base.kind == "tuple":
+        index = int_index(node)
+        if index is not None and -len(base.elements) <= index < len(base.elements):
+            return base.elements[index]
+        if base.each is not None and index is not None:
+            return base.each
+        return UNKNOWN
+    removed = added = 0
+    rank_known = True
+    new_shape = []
+    shape_known = base.shape is not None
+    axis = 0
+    for element in node.slice:
+        inner = element.slice
+        if isinstance(inner, cst.Slice):
+            for part in (inner.lower, inner.upper, inner.step):
+                if part is not None:
+                    ev.eval(part)
+            if shape_known and axis < len(base.shape):
+                whole = inner.lower is None and inner.upper is None and inner.step is None
+                new_shape.append(base.shape[axis] if whole else replace(base.shape[axis], size=None))
+            axis += 1
+            continue
+        value = inner.value
+        if isinstance(value, cst.Name) and value.value == "None":
+            added += 1
+            new_shape.append(_axis_of(Sym.const(1)))
+        elif isinstance(value, cst.Ellipsis):
+            shape_known = False
+            continue
+        else:
+            index_value = ev.eval(value)
+            if index_value.kind == "scalar" or isinstance(value, cst.Integer):
+                removed += 1
+                axis += 1
+            else:
+                rank_known = False
+    rank = base.rank - removed + added if (base.rank is not None and rank_known) else None
+    shape = None
+    if shape_known and rank_known and base.shape is not None:
+        shape = tuple(new_shape) + tuple(base.shape[axis:])
+        if len(shape) != rank:
+            shape = None
+    if not rank_known and base.padded:
+        # `targets[keep]`: a selection by a tensor; the padding may well be gone.
+        base = base.with_(padding=None, param=None, lengths=False)
+    mask = base.mask
+    if mask is not None and cuts_key_axis(node.slice, base.rank, removed, rank_known):
+        mask = replace(mask, sliced=True)
+    role = None if base.role == QKV else base.role  # `qkv[0]`: the target's name says which
+    return base.with_(
+        rank=rank, node=node, mask=mask, feature_transposed=False, role=role, softmax=None, shape=shape, sym=None
+    )
+
+
+def _owner_value(ev, shape_value):
+    return shape_value.shape_of
+
+
+def _axis_of(size, role=None):
+    from attnlint.analysis.values import Axis
+
+    return Axis(size, role)
+
+
+def int_index(node: cst.Subscript) -> Optional[int]:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _flow().int_literal(node.slice[0].slice.value)
+    return None
+
+
+def cuts_key_axis(elements, rank: Optional[int], removed: int, rank_known: bool) -> bool:
+    """Does this subscript cut the mask down along its last (key) axis?
+
+    `m[:T, :T]`, `m[..., :T, :T]`, `m[:, :, start:end, :end]` do; `m[:, :, :T]` on a 4-D buffer
+    leaves the keys at full length and does not. An index by a tensor (`m[None, None, pos]`, a
+    KV-cache gather) or by an integer counts as cut: the analysis cannot follow the shape.
+    """
+    if removed or not rank_known:
+        return True
+
+    def bounded(element) -> bool:
+        inner = element.slice
+        return isinstance(inner, cst.Slice) and (inner.lower is not None or inner.upper is not None)
+
+    if rank is None:
+        return any(bounded(e) for e in elements)
+    items = [
+        e
+        for e in elements
+        if not (
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None"
+        )
+    ]
+    ellipsis = [
+        i for i, e in enumerate(items) if isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis)
+    ]
+    if ellipsis:
+        after = items[ellipsis[0] + 1 :]
+        return bool(after) and bounded(after[-1])
+    if len(items) < rank:
+        return False  # the trailing axes, the keys among them, are untouched
+    return bounded(items[rank - 1])
+
+
+# Tensor methods that keep the value as it is (shape, role and every attention fact).
+IDENTITY_METHODS = (
+    "contiguous",
+    "clone",
+    "detach",
+    "cpu",
+    "cuda",
+    "requires_grad_",
+    "retain_grad",
+    "as_strided",
+    "type_as",
+)
+DTYPE_METHODS = {
+    "bool": "bool",
+    "float": "float",
+    "half": "float",
+    "double": "float",
+    "bfloat16": "float",
+    "long": "int",
+    "int": "int",
+    "byte": "int",
+    "short": "int",
+}
+
+
+@handlers.method(*IDENTITY_METHODS)
+def _identity_method(ev, call: Call):
+    receiver = call.receiver
+    ev.args(call.node)
+    return receiver.with_(node=call.node) if receiver.kind != "unknown" else receiver
+
+
+@handlers.method(*DTYPE_METHODS, "to", "type")
+def _dtype_method(ev, call: Call):
+    """`.float()`, `.bool()`, `.to(torch.bool)`: the same tensor; a mask changes its dtype."""
+    from dataclasses import replace
+
+    receiver, args, method = call.receiver, call.args, call.name
+    dtype = DTYPE_METHODS.get(method)
+    if method in ("to", "type") and args:
+        dtype = _flow().dtype_of(args[0].value, ev.aliases)
+    ev.args(call.node)
+    if receiver.kind == "unknown":
+        return receiver
+    mask = receiver.mask
+    if mask is not None and dtype is not None:
+        mask = replace(mask, dtype=dtype)
+    return receiver.with_(node=call.node, mask=mask)
+
+
+@handlers.method("transpose", "swapaxes", "swapdims")
+def _transpose_method(ev, call: Call):
+    if len(call.args) < 2:
+        return None
+    return transpose(ev, call.receiver, call.args[0].value, call.args[1].value, call.node)
+
+
+@handlers.function("torch.transpose", "torch.swapaxes")
+def _transpose_function(ev, call: Call):
+    args = call.args
+    if len(args) < 3:
+        return None
+    value = ev.eval(args[0].value)
+    return transpose(ev, value, args[1].value, args[2].value, call.node)
+
+
+def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
+    from attnlint.analysis.values import Value
+
+    flow = _flow()
+    dims = {flow.int_literal(a), flow.int_literal(b)}
+    if None in dims:
+        ev.eval(a)
+        ev.eval(b)
+        return Value(kind="tensor", rank=value.rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale)
+    rank = value.rank
+    last_two = {-1, -2}
+    ordered = sorted(d for d in dims if d is not None)
+    if rank is None and len(ordered) == 2 and ordered[0] >= 0 and ordered[1] == ordered[0] + 1:
+        # `k.transpose(2, 3)` with k's rank unknown: the last two axes exactly when k has
+        # rank 4; the product it feeds decides (see scores.matmul).
+        return Value(
+            kind="tensor",
+            role=value.role,
+            node=node,
+            scaled=value.scaled,
+            scale=value.scale,
+            base=value,
+            feature_last=value.feature_last,
+            pending_swap=ordered[1],
+        )
+    first, second = flow.int_literal(a), flow.int_literal(b)
+    moved = swapped(value.shape, first, second) if len(dims) == 2 else value.shape
+    if rank is not None:
+        normalized = {d + rank if d < 0 else d for d in dims}
+        swaps_last_two = normalized == {rank - 1, rank - 2}
+        touches_last = rank - 1 in normalized
+    else:
+        swaps_last_two = dims == last_two
+        touches_last = -1 in dims or (not swaps_last_two and any(d is not None and d >= 0 for d in dims) and None)
+    if swaps_last_two:
+        return transposed_last_two(value, node)
+    if touches_last is False:
+        # Moving batch/head/token axes keeps the feature axis last: `k.transpose(1, 2)` on
+        # (b, n, h, d) gives (b, h, n, d).
+        return value.with_(node=node, feature_transposed=False, base=None, softmax=None, shape=moved)
+    return Value(
+        kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=moved
+    )
+
+
+@handlers.method("permute")
+def _permute_method(ev, call: Call):
+    return permute(ev, call.receiver, [a.value for a in call.args], call.node)
+
+
+@handlers.function("torch.permute")
+def _permute_function(ev, call: Call):
+    if len(call.args) < 2:
+        return None
+    return permute(ev, ev.eval(call.args[0].value), [a.value for a in call.args[1:]], call.node)
+
+
+def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
+    from attnlint.analysis import masks
+    from attnlint.analysis.values import Value
+
+    flow = _flow()
+    if len(dim_nodes) == 1 and isinstance(dim_nodes[0], (cst.Tuple, cst.List)):
+        dim_nodes = [e.value for e in dim_nodes[0].elements]
+    dims = [flow.int_literal(d) for d in dim_nodes]
+    rank = len(dims)
+    if None in dims or (value.rank is not None and value.rank != rank):
+        return Value(kind="tensor", rank=rank if None not in dims else None, role=value.role, node=node)
+    dims = [d + rank if d < 0 else d for d in dims]
+    shape = permuted(value.shape, dims)
+    last = rank - 1
+    if value.feature_last is not False and dims[-2] == last and dims[-1] != last:
+        # The feature axis moved to -2, a token axis to -1: Kᵀ in one step.
+        return value.with_(
+            rank=rank,
+            feature_transposed=True,
+            base=value.with_(rank=rank, shape=permuted(value.shape, dims[:-2] + [dims[-1], dims[-2]])),
+            node=node,
+            scores=None,
+            softmax=None,
+            mask=masks.transposed(value.mask),
+            shape=shape,
+        )
+    if dims[-1] == last:
+        return value.with_(rank=rank, node=node, feature_transposed=False, base=None, softmax=None, shape=shape)
+    return Value(
+        kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=shape
+    )
+
+
+def size_args(ev, args, values):
+    """The symbolic sizes passed to view/reshape/expand/a constructor, or None when the count
+    is unknown (`*shape`, a shape variable)."""
+    if len(args) == 1 and values and values[0].kind == "tuple" and not values[0].each:
+        elements = values[0].elements
+        if not elements and values[0].node is not None and not isinstance(values[0].node, (cst.Tuple, cst.List)):
+            return None
+        if isinstance(values[0].node, (cst.Tuple, cst.List)) and len(elements) != len(values[0].node.elements):
+            return None
+        return tuple(
+            e.sym if e.kind in ("scalar", "unknown", "tensor") and e.rank in (None, 0) else None for e in elements
+        )
+    if len(args) == 1 and values and values[0].kind == "shape":
+        tensor = values[0].shape_of
+        if tensor is not None and tensor.shape is not None:
+            return tuple(a.size for a in tensor.shape)
+        if tensor is not None and tensor.rank is not None:
+            return (None,) * tensor.rank
+        return None
+    if any(a.star for a in args):
+        return None
+    if len(args) == 1 and values and values[0].kind not in ("scalar",) and values[0].sym is None:
+        return None
+    return tuple(v.sym if v.rank in (None, 0) else None for v in values) if values else None
+
+
+@handlers.method("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile")
+def _view_method(ev, call: Call):
+    from attnlint.analysis.values import Value, ViewSite
+
+    receiver, args, method, node = call.receiver, call.args, call.name, call.node
+    positional = [a for a in args if a.keyword is None]
+    if method == "view" and len(positional) == 1 and _flow().dtype_of(positional[0].value, ev.aliases):
+        ev.args(node)
+        return Value(kind="tensor", rank=receiver.rank, node=node)  # `x.view(torch.int8)`: a dtype view
+    values = ev.args(node)
+    sizes = None
+    if method in ("view_as", "reshape_as", "expand_as"):
+        other = values[0] if values else None
+        rank = other.rank if other is not None else None
+        sizes = other.dims() if other is not None else None
+    else:
+        sizes = size_args(ev, positional, values[: len(positional)])
+        rank = len(sizes) if sizes is not None else None
+    if method in ("expand", "repeat") and rank is not None and receiver.rank is not None:
+        rank = max(rank, receiver.rank)
+        sizes = None if method == "repeat" else _expanded(receiver, sizes)
+    if method in ("view", "reshape") and sizes is not None:
+        sizes = infer_view(receiver.dims(), sizes)
+        input_dims = receiver.dims()
+        if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
+            runs = regroupings(input_dims, sizes)
+            if runs is not None:
+                ev.facts.view_sites.append(
+                    ViewSite(
+                        call=node,
+                        input_dims=input_dims,
+                        target_dims=sizes,
+                        regrouped=runs,
+                        input_node=call.receiver_node,
+                    )
+                )
+    shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
+    # A reshape keeps the last (feature) axis only when it is not merged or split.
+    return Value(
+        kind="tensor",
+        rank=rank,
+        shape=shape,
+        role=receiver.role,
+        scaled=receiver.scaled,
+        scale=receiver.scale,
+        feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
+        mask=receiver.mask,
+        node=node,
+        **receiver.data_facts(),
+    )
+
+
+def _expanded(receiver, sizes):
+    """`x.expand(b, -1, -1)`: -1 keeps the input's size."""
+    from attnlint.analysis.symbolic import Sym
+
+    dims = receiver.dims()
+    if sizes is None or dims is None or len(dims) != len(sizes):
+        return None
+    return tuple(d if s == Sym.const(-1) else s for s, d in zip(sizes, dims))
+
+
+@handlers.function("torch.reshape")
+def _reshape_function(ev, call: Call):
+    if len(call.args) < 2:
+        return None
+    receiver = ev.eval(call.args[0].value)
+    shifted = call.node.with_changes(args=call.node.args[1:])
+    return _view_method(ev, Call(node=shifted, name="reshape", receiver=receiver, receiver_node=call.args[0].value))
+
+
+@handlers.method("unsqueeze")
+def _unsqueeze(ev, call: Call):
+    from attnlint.analysis.symbolic import Sym
+
+    receiver = call.receiver
+    ev.args(call.node)
+    rank = receiver.rank + 1 if receiver.rank is not None else None
+    shape = None
+    dim = _flow().int_literal(call.args[0].value) if call.args else None
+    if receiver.shape is not None and dim is not None:
+        position = dim if dim >= 0 else dim + len(receiver.shape) + 1
+        if 0 <= position <= len(receiver.shape):
+            items = list(receiver.shape)
+            items.insert(position, _axis_of(Sym.const(1)))
+            shape = tuple(items)
+    return receiver.with_(rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape)
+
+
+@handlers.method("squeeze")
+def _squeeze(ev, call: Call):
+    receiver, args = call.receiver, call.args
+    ev.args(call.node)
+    rank = receiver.rank - 1 if (receiver.rank is not None and args) else None
+    shape = None
+    dim = _flow().int_literal(args[0].value) if args else None
+    if receiver.shape is not None and dim is not None and -len(receiver.shape) <= dim < len(receiver.shape):
+        items = list(receiver.shape)
+        del items[dim]
+        shape = tuple(items)
+    return receiver.with_(rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape)
+
+
+@handlers.method("flatten")
+def _flatten(ev, call: Call):
+    from attnlint.analysis.values import Value
+
+    receiver = call.receiver
+    ev.args(call.node)
+    return Value(kind="tensor", node=call.node, role=receiver.role, **receiver.data_facts())
+
+
+@handlers.method("split", "chunk", "unbind", "tensor_split")
+def _split(ev, call: Call):
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import Value
+
+    flow = _flow()
+    receiver, args, method, node = call.receiver, call.args, call.name, call.node
+    values = ev.args(node)
+    count = _split_count(method, args)
+    rank = receiver.rank
+    dim_arg = flow._arg(node, 0 if method == "unbind" else 1, "dim")
+    dim = flow.int_literal(dim_arg.value) if dim_arg is not None else 0
+    if method == "unbind" and rank is not None:
+        rank -= 1
+    feature_last = receiver.feature_last if method != "unbind" else None
+    if (
+        method == "unbind"
+        and dim is not None
+        and (dim == -1 or (receiver.rank is not None and dim == receiver.rank - 1))
+    ):
+        # Unbinding the last axis removes the features: what is left is tokens.
+        feature_last = False
+    shape = None
+    if receiver.shape is not None and dim is not None and -len(receiver.shape) <= dim < len(receiver.shape):
+        items = list(receiver.shape)
+        if method == "unbind":
+            count = count or items[dim].size.int_value if items[dim].size is not None else count
+            del items[dim]
+            shape = tuple(items)
+        elif method == "chunk" and count:
+            size = items[dim].size
+            items[dim] = _axis_of(size / Sym.const(count) if size is not None else None, items[dim].role)
+            shape = tuple(items)
+        elif method == "split" and values and values[0].kind != "tuple" and values[0].sym is not None:
+            size = items[dim].size
+            items[dim] = _axis_of(values[0].sym, items[dim].role)
+            shape = tuple(items)
+            if size is not None and count is None:
+                ratio = size / values[0].sym
+                count = ratio.int_value if ratio is not None else None
+    element = Value(
+        kind="tensor",
+        rank=rank,
+        shape=shape,
+        scaled=receiver.scaled,
+        scale=receiver.scale,
+        feature_last=feature_last,
+        **receiver.data_facts(),
+    )
+    if count is None:
+        # The count depends on a size we do not know: every unpacked part looks alike.
+        return Value(kind="tuple", node=node, each=element)
+    return Value(kind="tuple", elements=(element,) * count, node=node)
+
+
+def _split_count(method: str, args) -> Optional[int]:
+    flow = _flow()
+    if method == "unbind":
+        return None  # count depends on the size of the axis: bound by the unpacking target
+    if method == "chunk" and args:
+        return flow.int_literal(args[0].value)
+    if method in ("split", "tensor_split") and args and isinstance(args[0].value, (cst.List, cst.Tuple)):
+        return len(args[0].value.elements)
+    return None
+
+
+@handlers.method("size", "dim", "numel", "item", "__len__", "ndimension")
+def _size(ev, call: Call):
+    from attnlint.analysis.values import Value
+
+    receiver, args, method, node = call.receiver, call.args, call.name, call.node
+    ev.args(node)
+    if method in ("dim", "ndimension"):
+        return Value(kind="scalar", int_value=receiver.rank, node=node, sym=_const(receiver.rank))
+    if method == "size" and not args:
+        return Value(kind="shape", shape_of=receiver, node=node, shape_owner=_flow().owner_name(call.receiver_node))
+    if method == "size" and len(args) == 1:
+        axis = _flow().int_literal(args[0].value)
+        if axis is not None:
+            size = ev.read_size(receiver, axis, call.receiver_node)
+            return Value(kind="scalar", node=node, sym=size, int_value=size.int_value if size else None)
+    return Value(kind="scalar", node=node)
+
+
+CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.full", "torch.randint")
+
+
+@handlers.function(*CONSTRUCTORS)
+def _constructor(ev, call: Call):
+    from attnlint.analysis.values import Constructor, Value
+
+    flow = _flow()
+    node, qualified = call.node, call.name
+    values = ev.args(node)
+    positional = [(a, v) for a, v in zip(node.args, values) if a.keyword is None]
+    if qualified == "torch.randint":
+        positional = positional[-1:]
+    if qualified == "torch.full":
+        positional = positional[:1]
+    sizes = size_args(ev, [a for a, _ in positional], [v for _, v in positional])
+    if len(positional) == 1 and isinstance(positional[0][0].value, (cst.Tuple, cst.List)):
+        rank = len(positional[0][0].value.elements)
+    elif any(a.star for a, _ in positional):
+        rank = None
+    else:
+        rank = len(positional)
+    dtype_arg = flow._arg(node, 99, "dtype")
+    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else "float"
+    size_texts = tuple(flow.code(a.value) for a, _ in positional)
+    shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
+    return Value(
+        kind="tensor", rank=rank, shape=shape, node=node, constructor=Constructor(qualified, dtype, size_texts)
+    )
+
+
+@handlers.function("torch.tensor", "torch.as_tensor", "torch.Tensor")
+def _tensor(ev, call: Call):
+    from attnlint.analysis.values import Value
+
+    if not call.args:
+        return None
+    first = call.args[0].value
+    inner = ev.eval(first)
+    for arg in call.args[1:]:
+        ev.eval(arg.value)
+    if not isinstance(first, (cst.List, cst.Tuple)):
+        # `torch.tensor(d_k)`: a 0-d tensor holding that number.
+        return Value(kind="tensor", rank=inner.rank, node=call.node, sym=inner.sym if inner.rank in (None, 0) else None)
+    return Value(kind="tensor", rank=literal_rank(first), node=call.node)

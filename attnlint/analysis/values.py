@@ -7,9 +7,11 @@ unknown never turns into a finding. Values are immutable; ``with_`` returns a ch
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
+
+from attnlint.analysis.symbolic import Sym
 
 # Roles an expression can play in attention.
 QUERY = "query"
@@ -20,9 +22,46 @@ WEIGHTS = "weights"  # softmax(scores)
 MASK = "mask"
 QKV = "qkv"  # a fused projection, not yet split
 
+# Roles of one axis of a tensor.
+BATCH = "batch"
+HEADS = "heads"
+TOKENS = "tokens"  # a sequence axis, before it is known whether it holds queries or keys
+QUERIES = "queries"
+KEYS = "keys"
+FEATURE = "feature"  # the per-token feature (per-head) axis
+
 # Layouts of a score matrix.
 QUERY_MAJOR = "query-major"  # (..., n_q, n_k): keys on the last axis
 KEY_MAJOR = "key-major"  # (..., n_k, n_q): keys on the second-to-last axis
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a tensor: its symbolic size and what it holds, each None when unknown."""
+
+    size: Optional[Sym] = None
+    role: Optional[str] = None
+
+
+Shape = Tuple[Axis, ...]
+
+
+@dataclass(frozen=True)
+class Padding:
+    """A padded batch: positions past each sequence's end hold `value` (None: unknown)."""
+
+    value: Optional[float] = None
+    # The expression the pad value was written as (`PAD_IDX`, `tokenizer.pad_token_id`).
+    node: Optional[cst.BaseExpression] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Constructor:
+    """`torch.ones(n, n, dtype=torch.bool)`: how a tensor was created."""
+
+    function: str  # qualified name (`torch.ones`)
+    dtype: Optional[str]
+    sizes: Tuple[str, ...]  # the size arguments as written
 
 
 @dataclass(frozen=True)
@@ -42,6 +81,25 @@ class ScoreFacts:
     operand_params: Tuple[str, ...] = ()
     # An operand is a padded batch (`pad_sequence`, and projections of it).
     padded: bool = False
+    # The product of every factor multiplied into q, k or the scores on the way here, as a
+    # symbolic value (`head_dim ** -0.5`); ONE when none was; None when some factor is unknown.
+    scale: Optional[Sym] = None
+    # The size of the contracted (per-head feature) axis, when the shapes show it.
+    head_dim: Optional[Sym] = None
+    # Where each factor was applied (the `*`/`/` expressions), for messages and fixes.
+    scale_nodes: Tuple[cst.CSTNode, ...] = field(default=(), compare=False)
+    # `baddbmm(bias, q, kᵀ)`: the product adds a bias inside (scaling its result scales the bias).
+    adds_bias: bool = False
+    # Expressions in scope that hold the head dimension (`self.head_dim`, `d_k`), for fixes.
+    head_dim_names: Tuple[str, ...] = ()
+    # The named sizes of the operands' axes (a factor made of these is a size, not a temperature).
+    size_atoms: Tuple[Any, ...] = ()
+
+    def scale_verdict(self):
+        """Is the scale 1/sqrt(head_dim)? See :func:`attnlint.analysis.scores.scale_verdict`."""
+        from attnlint.analysis.scores import scale_verdict
+
+        return scale_verdict(self)
 
 
 # Mask conventions.
@@ -67,6 +125,8 @@ class MaskFacts:
     buffer_node: Optional[cst.CSTNode] = field(default=None, compare=False)
     # The parameter the mask came from, when it did (`attention_mask`).
     param: Optional[str] = None
+    # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
+    scaled: bool = False
 
 
 @dataclass
@@ -153,8 +213,19 @@ class SoftmaxSite:
     function: Optional[str] = None
     # The weights were divided again (Sinkhorn-style alternating normalisation): not plain attention.
     renormalized: bool = False
-    # Fully masked rows are zeroed after the softmax (where / masked_fill / nan_to_num).
+    # Fully masked rows are zeroed after the softmax (where / masked_fill / nan_to_num), on
+    # every path from this call to the use of the weights (see `Value.guarded`).
     guarded: bool = False
+    # Factors multiplied into the weights after the softmax (`softmax(s) / sqrt(d)`): the
+    # expression and its symbolic value (None when unknown).
+    scaled_after: List[Tuple[cst.CSTNode, Optional[Sym]]] = field(default_factory=list)
+
+    def axis_names(self) -> Optional[Tuple[str, ...]]:
+        """What each axis of the scores holds (`batch`, `heads`, `queries`, `keys`, `axis 1`),
+        from the product's layout and the shapes; None when the rank is unknown."""
+        from attnlint.analysis.shapes import score_axis_names
+
+        return score_axis_names(self.input)
 
     @property
     def rank(self) -> Optional[int]:
@@ -198,6 +269,41 @@ def implicit_softmax_dim(rank: int) -> int:
     return 0 if rank in (0, 1, 3) else 1
 
 
+@dataclass
+class ViewSite:
+    """A `view`/`reshape` whose input and target shapes are both known symbolically."""
+
+    call: cst.Call
+    input_dims: Tuple[Sym, ...]
+    target_dims: Tuple[Sym, ...]
+    # Runs of axes ((input start, input end), (target start, target end)) between which the
+    # sizes are regrouped. A run with several axes on both sides moves data between axes in a
+    # way no split or merge of adjacent axes does: the sizes match, the memory order does not.
+    regrouped: Tuple[Tuple[Tuple[int, int], Tuple[int, int]], ...]
+    input_node: Optional[cst.BaseExpression] = None
+
+    @property
+    def transposes_by_view(self) -> bool:
+        """The view swaps axes in size but not in memory (a transpose was meant)."""
+        return bool(self.swapped_runs())
+
+    def swapped_runs(self) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
+        """Runs where an axis of the input keeps its size in the target but moves among the
+        other axes of its run (`(b, n, h*d) -> (b, h, n, d)`: `n` moves behind `h`). A split or a
+        merge of adjacent axes never does that: it keeps a carried axis at a run boundary."""
+        out = []
+        for (i0, i1), (t0, t1) in self.regrouped:
+            if i1 - i0 < 2 or t1 - t0 < 2:
+                continue
+            src, dst = list(self.input_dims[i0:i1]), list(self.target_dims[t0:t1])
+            carried = [d for d in src if not d.is_const and src.count(d) == 1 and dst.count(d) == 1]
+            if any(src.index(d) != dst.index(d) for d in carried) or (
+                len(carried) >= 2 and [d for d in dst if d in carried] != carried
+            ):
+                out.append(((i0, i1), (t0, t1)))
+        return out
+
+
 @dataclass(frozen=True)
 class Value:
     kind: str = "tensor"  # "tensor", "scalar", "module", "tuple", "shape", "unknown"
@@ -211,33 +317,71 @@ class Value:
     base: Optional["Value"] = None
     node: Optional[cst.CSTNode] = None  # the expression that produced this value
     scaled: Optional[bool] = None  # for q/k: a scale was multiplied in
+    # For q/k/scores: the product of the factors multiplied in (see ScoreFacts.scale).
+    scale: Optional[Sym] = None
     scores: Optional[ScoreFacts] = None
     softmax: Optional[SoftmaxSite] = field(default=None, compare=False)
     mask: Optional[MaskFacts] = None
     is_parameter: bool = False  # a weight, not an activation
+    # For tensors: each axis's symbolic size and role (len == rank), or None when not known.
+    shape: Optional[Shape] = None
+    # For kind == "scalar": the symbolic value (`dim // heads`, `x.shape[-1] ** -0.5`).
+    sym: Optional[Sym] = None
     # For kind == "module": the nn class name (Linear, Softmax, ...) and its constructor call.
     module_type: Optional[str] = None
     ctor: Optional[cst.Call] = None
-    # For kind == "tuple": the element values.
+    user_class: bool = False  # a module whose class is defined in the checked code
+    custom_init: bool = False  # a projection whose weights __init__ sets by hand
+    # For kind == "tuple": the element values; `each` when the count is unknown but all alike.
     elements: Tuple["Value", ...] = ()
+    each: Optional["Value"] = None
     # For kind == "scalar": a known integer value.
     int_value: Optional[int] = None
-    # For kind == "shape": the tensor whose shape this is.
+    # For kind == "shape": the tensor whose shape this is, and the name it is bound to.
     shape_of: Optional["Value"] = None
-    # Free-form facts other analyses attach (kept through shape-preserving ops).
-    extra: Tuple[Tuple[str, Any], ...] = ()
+    shape_owner: Optional[str] = None
+    # Data facts (kept through reshapes): the parameter this came from, a lengths tensor, a
+    # padded batch, a tensor made by a constructor.
+    param: Optional[str] = None
+    lengths: bool = False
+    padding: Optional[Padding] = None
+    constructor: Optional[Constructor] = None
+    # Score fills on the way to the softmax (masked_fill, where, additive masks), and whether
+    # some path lacks them.
+    fills: Tuple["FillSite", ...] = ()
+    fills_partial: bool = False
+    # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
+    additive_fill: Optional["FillSite"] = None
+    # `k.transpose(a, a + 1)` on a rank we do not know yet: the larger axis (see matmul).
+    pending_swap: Optional[int] = None
+    # For attention weights: fully masked rows were zeroed on the way to this value (a guard
+    # is a fact of the value that reaches a use, joined over paths like every other fact).
+    guarded: bool = False
+    # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
+    module_sizes: Tuple[Optional[Sym], ...] = ()
 
     def with_(self, **changes: Any) -> "Value":
         return replace(self, **changes)
 
-    def get_extra(self, key: str) -> Any:
-        for k, v in self.extra:
-            if k == key:
-                return v
-        return None
+    @property
+    def padded(self) -> bool:
+        return self.padding is not None
 
-    def add_extra(self, key: str, value: Any) -> "Value":
-        return replace(self, extra=tuple((k, v) for k, v in self.extra if k != key) + ((key, value),))
+    def dims(self) -> Optional[Tuple[Optional[Sym], ...]]:
+        """The symbolic size of each axis, when the shape is known."""
+        return None if self.shape is None else tuple(a.size for a in self.shape)
+
+    def axis_roles(self) -> Optional[Tuple[Optional[str], ...]]:
+        return None if self.shape is None else tuple(a.role for a in self.shape)
+
+    def size_of(self, axis: int) -> Optional[Sym]:
+        if self.shape is None or not -len(self.shape) <= axis < len(self.shape):
+            return None
+        return self.shape[axis].size
+
+    def data_facts(self) -> dict:
+        """The facts about the data (not the layout) that survive a reshape."""
+        return {"param": self.param, "lengths": self.lengths, "padding": self.padding}
 
 
 UNKNOWN = Value(kind="unknown")
@@ -258,30 +402,37 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             changes[f.name] = _join_scores(va, vb)
         elif f.name == "scaled":
             changes[f.name] = _join_tristate(va, vb)
-        elif f.name == "extra":
-            changes[f.name] = _join_extra(va, vb)
+        elif f.name == "fills_partial":
+            continue
+        elif f.name == "fills":
+            continue
+        elif f.name == "shape":
+            changes[f.name] = _join_shapes(va, vb)
         elif va == vb:
             changes[f.name] = va
         else:
             changes[f.name] = _default_of(f)
+    # -inf fills from either path are kept (a NaN on one path is a NaN), marked partial when
+    # some path lacks them.
+    fa, fb = a.fills, b.fills
+    fills = tuple(fa) + tuple(f for f in fb if all(f is not g for g in fa))
+    changes["fills"] = fills
+    changes["fills_partial"] = bool(fills) and bool(
+        a.fills_partial
+        or b.fills_partial
+        or any(all(f is not g for g in fb) for f in fa)
+        or any(all(f is not g for g in fa) for f in fb)
+    )
+    if changes.get("shape") is not None and changes.get("rank") != len(changes["shape"]):
+        changes["shape"] = None
     return Value(**changes)
 
 
-def _join_extra(a: tuple, b: tuple) -> tuple:
-    """Keep the extras both paths agree on; -inf fills from either path are kept (a NaN on one
-    path is a NaN), marked partial when some path lacks them."""
-    da, db = dict(a), dict(b)
-    out = tuple((k, v) for k, v in a if k in db and db[k] == v and k not in ("fills", "fills_partial"))
-    fa, fb = da.get("fills") or (), db.get("fills") or ()
-    fills = tuple(fa) + tuple(f for f in fb if all(f is not g for g in fa))
-    if fills:
-        partial = (
-            da.get("fills_partial")
-            or db.get("fills_partial")
-            or (any(all(f is not g for g in fb) for f in fa) or any(all(f is not g for g in fa) for f in fb))
-        )
-        out += (("fills", fills), ("fills_partial", bool(partial)))
-    return out
+def _join_shapes(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:
+    """Per axis: the size and role both paths agree on."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(Axis(x.size if x.size == y.size else None, x.role if x.role == y.role else None) for x, y in zip(a, b))
 
 
 def _join_tristate(a: Optional[bool], b: Optional[bool]) -> Optional[bool]:
@@ -296,6 +447,8 @@ def _join_scores(a: Optional[ScoreFacts], b: Optional[ScoreFacts]) -> Optional[S
     return replace(
         a,
         scaled=_join_tristate(a.scaled, b.scaled),
+        scale=a.scale if a.scale == b.scale else None,
+        head_dim=a.head_dim if a.head_dim == b.head_dim else None,
         layout=a.layout if a.layout == b.layout else None,
         key_axis=a.key_axis if a.key_axis == b.key_axis else None,
     )

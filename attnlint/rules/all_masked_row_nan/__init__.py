@@ -51,8 +51,8 @@ class AllMaskedRowNan(Rule):
                 continue
             # A fill on only some paths (`if mask is not None: ...`): the mask may be None on the
             # others, so a fix that reads it is not offered.
-            partial = bool(site.input.get_extra("fills_partial"))
-            for fill in site.input.get_extra("fills") or ():
+            partial = site.input.fills_partial
+            for fill in site.input.fills:
                 facts = fill.mask.mask
                 if fill.fill != "-inf" or facts is None or not facts.can_mask_whole_row:
                     continue

@@ -43,12 +43,12 @@ class CrossEntropyIgnoreIndex(Rule):
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.sites("loss_sites"):
             targets = site.targets
-            if not targets.get_extra("padded") or site.reduction not in ("mean", "sum") or site.weighted:
+            if not targets.padded or site.reduction not in ("mean", "sum") or site.weighted:
                 continue  # per-token losses or class weights: the padding may be handled there
-            pad = targets.get_extra("padding_value")
+            pad = targets.padding.value
             if pad is None or site.ignore_index is None or float(pad) == float(site.ignore_index):
                 continue
-            pad_node = targets.get_extra("padding_node")
+            pad_node = targets.padding.node
             # A module-level pad id stays a name (it is in scope wherever the loss is built); a
             # local or a literal becomes the int (ignore_index must be one).
             named = isinstance(pad_node, cst.Name) and pad_node.value in ctx.analysis.constants

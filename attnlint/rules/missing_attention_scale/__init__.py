@@ -57,7 +57,7 @@ class MissingAttentionScale(Rule):
                 scores.product,
                 f"attention scores `{_short(ctx.code(scores.product))}` reach softmax without a "
                 "1/sqrt(d_k) scale; the softmax saturates as the head dimension grows",
-                fix=scale_scores(ctx.module, scores.product, scores.feature_dim),
+                fix=scale_scores(ctx.module, scores, ctx.analysis.parent_of(scores.product)),
             )
 
     @staticmethod
@@ -434,7 +434,7 @@ class MissingAttentionScale(Rule):
                 B, T, C = x.size()
                 q = self.W_q(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
                 k = self.W_k(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
-                att = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5
                 att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
                 return F.softmax(att, dim=-1)
             """,

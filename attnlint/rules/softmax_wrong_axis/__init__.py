@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attnlint.analysis.values import KEY_MAJOR, SoftmaxSite
+from attnlint.analysis.values import SoftmaxSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.softmax_dim import set_softmax_dim
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -538,22 +538,13 @@ class SoftmaxWrongAxis(Rule):
     ]
 
 
-def _axis_names(rank: Optional[int], layout: Optional[str]):
-    if rank is None or rank < 2:
-        return None
-    tokens = ["keys", "queries"] if layout == KEY_MAJOR else ["queries", "keys"]
-    lead = {3: ["batch"], 4: ["batch", "heads"]}.get(rank, ["batch"] * (rank - 2))
-    return lead + tokens
-
-
 def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:
-    layout = site.input.scores.layout if site.input.scores else None
-    names = _axis_names(site.rank, layout)
+    names = site.axis_names()
     axis = next(iter(axes)) if len(axes) == 1 else None
     written = f"dim={site.dim}" if site.dim_given else "no dim"
     if names is not None and axis is not None and -len(names) <= axis < 0:
         shape = "(" + ", ".join(names) + ")"
-        singular = {"queries": "query", "keys": "key", "heads": "head"}.get(names[axis], names[axis])
+        singular = {"queries": "query", "keys": "key", "heads": "head", "tokens": "token"}.get(names[axis], names[axis])
         what = f"normalises over the {singular} axis"
         if not site.dim_given:
             what = f"makes PyTorch pick dim={axis + len(names)} implicitly, the {names[axis]} axis"

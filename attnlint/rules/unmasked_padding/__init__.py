@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from attnlint.analysis import masks
-from attnlint.analysis.evaluator import FunctionFacts
+from attnlint.analysis.flow import FunctionFacts
 from attnlint.analysis.values import AttentionCallSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
@@ -78,7 +78,7 @@ class UnmaskedPadding(Rule):
             )
 
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
-        if call.mask_keywords or not any(v.get_extra("padded") for v in call.inputs):
+        if call.mask_keywords or not any(v.padded for v in call.inputs):
             return
         if call.is_causal:
             return  # pad_sequence pads on the right: causal attention never sees the padding
@@ -90,7 +90,7 @@ class UnmaskedPadding(Rule):
         """Hand-written attention whose queries or keys come from a padded batch, with no fill
         (masked_fill, where, additive mask) on the scores before the softmax."""
         scores = site.input.scores
-        if scores is None or not scores.padded or site.input.get_extra("fills"):
+        if scores is None or not scores.padded or site.input.fills:
             return
         ctx.report(site.call, "attention over a padded batch (pad_sequence) with no padding mask on the scores")
 

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from attnlint.analysis import masks
 from attnlint.analysis.calls import positional
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.masking import is_repeatable, slice_buffer
@@ -67,7 +68,7 @@ class UnslicedCausalMask(Rule):
         facts = value.mask
         if facts is None or facts.origin != "causal" or not facts.buffer_attr or not facts.built_size or facts.sliced:
             return  # a fixed-size mask that is not causal (Swin's window masks) is used whole by design
-        buffer = facts.buffer_node or _find_buffer(mask_node, facts.buffer_attr)
+        buffer = facts.buffer_node or masks.buffer_read(mask_node, facts.buffer_attr)
         if buffer is None or id(buffer) in seen:
             return
         seen.add(id(buffer))
@@ -76,7 +77,7 @@ class UnslicedCausalMask(Rule):
             size = size[1:-1]  # torch.full((n, n), ...)
         # The sizes come from where the mask is used; slice in place only when the buffer is read
         # in that same expression (`mask = self.mask.bool()` earlier may precede the scores).
-        local = _find_buffer(mask_node, facts.buffer_attr) is buffer
+        local = masks.buffer_read(mask_node, facts.buffer_attr) is buffer
         fix = slice_buffer(ctx.module, buffer, rows, cols) if rows and local else None
         ctx.report(
             buffer,
@@ -1346,19 +1347,3 @@ class UnslicedCausalMask(Rule):
             column=26,
         ),
     ]
-
-
-def _find_buffer(node: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
-    """The `self.<attr>` expression inside a mask expression."""
-    if (
-        isinstance(node, cst.Attribute)
-        and node.attr.value == attr
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-    ):
-        return node
-    for child in node.children:
-        found = _find_buffer(child, attr)
-        if found is not None:
-            return found
-    return None

@@ -1,0 +1,96 @@
+"""PyTorch's attention APIs: `scaled_dot_product_attention`, `nn.MultiheadAttention` and the
+`nn.Transformer*` modules. Each call is an attention site, and each mask it is given a mask use
+with the convention that API reads."""
+
+from __future__ import annotations
+
+from typing import List
+
+import libcst as cst
+
+from attnlint.analysis import handlers, masks
+from attnlint.analysis.handlers import Call
+from attnlint.analysis.values import ATTEND, MASKED, AttentionCallSite, MaskUseSite, Value
+
+
+def _flow():
+    from attnlint.analysis import flow
+
+    return flow
+
+
+@handlers.function("torch.scaled_dot_product_attention")
+@handlers.function_named("scaled_dot_product_attention")
+def sdpa(ev, call: Call):
+    flow = _flow()
+    node = call.node
+    values = [ev.eval(a.value) for a in node.args]
+    mask_arg = flow._arg(node, 3, "attn_mask")
+    passed = ()
+    if mask_arg is not None and not (isinstance(mask_arg.value, cst.Name) and mask_arg.value.value == "None"):
+        passed = ("attn_mask",)
+        mask = ev.eval(mask_arg.value)
+        ev.facts.mask_uses.append(
+            MaskUseSite(call=node, api="sdpa", keyword="attn_mask", expects=ATTEND, mask_node=mask_arg.value, mask=mask)
+        )
+    causal_arg = flow._arg(node, 5, "is_causal")
+    positional = [v for v, a in zip(values, node.args) if a.keyword is None]
+    ev.facts.attention_calls.append(
+        AttentionCallSite(
+            call=node,
+            api="sdpa",
+            inputs=tuple(positional[:3]),
+            mask_keywords=passed,
+            is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
+        )
+    )
+    query = positional[0] if positional else None
+    value = positional[2] if len(positional) > 2 else None
+    shape = None
+    if query is not None and value is not None and query.shape is not None and value.shape is not None:
+        shape = query.shape[:-1] + value.shape[-1:]
+    return Value(kind="tensor", rank=query.rank if query else None, shape=shape, node=node)
+
+
+def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], module: Value) -> Value:
+    """nn.MultiheadAttention / nn.Transformer*: masks use True = masked."""
+    flow = _flow()
+    positions = masks.MASK_ARGUMENTS[kind]
+    passed = []
+    for keyword, position in positions.items():
+        arg = flow._arg(node, position, keyword)
+        if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            continue
+        passed.append(keyword)
+        value = ev.eval(arg.value)
+        ev.facts.mask_uses.append(
+            MaskUseSite(call=node, api=kind, keyword=keyword, expects=MASKED, mask_node=arg.value, mask=value)
+        )
+    causal_arg = flow._arg(node, 99, "is_causal")
+    ev.facts.attention_calls.append(
+        AttentionCallSite(
+            call=node,
+            api=kind,
+            inputs=tuple(values[:3]),
+            mask_keywords=tuple(passed),
+            is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
+        )
+    )
+    first = values[0] if values else None
+    output = Value(kind="tensor", rank=first.rank if first else None, shape=first.shape if first else None)
+    if kind == "MultiheadAttention":
+        return Value(kind="tuple", elements=(output, Value(kind="tensor")), node=node)
+    return output.with_(node=node)
+
+
+def _module_handler(kind: str):
+    def handle(ev, call: Call):
+        values = ev.args(call.node)
+        return attention_module_call(ev, call.node, kind, values, call.receiver)
+
+    return handle
+
+
+for _kind in masks.MASK_ARGUMENTS:
+    if _kind != "sdpa":
+        handlers.module(_kind)(_module_handler(_kind))

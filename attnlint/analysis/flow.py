@@ -1,0 +1,886 @@
+"""The flow machinery: statements, branches, joins, binding, and the expressions every domain
+shares (names, attributes, subscripts, arithmetic, comprehensions). Calls are looked up in the
+tables of :mod:`.handlers`, which the domain modules fill.
+
+Statements are evaluated in order over an environment of abstract values (:mod:`.values`).
+Branches are evaluated on copies and joined, so a fact survives only if it holds on every path;
+loops are evaluated once and joined with the state before them (they may not run). Whatever the
+pass cannot evaluate becomes unknown, and unknown facts never produce findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from attnlint.analysis import handlers, masks, shapes
+from attnlint.analysis.dropout import DropoutSite
+from attnlint.analysis.calls import argument as _arg
+from attnlint.analysis.handlers import Call
+from attnlint.analysis.names import canonical, qualify, role_from_name, words
+from attnlint.analysis.symbolic import ONE, Sym, from_float
+from attnlint.analysis.values import (
+    UNKNOWN,
+    AttentionCallSite,
+    Axis,
+    FillSite,
+    LossSite,
+    MaskUseSite,
+    SoftmaxSite,
+    Value,
+    ViewSite,
+    join,
+)
+
+Env = Dict[str, Value]
+
+
+@dataclass
+class DotTSite:
+    """A `.T` attribute, what it was applied to, and whether it is a matmul operand."""
+
+    node: cst.Attribute
+    receiver: Value
+    in_matmul: bool = False
+
+
+@dataclass
+class CallSite:
+    """A call to a function (or `self.` method) that may be defined in this file."""
+
+    callee: str
+    method: bool
+    call: cst.Call
+    values: Tuple[Value, ...]
+
+    def argument(self, position: int, name: str) -> Optional[Value]:
+        """The value passed for parameter `name` at `position` (self not counted)."""
+        arg = _arg(self.call, position, name)
+        if arg is None:
+            return None
+        for a, value in zip(self.call.args, self.values):
+            if a is arg:
+                return value
+        return None
+
+
+# Signatures of PyTorch layers that containers call with masks.
+_TORCH_LAYER_SIGNATURES = (
+    ("src", "src_mask", "src_key_padding_mask"),
+    ("tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"),
+)
+
+
+@dataclass
+class FunctionFacts:
+    node: Optional[cst.CSTNode]  # FunctionDef, or the Module for top-level code
+    name: str
+    class_name: Optional[str]
+    softmax_sites: List[SoftmaxSite] = field(default_factory=list)
+    dot_t_sites: List[DotTSite] = field(default_factory=list)
+    fill_sites: List[FillSite] = field(default_factory=list)
+    mask_uses: List[MaskUseSite] = field(default_factory=list)
+    attention_calls: List[AttentionCallSite] = field(default_factory=list)
+    loss_sites: List[LossSite] = field(default_factory=list)
+    view_sites: List[ViewSite] = field(default_factory=list)
+    returns: List[Value] = field(default_factory=list)
+    params: Dict[str, Value] = field(default_factory=dict)
+    param_nodes: Dict[str, cst.Param] = field(default_factory=dict)
+    # Every name the body reads or writes (a parameter absent from it is never used).
+    used_names: set = field(default_factory=set)
+    # An `assert` on a tensor's size or shape: the code pins lengths itself.
+    length_checked: bool = False
+    calls: List["CallSite"] = field(default_factory=list)
+    # The environment at the end of the body (names in scope and what they hold).
+    final_env: Dict[str, Value] = field(default_factory=dict)
+    # Functional dropout calls (attnlint.analysis.dropout).
+    dropout_sites: List[DropoutSite] = field(default_factory=list)
+
+    def masks_into_attention(self) -> set:
+        """The mask parameters that reach a fill or an attention API's mask argument here."""
+        reached = set()
+        for site in list(self.fill_sites) + list(self.mask_uses):
+            facts = site.mask.mask
+            if facts is not None and facts.param:
+                reached.add(facts.param)
+        for call in self.attention_calls:
+            reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
+        return reached
+
+    def is_drop_in_layer(self) -> bool:
+        """A forward with the parameters of an nn.Transformer*Layer: a drop-in replacement that
+        containers call with masks its own use may never set."""
+        params = list(self.params)
+        return any(params[: len(sig)] == list(sig) for sig in _TORCH_LAYER_SIGNATURES)
+
+
+@dataclass
+class ClassFacts:
+    name: str
+    node: cst.ClassDef
+    attrs: Env = field(default_factory=dict)
+    forward_params: Tuple[str, ...] = ()
+    bases: Tuple[str, ...] = ()  # base class names as written (last dotted part)
+
+
+def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = int_literal(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
+def is_simple(node: Optional[cst.CSTNode]) -> bool:
+    """A name or attribute chain: safe to repeat in a fix."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return is_simple(node.value)
+    return False
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def code(node: cst.CSTNode) -> str:
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+class Evaluator:
+    def __init__(
+        self,
+        facts: FunctionFacts,
+        aliases: Dict[str, str],
+        class_facts: Optional[ClassFacts],
+        record_attrs: bool = False,
+        class_names: frozenset = frozenset(),
+        constants: Optional[Env] = None,
+        project=None,
+    ) -> None:
+        handlers.load_domains()
+        self.facts = facts
+        self.aliases = aliases
+        self.cls = class_facts
+        self.class_names = class_names  # classes defined in this file (user modules)
+        self.constants = constants or {}  # module-level constants (`PAD_IDX = 0`)
+        self.record_attrs = record_attrs  # __init__: `self.x = ...` becomes a class fact
+        self.project = project  # interprocedural summaries (see modules.Summaries), or None
+        self.env: Env = {}
+        self.declared_ranks: Dict[str, object] = {}
+        self._softmax_by_node: Dict[int, SoftmaxSite] = {}
+        self._dot_t_by_node: Dict[int, DotTSite] = {}
+        # Sizes read from tensors whose shape is not known (`x.shape[-1]`): one atom per tensor
+        # value and axis, so two reads agree. The value is kept alive with its atom.
+        self._read_sizes: Dict[Tuple[int, int], Tuple[Value, Sym]] = {}
+        # Atoms the code shows equal to another size (keys: atom keys).
+        self.equalities: Dict[str, Sym] = {}
+        # Attributes read as numbers (`self.head_dim`, `config.hidden_size`) and their values.
+        self.read_attributes: Dict[str, Sym] = {}
+        scope = facts.name if facts.class_name is None else f"{facts.class_name}.{facts.name}"
+        self.scope = scope
+
+    # ------------------------------------------------------------------ atoms
+    def learn_equal(self, size: Optional[Sym], known: Optional[Sym]) -> None:
+        """`x` of last size C goes into `nn.Linear(dim, ...)`: C is `dim` from here on."""
+        if size is None or known is None or size == known or len(size.factors) != 1 or size.coeff != 1:
+            return
+        atom, exp = size.factors[0]
+        if exp != 1 or atom.key in self.equalities:
+            return
+        resolved = self.resolve(known)
+        if resolved is not None and atom not in resolved.atoms():
+            self.equalities[atom.key] = resolved
+
+    def resolve(self, sym: Optional[Sym]) -> Optional[Sym]:
+        if sym is None or not self.equalities:
+            return sym
+        for _ in range(3):
+            new = sym.substitute(self.equalities)
+            if new is None or new == sym:
+                return new
+            sym = new
+        return sym
+
+    def names_for(self, size: Optional[Sym]) -> Tuple[str, ...]:
+        """Expressions in scope that hold `size` (`self.head_dim`, `d_k`), to write in a fix."""
+        if size is None or size.is_const:
+            return ()
+        target = self.resolve(size)
+        found = []
+        for name, value in self.env.items():
+            if value.kind in ("scalar", "unknown", "tensor") and value.rank is None and value.sym is not None:
+                if not value.role and not value.mask and self.resolve(value.sym) == target and name.isidentifier():
+                    found.append(name)
+        for text, sym in self.read_attributes.items():
+            if self.resolve(sym) == target and text not in found:
+                found.append(text)
+        if self.cls is not None:
+            for attr, value in self.cls.attrs.items():
+                if (
+                    value.sym is not None
+                    and value.rank is None
+                    and not value.role
+                    and self.resolve(value.sym) == target
+                ):
+                    found.append("self." + attr)
+        return tuple(found)
+
+    # ------------------------------------------------------------------ atoms (reading)
+    def atom(self, name: str) -> Sym:
+        """A quantity of this scope the analysis cannot reduce (`dim` of `__init__`)."""
+        return Sym.atom(f"{self.scope}:{name}", name)
+
+    def read_size(self, value: Value, axis: int, owner_node=None) -> Optional[Sym]:
+        """The size of `axis` of `value`: from its shape, else an atom for this tensor's axis."""
+        size = value.size_of(axis)
+        if size is not None:
+            return size
+        if value.kind == "unknown" and value.node is None:
+            return None
+        rank = value.rank
+        if rank is not None and axis < 0:
+            axis += rank
+        key = (id(value), axis)
+        if key not in self._read_sizes:
+            text = f"{code(owner_node)}.shape[{axis}]" if owner_node is not None else f"size[{axis}]"
+            self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", text))
+        return self._read_sizes[key][1]
+
+    # ------------------------------------------------------------------ parameters
+    def bind_params(self, params: cst.Parameters) -> None:
+        every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        for param in every:
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            shape = None
+            rank = None
+            if param.annotation is not None:
+                letters = shapes.annotation_dims(param.annotation.annotation)
+                if letters is not None:
+                    shape = tuple(Axis(self.atom(letter), shapes.role_of_dim_name(letter)) for letter in letters)
+                    rank = len(shape)
+            default = self.eval(param.default) if param.default is not None else None
+            value = Value(
+                kind="tensor",
+                rank=rank,
+                shape=shape,
+                role=role_from_name(name),
+                scaled=False,
+                scale=ONE,
+                node=param.name,
+                feature_last=None,
+                mask=masks.from_param(name),
+                param=name,
+                lengths=_names_lengths(name),
+                sym=self.atom(name),
+            )
+            if default is not None and default.kind == "scalar" and default.int_value is not None:
+                value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
+            self.env[name] = value
+            self.facts.params[name] = value
+            self.facts.param_nodes[name] = param
+
+    # ------------------------------------------------------------------ statements
+    def run(self, body: Sequence[cst.CSTNode]) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def statement(self, stmt: cst.CSTNode) -> None:
+        for line in getattr(stmt, "leading_lines", ()):
+            if line.comment is not None:
+                self.shape_comment(line.comment.value)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small_statement(small)
+            comment = stmt.trailing_whitespace.comment
+            if comment is not None:
+                self._trailing_shape_comment(stmt, comment.value)
+        elif isinstance(stmt, cst.If):
+            if _is_main_guard(stmt.test) and stmt.orelse is None:
+                # `if __name__ == "__main__":` runs when the file is a script: straight-line code.
+                self.run(block_statements(stmt.body))
+                return
+            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=stmt.test)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                iterated = self.eval(stmt.iter)
+                self._bind(stmt.target, self.element_of(iterated))
+            else:
+                self.eval(stmt.test)
+            before = dict(self.env)
+            self.run(block_statements(stmt.body))
+            self._merge([before, dict(self.env)])
+            if stmt.orelse is not None:
+                self.run(block_statements(stmt.orelse.body))
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                value = self.eval(item.item)
+                if item.asname is not None:
+                    self._bind(item.asname.name, value)
+            self.run(block_statements(stmt.body))
+        elif isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            bodies = [block_statements(stmt.body)]
+            bodies += [block_statements(h.body) for h in stmt.handlers]
+            self._branches(bodies)
+            if stmt.orelse is not None:
+                self.run(block_statements(stmt.orelse.body))
+            if stmt.finalbody is not None:
+                self.run(block_statements(stmt.finalbody.body))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self.env[stmt.name.value] = UNKNOWN  # analysed on its own
+        elif isinstance(stmt, cst.Match):
+            self.eval(stmt.subject)
+            # Each case is a path; a case may also not match at all.
+            self._branches([block_statements(case.body) for case in stmt.cases] + [[]])
+        else:  # anything newer: forget every name the statement may bind
+            self._forget_bound_names(stmt)
+
+    def _else_body(self, orelse) -> Sequence[cst.CSTNode]:
+        if orelse is None:
+            return []
+        if isinstance(orelse, cst.If):
+            return [orelse]
+        return block_statements(orelse.body)
+
+    def _forget_bound_names(self, stmt: cst.CSTNode) -> None:
+        for node in walk_nodes(stmt):
+            if isinstance(node, cst.Name) and node.value in self.env:
+                self.env[node.value] = UNKNOWN
+
+    def _branches(self, bodies: List[Sequence[cst.CSTNode]], test: Optional[cst.BaseExpression] = None) -> None:
+        if test is not None:
+            self.eval(test)
+        start = dict(self.env)
+        ends = []
+        for body in bodies:
+            self.env = dict(start)
+            self.run(body)
+            ends.append(self.env)
+        self._merge(ends)
+
+    def _merge(self, envs: List[Env]) -> None:
+        keys = set().union(*envs)
+        merged: Env = {}
+        for key in keys:
+            value = envs[0].get(key)
+            for other in envs[1:]:
+                value = join(value, other.get(key)) if value is not other.get(key) else value
+            merged[key] = value if value is not None else UNKNOWN
+        self.env = merged
+
+    def small_statement(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.eval(small.value)
+            for target in small.targets:
+                self._bind(target.target, value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self.eval(small.value)
+                letters = shapes.annotation_dims(small.annotation.annotation)
+                if letters is not None and value.rank is None:
+                    value = value.with_(rank=len(letters))
+                self._bind(small.target, value)
+        elif isinstance(small, cst.AugAssign):
+            current = self.eval(small.target)
+            operand = self.eval(small.value)
+            op = small.operator
+            if isinstance(op, (cst.MultiplyAssign, cst.DivideAssign)):
+                from attnlint.analysis import scores
+
+                factor = _factor(operand, isinstance(op, cst.DivideAssign))
+                self._bind(small.target, scores.scaled(current, factor, small), name_roles=False)
+            elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
+                self._bind(
+                    small.target,
+                    masks.add_terms(self, current, operand, small, small.target, small.value),
+                    name_roles=False,
+                )
+            else:
+                self._bind(small.target, UNKNOWN)
+        elif isinstance(small, cst.Expr):
+            self.eval(small.value)
+            if self.record_attrs and self.cls is not None:
+                from attnlint.analysis import modules
+
+                modules.note_custom_init(self, small.value)
+        elif isinstance(small, cst.Assert):
+            self.eval(small.test)
+            if _mentions_size(small.test):
+                self.facts.length_checked = True
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self.facts.returns.append(self.eval(small.value))
+
+    # ------------------------------------------------------------------ comments
+    def shape_comment(self, comment: str) -> None:
+        named = shapes.named_shape_comment(comment)
+        if named is None:
+            return
+        names, dims = named
+        for name in names:
+            if name in self.env:
+                current = self.env[name]
+                if current.rank is None:
+                    self.env[name] = current.with_(rank=len(dims), shape=self._comment_shape(dims))
+            else:
+                self.declared_ranks[name] = dims
+
+    def _comment_shape(self, dims):
+        if any(d is None for d in dims):
+            return None
+        return tuple(Axis(self.atom(d), shapes.role_of_dim_name(d)) for d in dims)
+
+    def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
+        named = shapes.named_shape_comment(comment)
+        if named is not None:
+            self.shape_comment(comment)
+            return
+        dims = shapes.bare_shape_comment(comment)
+        if dims is None or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+            return
+        targets = stmt.body[0].targets
+        if len(targets) == 1 and isinstance(targets[0].target, cst.Name):
+            name = targets[0].target.value
+            if name in self.env and self.env[name].rank is None:
+                self.env[name] = self.env[name].with_(rank=len(dims), shape=self._comment_shape(dims))
+
+    # ------------------------------------------------------------------ binding
+    def _bind(self, target: cst.BaseExpression, value: Value, name_roles: bool = True) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            if name_roles and value.role is None and value.kind in ("tensor", "unknown"):
+                role = role_from_name(name)
+                if role is not None:
+                    value = value.with_(role=role, kind="tensor")
+            declared = self.declared_ranks.pop(name, None)  # a shape comment describes one binding
+            if value.rank is None and declared is not None and value.kind in ("tensor", "unknown"):
+                value = value.with_(rank=len(declared), shape=self._comment_shape(declared))
+            if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
+                named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
+                if named is not None and (named.convention is not None or named.can_mask_whole_row):
+                    value = value.with_(mask=replace(named, origin="name", param=None))
+            if value.kind in ("unknown",) and value.sym is None and value.rank is None and value.scores is None:
+                value = value.with_(sym=self.atom(name))  # a number computed somewhere we cannot see
+            self.env[name] = value
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            attr = target.attr.value
+            if name_roles and value.role is None and value.kind in ("tensor", "unknown"):
+                role = role_from_name(attr)
+                if role is not None:
+                    value = value.with_(role=role)
+            if value.sym is None and value.kind == "unknown" and value.rank is None:
+                value = value.with_(sym=Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}"))
+            self.env["self." + attr] = value
+            if self.record_attrs and self.cls is not None:
+                self.cls.attrs[attr] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+            if value.kind == "shape":
+                self._bind_shape(value, elements, starred)
+                return
+            parts: Tuple[Value, ...] = value.elements if value.kind == "tuple" else ()
+            each = value.each if value.kind == "tuple" else None
+            if value.kind == "tensor" and value.rank is not None and value.rank >= 2:
+                # `q, k, v = qkv.permute(2, 0, 3, 1, 4)`: unpacking iterates over the first axis.
+                each = self.element_of(value)
+            for index, element in enumerate(elements):
+                if parts and len(parts) == len(elements) and not starred:
+                    part = parts[index]
+                elif each is not None and not starred:
+                    part = each
+                else:
+                    part = UNKNOWN
+                self._bind(element, part)
+        elif isinstance(target, cst.Subscript):
+            masks.store_into(self, target, value)
+        # Other stores change part of a tensor: nothing we track changes.
+
+    def _bind_shape(self, shape: Value, elements, starred: bool) -> None:
+        """`b, n, d = x.shape` tells that x has rank 3, and names its sizes."""
+        owner = shape.shape_owner
+        tensor = shape.shape_of
+        if starred:
+            for element in elements:
+                self._bind(element, Value(kind="scalar"))
+            return
+        count = len(elements)
+        if tensor is not None and tensor.shape is not None and len(tensor.shape) == count:
+            sizes = [axis.size for axis in tensor.shape]
+        else:
+            sizes = [self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None for e in elements]
+            if owner is not None and owner in self.env:
+                current = self.env[owner]
+                if current.rank is None or current.rank == count:
+                    new_shape = tuple(
+                        Axis(s, shapes.role_of_dim_name(e.value) if isinstance(e, cst.Name) else None)
+                        for s, e in zip(sizes, elements)
+                    )
+                    self.env[owner] = current.with_(rank=count, shape=new_shape)
+        for element, size in zip(elements, sizes):
+            self._bind(element, Value(kind="scalar", sym=size, int_value=size.int_value if size else None))
+
+    def element_of(self, value: Value) -> Value:
+        """What iterating over a value yields (a `for` target, a comprehension, unpacking)."""
+        if value.kind == "tuple":
+            if value.each is not None:
+                return value.each
+            elements = value.elements
+            if elements and all(e is elements[0] for e in elements):
+                return elements[0]
+            if elements:
+                joined = elements[0]
+                for other in elements[1:]:
+                    joined = join(joined, other)
+                return joined
+            return UNKNOWN
+        if value.kind == "tensor" and value.rank is not None and value.rank >= 2:
+            shape = value.shape[1:] if value.shape is not None else None
+            return Value(
+                kind="tensor",
+                rank=value.rank - 1,
+                shape=shape,
+                scaled=value.scaled,
+                scale=value.scale,
+                feature_last=value.feature_last,
+                **value.data_facts(),
+            )
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: cst.BaseExpression) -> Value:
+        method = getattr(self, "_eval_" + type(node).__name__, None)
+        if method is None:
+            return UNKNOWN
+        return method(node)
+
+    def _eval_Name(self, node: cst.Name) -> Value:
+        if node.value in self.env:
+            return self.env[node.value]
+        if node.value in self.constants:
+            return self.constants[node.value]
+        if node.value in ("True", "False", "None"):
+            return Value(
+                kind="scalar", node=node, int_value=1 if node.value == "True" else 0 if node.value == "False" else None
+            )
+        return Value(
+            kind="unknown",
+            role=role_from_name(node.value),
+            node=node,
+            mask=masks.from_param(node.value),
+            lengths=_names_lengths(node.value),
+            sym=Sym.atom(f"global:{node.value}", node.value),
+        )
+
+    def _eval_Integer(self, node: cst.Integer) -> Value:
+        value = int(node.evaluated_value)
+        return Value(kind="scalar", int_value=value, node=node, sym=Sym.const(value))
+
+    def _eval_Float(self, node: cst.Float) -> Value:
+        return Value(kind="scalar", node=node, sym=from_float(float(node.evaluated_value)))
+
+    def _eval_SimpleString(self, node) -> Value:
+        return Value(kind="scalar", node=node)
+
+    _eval_ConcatenatedString = _eval_SimpleString
+    _eval_FormattedString = _eval_SimpleString
+
+    def _eval_Tuple(self, node: cst.Tuple) -> Value:
+        values = []
+        for e in node.elements:
+            inner = self.eval(e.value)
+            if isinstance(e, cst.StarredElement):
+                return Value(kind="tuple", node=node)  # `(*input_shape, -1, d)`: count unknown
+            values.append(inner)
+        return Value(kind="tuple", elements=tuple(values), node=node)
+
+    _eval_List = _eval_Tuple
+
+    def _eval_IfExp(self, node: cst.IfExp) -> Value:
+        self.eval(node.test)
+        return join(self.eval(node.body), self.eval(node.orelse))
+
+    def _eval_UnaryOperation(self, node: cst.UnaryOperation) -> Value:
+        inner = self.eval(node.expression)
+        if isinstance(node.operator, cst.Minus) and inner.kind == "scalar":
+            sym = inner.sym * Sym.const(-1) if inner.sym is not None else None
+            return inner.with_(int_value=-inner.int_value if inner.int_value is not None else None, node=node, sym=sym)
+        if isinstance(node.operator, cst.BitInvert) and inner.kind in ("tensor", "unknown"):
+            mask = masks.invert(inner.mask) if inner.mask is not None else None
+            return inner.with_(kind="tensor", node=node, scores=None, softmax=None, mask=mask, sym=None)
+        if isinstance(node.operator, cst.Not):
+            return Value(kind="scalar")
+        # Negation keeps rank but is not a score any more (`softmax(-dist)` is not Q·Kᵀ).
+        return Value(kind=inner.kind, rank=inner.rank, shape=inner.shape, node=node)
+
+    def _eval_Comparison(self, node: cst.Comparison) -> Value:
+        left = self.eval(node.left)
+        rights = [self.eval(comp.comparator) for comp in node.comparisons]
+        return masks.comparison(self, node, left, rights)
+
+    def _eval_BooleanOperation(self, node: cst.BooleanOperation) -> Value:
+        self.eval(node.left)
+        self.eval(node.right)
+        return UNKNOWN
+
+    def _eval_Lambda(self, node) -> Value:
+        return Value(kind="unknown", node=node)
+
+    def _eval_NamedExpr(self, node: cst.NamedExpr) -> Value:
+        value = self.eval(node.value)
+        self._bind(node.target, value)
+        return value
+
+    def _eval_Attribute(self, node: cst.Attribute) -> Value:
+        attr = node.attr.value
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            key = "self." + attr
+            if key in self.env:
+                return self.env[key]
+            if self.cls is not None and attr in self.cls.attrs:
+                value = self.cls.attrs[attr]
+                if value.mask is not None and value.mask.buffer_attr:
+                    value = value.with_(mask=replace(value.mask, buffer_node=node))
+                return value
+            sym = Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}")
+            self.read_attributes.setdefault(key, sym)
+            return Value(kind="unknown", role=role_from_name(attr), node=node, sym=sym)
+        if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
+            return Value(kind="unknown", node=node)  # torch.float32, math.pi, F.softmax ...
+        receiver = self.eval(node.value)
+        return shapes.attribute(self, node, receiver, attr)
+
+    def _eval_Subscript(self, node: cst.Subscript) -> Value:
+        base = self.eval(node.value)
+        return shapes.subscript(self, node, base)
+
+    def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:
+        from attnlint.analysis import scores
+
+        left = self.eval(node.left)
+        right = self.eval(node.right)
+        return scores.binary(self, node, left, right)
+
+    # ---------------------------------------------------------------- comprehensions
+    def _comprehension(self, node, element_node) -> Optional[Value]:
+        """`[f(t) for t in (q, k, v)]`: evaluate the element for each item of a literal (or
+        for the common value of an iterated tensor) in a scope of its own."""
+        generators = node.for_in
+        if generators.inner_for_in is not None or generators.ifs:
+            self.eval(generators.iter)
+            return None
+        iterated = self.eval(generators.iter)
+        saved = dict(self.env)
+        items: List[Value]
+        if iterated.kind == "tuple" and iterated.elements and iterated.each is None:
+            items = list(iterated.elements)
+        else:
+            items = [self.element_of(iterated)]
+        results = []
+        for item in items:
+            self.env = dict(saved)
+            self._bind(generators.target, item)
+            results.append(self.eval(element_node))
+        self.env = saved
+        if iterated.kind == "tuple" and iterated.elements and iterated.each is None:
+            return Value(kind="tuple", elements=tuple(results), node=node)
+        return Value(kind="tuple", each=results[0], node=node)
+
+    def _eval_ListComp(self, node: cst.ListComp) -> Value:
+        return self._comprehension(node, node.elt) or UNKNOWN
+
+    _eval_GeneratorExp = _eval_ListComp
+    _eval_SetComp = _eval_ListComp
+
+    def apply_callable(self, func: cst.BaseExpression, argument: Value) -> Value:
+        """The value of `func(argument)` for a callable expression (`map(f, xs)`, lambdas)."""
+        if isinstance(func, cst.Lambda):
+            params = func.params.params
+            if len(params) != 1:
+                return UNKNOWN
+            saved = dict(self.env)
+            self._bind(params[0].name, argument)
+            result = self.eval(func.body)
+            self.env = saved
+            return result
+        from attnlint.analysis import modules
+
+        return modules.call_with_values(self, func, [argument])
+
+    # ------------------------------------------------------------------ calls
+    def _eval_Call(self, node: cst.Call) -> Value:
+        from attnlint.analysis import modules
+
+        func = node.func
+        qualified = canonical(qualify(func, self.aliases))
+        if qualified is not None and "." in qualified:
+            return self.call_function(node, qualified)
+        if isinstance(func, cst.Attribute):
+            if isinstance(func.value, cst.Name) and func.value.value == "self":
+                return modules.self_call(self, node, func.attr.value)
+            receiver = self.eval(func.value)
+            if receiver.kind == "module":
+                return modules.call_module_value(self, node, receiver, func.attr.value)
+            return self.call_method(node, receiver, func.attr.value, func.value)
+        if isinstance(func, cst.Name):
+            if func.value in ("map",) and len(node.args) == 2:
+                return self._map(node)
+            if func.value in ("tuple", "list") and len(node.args) == 1:
+                inner = self.eval(node.args[0].value)
+                return inner if inner.kind == "tuple" else UNKNOWN
+            if func.value in ("int", "float") and len(node.args) == 1:
+                inner = self.eval(node.args[0].value)
+                return Value(kind="scalar", sym=inner.sym, int_value=inner.int_value, node=node)
+            if func.value == "len" and len(node.args) == 1:
+                self.eval(node.args[0].value)
+                return Value(kind="scalar", node=node)
+            target = self.env.get(func.value, self.constants.get(func.value))
+            if target is not None and target.kind == "module":
+                return modules.call_module_value(self, node, target, func.value)
+            if qualified is not None:  # `from torch.nn.functional import softmax`
+                return self.call_function(node, qualified)
+            if func.value in self.class_names:
+                self.args(node)
+                return Value(kind="module", module_type=func.value, ctor=node, node=node, user_class=True)
+            return modules.user_function(self, node, func.value)
+        if isinstance(func, cst.Call):  # nn.Softmax(dim=-1)(x)
+            module = self.eval(func)
+            if module.kind == "module":
+                return modules.call_module_value(self, node, module, "")
+        for arg in node.args:
+            self.eval(arg.value)
+        return UNKNOWN
+
+    def _map(self, node: cst.Call) -> Value:
+        """`map(f, (q, k, v))`, `map(lambda t: rearrange(t, ...), qkv)`."""
+        iterated = self.eval(node.args[1].value)
+        func = node.args[0].value
+        if iterated.kind == "tuple" and iterated.elements and iterated.each is None:
+            return Value(
+                kind="tuple", elements=tuple(self.apply_callable(func, e) for e in iterated.elements), node=node
+            )
+        item = self.element_of(iterated)
+        if item is UNKNOWN:
+            return UNKNOWN
+        return Value(kind="tuple", each=self.apply_callable(func, item), node=node)
+
+    def args(self, node: cst.Call) -> List[Value]:
+        return [self.eval(a.value) for a in node.args]
+
+    def call_function(self, node: cst.Call, qualified: str) -> Value:
+        handler = handlers.FUNCTIONS.get(qualified)
+        if handler is None:
+            handler = handlers.FUNCTIONS_BY_NAME.get(qualified.rsplit(".", 1)[-1])
+        if handler is not None:
+            result = handler(self, Call(node=node, name=qualified))
+            if result is not None:
+                return result
+        from attnlint.analysis import modules
+
+        return modules.other_function(self, node, qualified)
+
+    def call_method(self, node: cst.Call, receiver: Value, method: str, receiver_node) -> Value:
+        handler = handlers.METHODS.get(method)
+        if handler is not None:
+            result = handler(self, Call(node=node, name=method, receiver=receiver, receiver_node=receiver_node))
+            if result is not None:
+                return result
+        escape([receiver] + self.args(node))
+        return Value(kind="unknown", node=node)
+
+    def update_in_place(self, receiver_node, value: Value) -> None:
+        owner = owner_name(receiver_node)
+        if owner is not None and (owner in self.env or owner.startswith("self.")):
+            self.env[owner] = value
+
+
+def _factor(value: Value, divide: bool) -> Optional[Sym]:
+    """The symbolic factor `* value` (or `/ value`) multiplies by."""
+    if value.sym is None or value.rank not in (None, 0) or value.shape:
+        return None
+    if value.kind not in ("scalar", "unknown", "tensor"):
+        return None
+    return value.sym.power(Fraction(-1)) if divide else value.sym
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+    )
+
+
+def _names_lengths(name: str) -> bool:
+    return any(w in ("len", "lens", "lengths", "length", "seqlens") for w in words(name)) and not name.isupper()
+
+
+def _mentions_size(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
+        return True
+    return any(_mentions_size(child) for child in node.children)
+
+
+def block_statements(block) -> List[cst.CSTNode]:
+    """The statements of a block; a one-line body (`if x: y = 1`) as one simple statement line."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=block.body)]
+    return list(block.body)
+
+
+def walk_nodes(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def escape(values: Sequence[Value]) -> None:
+    """Weights handed to code we cannot see may be renormalised there: not plain attention."""
+    for value in values:
+        if value.softmax is not None:
+            value.softmax.renormalized = True
+
+
+def tensorish(value: Value) -> bool:
+    return value.kind == "tensor" or value.role is not None or value.scores is not None
+
+
+def owner_name(node) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return "self." + node.attr.value
+    return None
+
+
+def is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("False", "None")
+
+
+_DTYPE_NAMES = ("bool", "float", "int")
+
+
+def dtype_of(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
+    qualified = qualify(node, aliases)
+    if qualified is None and isinstance(node, cst.Name) and node.value in _DTYPE_NAMES:
+        return node.value
+    if qualified is None:
+        return None
+    name = qualified.rsplit(".", 1)[-1]
+    if name == "bool":
+        return "bool"
+    if name.startswith(("float", "bfloat", "half", "double")):
+        return "float"
+    if name.startswith(("int", "long", "uint", "short")):
+        return "int"
+    return None

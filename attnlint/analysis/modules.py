@@ -1,0 +1,239 @@
+"""Modules and user code: nn module constructors and calls (projections, dropout, norms,
+registered buffers), `self.<attr>(...)` calls, calls of functions defined in the checked code,
+and everything no other domain knows (unknown: tensor arguments escape)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import List, Optional
+
+import libcst as cst
+
+from attnlint.analysis import dropout, handlers
+from attnlint.analysis.handlers import Call
+from attnlint.analysis.names import role_from_name
+from attnlint.analysis.symbolic import ONE
+from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value
+
+# nn modules that are the identity for our purposes.
+IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
+PROJECTION_MODULES = ("Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear")
+PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding", "LayerNorm", "RMSNorm", "GELU", "ReLU", "SiLU")
+# Functions known not to rescale their input (rotary embeddings rotate pairs of features).
+ROTARY_WORDS = ("rotary", "rope", "rotate", "pos_emb", "apply_pos")
+
+
+def _flow():
+    from attnlint.analysis import flow
+
+    return flow
+
+
+# ------------------------------------------------------------------------------------------
+# Calls of modules
+# ------------------------------------------------------------------------------------------
+def self_call(ev, node: cst.Call, attr: str) -> Value:
+    """`self.<attr>(...)`: a registered buffer, a submodule, or a method of this class."""
+    flow = _flow()
+    name_arg = flow._arg(node, 0, "name")
+    tensor_arg = flow._arg(node, 1, "tensor" if attr == "register_buffer" else "param")
+    if attr in ("register_buffer", "register_parameter") and name_arg is not None and tensor_arg is not None:
+        name_node = name_arg.value
+        value = ev.eval(tensor_arg.value)
+        if isinstance(name_node, cst.SimpleString) and isinstance(name_node.evaluated_value, str):
+            buffer_name = name_node.evaluated_value
+            if value.mask is not None:
+                value = value.with_(mask=replace(value.mask, buffer_attr=buffer_name))
+            if attr == "register_parameter":
+                value = value.with_(is_parameter=True)
+            ev.env["self." + buffer_name] = value
+            if ev.record_attrs and ev.cls is not None:
+                ev.cls.attrs[buffer_name] = value
+        return Value(kind="scalar", node=node)
+    module = ev.env.get("self." + attr)
+    if module is None and ev.cls is not None:
+        module = ev.cls.attrs.get(attr)
+    if module is not None and module.kind == "module":
+        return call_module_value(ev, node, module, attr)
+    values = ev.args(node)
+    role = role_from_name(attr)
+    lowered = attr.lower()
+    if module is None and values and "drop" in lowered:
+        return values[0]
+    if (
+        module is None
+        and values
+        and role in (QUERY, KEY, "value", QKV)
+        and (any(w in lowered for w in ("proj", "linear", "lin", "w_", "to_", "fc", "c_attn")) or len(lowered) <= 4)
+    ):
+        # `self.q_proj(x)`, `self.wq(x)` defined in an unseen __init__: a projection.
+        return Value(
+            kind="tensor", rank=values[0].rank, role=role, feature_last=True, scaled=False, scale=ONE, node=node
+        )
+    if module is None and values and any(w in lowered for w in ROTARY_WORDS):
+        return user_function(ev, node, attr, method=True, values=values)
+    if module is None:
+        summary = _summary(ev, node, attr, values, method=True)
+        ev.facts.calls.append(_flow().CallSite(callee=attr, method=True, call=node, values=tuple(values)))
+        if summary is not None:
+            return summary
+    _flow().escape(values)
+    return Value(kind="unknown", node=node)
+
+
+def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
+    kind = module.module_type or ""
+    handler = handlers.MODULES.get(kind)
+    if handler is not None:
+        result = handler(ev, Call(node=node, name=kind, receiver=module, attr=attr))
+        if result is not None:
+            return result
+    values = ev.args(node)
+    if module.user_class:
+        keywords = tuple(
+            a.keyword.value for a in node.args if a.keyword is not None and _flow().masks.is_mask_param(a.keyword.value)
+        )
+        if any(a.keyword is None and v.mask is not None for a, v in zip(node.args, values)):
+            keywords += ("<positional>",)  # `self.attn(x, mask)`
+        ev.facts.attention_calls.append(
+            AttentionCallSite(
+                call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords, callee_class=kind
+            )
+        )
+        _flow().escape(values)
+        return Value(kind="unknown", node=node)
+    if kind in IDENTITY_MODULES and values:
+        return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
+    if kind in PER_TOKEN_MODULES and values and values[0].padded and kind not in PROJECTION_MODULES:
+        # An embedding or a per-token layer of a padded batch is still padded there.
+        return Value(kind="tensor", node=node, padding=values[0].padding)
+    if kind in PROJECTION_MODULES and values:
+        role = role_from_name(attr) if attr else None
+        # Weights set by hand in __init__ may fold the scale in: unknown, not "unscaled".
+        unscaled = not module.custom_init
+        shape = None
+        source = values[0]
+        if source.shape is not None and module.module_sizes and kind != "Conv1D":
+            ev.learn_equal(source.shape[-1].size, module.module_sizes[0])
+        if source.shape is not None and len(module.module_sizes) >= 2 and kind != "Conv1D":
+            shape = source.shape[:-1] + (replace(source.shape[-1], size=module.module_sizes[1], role=None),)
+        return Value(
+            kind="tensor",
+            rank=source.rank,
+            shape=shape,
+            role=role,
+            feature_last=True,
+            scaled=False if unscaled else None,
+            scale=ONE if unscaled else None,
+            node=node,
+            padding=source.padding,
+        )
+    _flow().escape(values)
+    return Value(kind="unknown", node=node)
+
+
+def _module_constructor(ev, node: cst.Call, short: str) -> Value:
+    values = ev.args(node)
+    sizes = tuple(v.sym for v, a in zip(values, node.args) if a.keyword is None)
+    keywords = {a.keyword.value: v.sym for v, a in zip(values, node.args) if a.keyword is not None}
+    if short in PROJECTION_MODULES:
+        names = ("in_features", "out_features")
+        sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    elif short == "MultiheadAttention":
+        names = ("embed_dim", "num_heads")
+        sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    return Value(kind="module", module_type=short, ctor=node, node=node, module_sizes=sizes)
+
+
+# ------------------------------------------------------------------------------------------
+# Functions
+# ------------------------------------------------------------------------------------------
+@handlers.function("torch.nn.Parameter")
+def _parameter(ev, call: Call):
+    if not call.args:
+        return None
+    inner = ev.eval(call.args[0].value)
+    ev.args(call.node.with_changes(args=call.node.args[1:]))
+    return inner.with_(kind="tensor", is_parameter=True, node=call.node, sym=None, scale=None)
+
+
+@handlers.function("torch.dropout", "torch.dropout_")
+def _dropout(ev, call: Call):
+    values = ev.args(call.node)
+    dropout.record(ev, call.node, values)  # the mode it runs in (attnlint.analysis.dropout)
+    return values[0] if values else None
+
+
+def other_function(ev, node: cst.Call, qualified: str) -> Value:
+    """A qualified callable no table has: nn module constructors, math and numpy helpers (numbers),
+    and the rest (unknown)."""
+    short = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("torch.nn.") and short[:1].isupper():
+        return _module_constructor(ev, node, short)
+    if qualified.startswith("math.") or qualified.startswith("numpy."):
+        ev.args(node)
+        return Value(kind="scalar", node=node)
+    _flow().escape(ev.args(node))
+    return Value(kind="unknown", node=node)
+
+
+def user_function(ev, node: cst.Call, name: str, method: bool = False, values=None) -> Value:
+    """A call of a name no table knows: maybe a function of the checked code."""
+    if values is None:
+        values = ev.args(node)
+    ev.facts.calls.append(_flow().CallSite(callee=name, method=method, call=node, values=tuple(values)))
+    lowered = name.lower()
+    if any(w in lowered for w in ROTARY_WORDS):
+        # Rotary embeddings rotate feature pairs: shape, role and scale status are kept.
+        tensors = [v for v in values if v.kind in ("tensor", "unknown")]
+        if len(tensors) >= 2 and tensors[0].role in (QUERY, KEY) and tensors[1].role in (QUERY, KEY):
+            return Value(kind="tuple", elements=(tensors[0], tensors[1]), node=node)
+        if tensors:
+            return tensors[0].with_(node=node)
+    summary = _summary(ev, node, name, values, method=method)
+    if summary is not None:
+        return summary
+    _flow().escape(values)
+    return Value(kind="unknown", node=node)
+
+
+def call_with_values(ev, func: cst.BaseExpression, values: List[Value]) -> Value:
+    """`map(self._heads, qkv)`: the value of calling `func` on each element."""
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        name, method = func.attr.value, True
+    elif isinstance(func, cst.Name):
+        name, method = func.value, False
+    else:
+        return UNKNOWN
+    fake = cst.Call(func=func, args=[cst.Arg(value=cst.Name("_")) for _ in values])
+    summary = _summary(ev, fake, name, values, method=method)
+    return summary if summary is not None else UNKNOWN
+
+
+def _summary(ev, node: cst.Call, name: str, values: List[Value], method: bool) -> Optional[Value]:
+    """The result of calling a function of the checked code, from its summary (see
+    :class:`attnlint.analysis.summaries.Summaries`), or None when there is none."""
+    if ev.project is None:
+        return None
+    return ev.project.call(ev, node, name, values, method)
+
+
+def note_custom_init(ev, expr: cst.BaseExpression) -> None:
+    """`nn.init.normal_(self.q.weight, std=...)`, `self.q.weight.data.mul_(s)` in __init__: the
+    projection's weights are set by hand, and may carry a folded-in scale (T5 does this)."""
+    for attr in _self_weight_owners(expr):
+        module = ev.cls.attrs.get(attr)
+        if module is not None:
+            ev.cls.attrs[attr] = module.with_(custom_init=True)
+
+
+def _self_weight_owners(node: cst.CSTNode) -> List[str]:
+    """Attributes X of every `self.X.weight` (or `.bias`) inside an expression."""
+    found = []
+    if isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
+        owner = node.value
+        if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
+            found.append(owner.attr.value)
+    for child in node.children:
+        found.extend(_self_weight_owners(child))
+    return found

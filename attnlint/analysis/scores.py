@@ -1,0 +1,552 @@
+"""Score products and scales: Q·Kᵀ in every spelling (`@`, matmul, bmm, einsum, baddbmm), the
+layout and key axis it shows, the per-head dimension it contracts, and every factor multiplied
+into q, k or the scores on the way to the softmax, as a symbolic value.
+
+`scale_verdict` answers "is this scale 1/sqrt(head_dim)?" symbolically: correct, missing, the
+root multiplied instead of divided, no root, the wrong quantity (the model width, a sequence
+length), or unknown (a learned temperature, a parameter, anything the analysis cannot reduce).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from attnlint.analysis import handlers, masks, shapes
+from attnlint.analysis.handlers import Call
+from attnlint.analysis.symbolic import ONE, Sym
+from attnlint.analysis.values import (
+    FEATURE,
+    KEY,
+    KEY_MAJOR,
+    KEYS,
+    QKV,
+    QUERIES,
+    QUERY,
+    QUERY_MAJOR,
+    SCORES,
+    UNKNOWN,
+    Axis,
+    ScoreFacts,
+    Value,
+    any_true,
+)
+
+
+def _flow():
+    from attnlint.analysis import flow
+
+    return flow
+
+
+# ------------------------------------------------------------------------------------------
+# Arithmetic
+# ------------------------------------------------------------------------------------------
+def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
+    flow = _flow()
+    op = node.operator
+    if isinstance(op, cst.MatrixMultiply):
+        return matmul(ev, left, right, node, node.left, node.right)
+    sym = _sym_binary(op, left, right)
+    if sym is not None and not (numberish(left) and numberish(right)):
+        sym = None
+    if isinstance(op, (cst.Multiply, cst.Divide)):
+        if left.kind == "scalar" and right.kind == "scalar":
+            return Value(kind="scalar", node=node, sym=sym)
+        if sym is not None:
+            # `dim // heads`, `head_dim ** -0.5` of parameters: numbers, as far as anyone can tell.
+            return Value(kind="unknown", node=node, sym=sym)
+        tensor = left if flow.tensorish(left) or not flow.tensorish(right) else right
+        if isinstance(op, cst.Divide) and tensor is right:
+            return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
+        if isinstance(op, cst.Divide) and tensor.softmax is not None:
+            tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
+        if left.softmax is not None and right.softmax is not None:
+            # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
+            left.softmax.renormalized = right.softmax.renormalized = True
+        other = right if tensor is left else left
+        factor = ev.resolve(_factor_of(other, isinstance(op, cst.Divide)))
+        if tensor.softmax is not None and not tensor.softmax.renormalized and tensor.scores is None:
+            tensor.softmax.scaled_after.append((node, factor))
+        result = scaled(tensor, factor, node).with_(node=node)
+        if tensor.mask is not None:
+            result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
+        return result
+    if isinstance(op, (cst.Add, cst.Subtract)):
+        result = masks.add_terms(ev, left, right, node, node.left, node.right)
+        if left.kind == "scalar" and right.kind == "scalar":
+            return result.with_(sym=_sym_sum(op, left, right))
+        return result
+    if isinstance(op, (cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift, cst.RightShift)):
+        if left.kind == "scalar" and right.kind == "scalar":
+            return Value(kind="scalar", node=node, sym=sym, int_value=sym.int_value if sym is not None else None)
+        if sym is not None:
+            return Value(kind="unknown", node=node, sym=sym)
+        return Value(kind="unknown", node=node)
+    if isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        rank = left.rank if left.rank is not None else right.rank
+        mask = masks.combine(left.mask, right.mask, op) if not isinstance(op, cst.BitXor) else None
+        return Value(kind="tensor", rank=rank, node=node, mask=mask)
+    return UNKNOWN
+
+
+def _sym_binary(op, left: Value, right: Value) -> Optional[Sym]:
+    a, b = left.sym, right.sym
+    if a is None or b is None:
+        return None
+    if isinstance(op, cst.Multiply):
+        return a * b
+    if isinstance(op, cst.Divide):
+        return a / b
+    if isinstance(op, cst.FloorDivide):
+        return a.floordiv(b)
+    if isinstance(op, cst.Power) and b.is_const:
+        return a.power(b.coeff)
+    return None
+
+
+def _sym_sum(op, left: Value, right: Value) -> Optional[Sym]:
+    a, b = left.sym, right.sym
+    if a is None or b is None or not (a.is_const and b.is_const):
+        return None
+    return Sym.const(a.coeff + b.coeff if isinstance(op, cst.Add) else a.coeff - b.coeff)
+
+
+def numberish(value: Value) -> bool:
+    """A value that may be a plain number: it has a symbolic value and nothing says tensor."""
+    return (
+        value.sym is not None
+        and value.rank in (None, 0)
+        and not value.shape
+        and value.role is None
+        and value.scores is None
+        and value.softmax is None
+        and value.mask is None
+        and value.kind != "module"
+    )
+
+
+def _factor_of(value: Value, divide: bool) -> Optional[Sym]:
+    if not numberish(value):
+        return None
+    return value.sym.power(Fraction(-1)) if divide else value.sym
+
+
+def scaled(value: Value, factor: Optional[Sym], node=None) -> Value:
+    """`value` multiplied by `factor` (None: by something unknown)."""
+    new_scale = value.scale * factor if value.scale is not None and factor is not None else None
+    if value.scores is not None:
+        nodes = value.scores.scale_nodes + ((node,) if node is not None else ())
+        scores = replace(value.scores, scaled=True, scale=_times(value.scores.scale, factor), scale_nodes=nodes)
+        return value.with_(scores=scores, scaled=True, scale=scores.scale)
+    return value.with_(scaled=True, scale=new_scale)
+
+
+def _times(a: Optional[Sym], b: Optional[Sym]) -> Optional[Sym]:
+    return a * b if a is not None and b is not None else None
+
+
+@handlers.function("torch.mul", "torch.div", "torch.true_divide", "torch.multiply", "torch.divide")
+def _mul_function(ev, call: Call):
+    if len(call.args) < 2:
+        return None
+    flow = _flow()
+    a, b = ev.eval(call.args[0].value), ev.eval(call.args[1].value)
+    tensor, other = (a, b) if flow.tensorish(a) else (b, a)
+    factor = ev.resolve(_factor_of(other, call.name.endswith(("div", "divide")) and tensor is a))
+    return scaled(tensor, factor, call.node).with_(node=call.node)
+
+
+@handlers.method("mul", "div", "mul_", "div_", "true_divide", "multiply", "divide")
+def _mul_method(ev, call: Call):
+    values = ev.args(call.node)
+    factor = ev.resolve(_factor_of(values[0], call.name.startswith(("div", "true_div")))) if values else None
+    receiver = call.receiver
+    if receiver.softmax is not None and receiver.scores is None:
+        receiver.softmax.scaled_after.append((call.node, factor))
+    result = scaled(receiver, factor, call.node).with_(node=call.node)
+    if call.name.endswith("_"):
+        ev.update_in_place(call.receiver_node, result)
+    return result
+
+
+# Math on sizes: `math.sqrt(d)`, `d ** 0.5`, `torch.rsqrt(torch.tensor(d))`, `np.sqrt(d)`.
+_ROOTS = {"sqrt": Fraction(1, 2), "rsqrt": Fraction(-1, 2)}
+
+
+@handlers.function(
+    "math.sqrt", "numpy.sqrt", "torch.sqrt", "torch.rsqrt", "math.pow", "numpy.power", "torch.pow", "numpy.float32"
+)
+def _root(ev, call: Call):
+    values = ev.args(call.node)
+    if not values:
+        return None
+    short = call.name.rsplit(".", 1)[-1]
+    base = values[0]
+    kind = "scalar" if base.kind in ("scalar", "unknown") or base.rank in (None, 0) else "tensor"
+    if base.rank not in (None, 0) or (base.kind == "tensor" and base.sym is None):
+        return Value(kind="tensor", rank=base.rank, node=call.node) if kind == "tensor" else None
+    sym = None
+    if short in _ROOTS and base.sym is not None:
+        sym = base.sym.power(_ROOTS[short])
+    elif short in ("pow", "power") and len(values) >= 2 and base.sym is not None and values[1].sym is not None:
+        if values[1].sym.is_const:
+            sym = base.sym.power(values[1].sym.coeff)
+    elif short == "float32":
+        sym = base.sym
+    return Value(kind="scalar", node=call.node, sym=sym)
+
+
+# ------------------------------------------------------------------------------------------
+# Products
+# ------------------------------------------------------------------------------------------
+def matmul(
+    ev,
+    left: Value,
+    right: Value,
+    node: cst.CSTNode,
+    left_node: Optional[cst.BaseExpression],
+    right_node: Optional[cst.BaseExpression],
+    batched_3d: bool = False,
+) -> Value:
+    for operand_node in (left_node, right_node):
+        site = ev._dot_t_by_node.get(id(operand_node))
+        if site is not None:
+            site.in_matmul = True
+    # Weights contracted with values tell the key axis: `w @ v` sums over w's last axis.
+    if left.softmax is not None:
+        left.softmax.contracted_axes.add(-1)
+    if right.softmax is not None:
+        right.softmax.contracted_axes.add(-2)
+    if batched_3d:  # bmm/baddbmm take 3-D operands only
+        left = left.with_(rank=3) if left.rank is None else left
+        right = right.with_(rank=3) if right.rank is None else right
+        for operand_node in (left_node, right_node):
+            site = ev._dot_t_by_node.get(id(operand_node))
+            if site is not None and site.receiver.rank is None:
+                site.receiver = site.receiver.with_(rank=3)
+    right = _resolve_pending_swap(right, left)
+    rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
+    shape = _matmul_shape(left, right)
+    if right.feature_transposed and right.base is not None:
+        key = right.base
+        scores = score_facts(ev, left, key, node, left_node, key_node=_transpose_receiver(right_node))
+        if scores is not None:
+            # Q and K share their batch axes; one known rank gives the other.
+            known = [r for r in (left.rank, right.rank) if r is not None]
+            rank = max(known) if known else None
+            if shape is not None and len(shape) == rank:
+                roles = (QUERIES, KEYS) if scores.layout == QUERY_MAJOR else (KEYS, QUERIES)
+                shape = shape[:-2] + (replace(shape[-2], role=roles[0]), replace(shape[-1], role=roles[1]))
+            else:
+                shape = None
+            return Value(
+                kind="tensor",
+                rank=rank,
+                shape=shape,
+                role=SCORES,
+                scores=scores,
+                feature_last=False,
+                scaled=scores.scaled,
+                scale=scores.scale,
+                node=node,
+            )
+    if right.is_parameter and right.role in (QUERY, KEY, "value", QKV):
+        # `x @ self.W_q`: a projection of tokens.
+        return Value(
+            kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
+        )
+    return Value(kind="tensor", rank=rank, shape=shape if shape is not None and len(shape) == rank else None, node=node)
+
+
+def _matmul_shape(left: Value, right: Value):
+    if left.shape is None or right.shape is None or len(left.shape) < 2 or len(right.shape) < 2:
+        return None
+    batch = left.shape[:-2] if len(left.shape) >= len(right.shape) else right.shape[:-2]
+    return tuple(batch) + (replace(left.shape[-2], role=None), replace(right.shape[-1], role=None))
+
+
+def _resolve_pending_swap(right: Value, left: Value) -> Value:
+    """Decide whether `k.transpose(a, a + 1)` (rank unknown) swapped k's last two axes."""
+    last = right.pending_swap
+    if last is None or right.base is None:
+        return right
+    rank = right.base.rank if right.base.rank is not None else left.rank
+    if rank is None:
+        rank = last + 1  # the reading attention code means: `transpose(2, 3)` on 4-D
+    if rank != last + 1:
+        return right.with_(rank=rank)
+    base = right.base.with_(rank=rank)
+    return shapes.transposed_last_two(base, right.node).with_(rank=rank)
+
+
+def score_facts(
+    ev,
+    query: Value,
+    key: Value,
+    product: cst.CSTNode,
+    query_node: Optional[cst.BaseExpression],
+    key_node: Optional[cst.BaseExpression],
+    key_axis_by_layout: Tuple[int, int] = (-1, -2),
+    feature_axis: int = -1,
+    key_feature_axis: int = -1,
+) -> Optional[ScoreFacts]:
+    """Facts about `query · keyᵀ`, or None when this is not an attention product."""
+    flow = _flow()
+    if query.is_parameter or key.is_parameter:
+        return None  # `x @ W.T` is a linear layer, not attention
+    rq, rk = query.role, key.role
+    if rq == KEY and rk == QUERY:
+        layout = KEY_MAJOR
+    elif rq == QUERY or rk == KEY:
+        if rq not in (QUERY, None) or rk not in (KEY, None):
+            return None
+        layout = QUERY_MAJOR
+    else:
+        return None  # roles do not show attention: a similarity or a classifier
+    key_axis = key_axis_by_layout[0] if layout == QUERY_MAJOR else key_axis_by_layout[1]
+    feature_dim = None
+    if flow.is_simple(query_node) and query.feature_last is not False:
+        feature_dim = (query_node, feature_axis)
+    elif flow.is_simple(key_node) and key.feature_last is not False:
+        feature_dim = (key_node, key_feature_axis)
+    params = tuple(p for p in (query.param, key.param) if p)
+    head_dim = query.size_of(feature_axis) if query.feature_last is not False else None
+    if head_dim is None and key.feature_last is not False:
+        head_dim = key.size_of(key_feature_axis)
+    head_dim = ev.resolve(head_dim)
+    return ScoreFacts(
+        product=product,
+        layout=layout,
+        key_axis=key_axis,
+        scaled=any_true(query.scaled, key.scaled),
+        feature_dim=feature_dim,
+        operand_params=params,
+        padded=bool(query.padded or key.padded),
+        scale=_times(query.scale, key.scale),
+        head_dim=head_dim,
+        size_atoms=tuple(sorted(_size_atoms(ev, query) | _size_atoms(ev, key), key=lambda a: a.key)),
+        head_dim_names=ev.names_for(head_dim),
+    )
+
+
+def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """The key expression inside `k.transpose(-2, -1)`, `k.mT`, `k.T`, `k.permute(...)`."""
+    if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+        return node.value
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("transpose", "permute")
+    ):
+        return node.func.value
+    return None
+
+
+@handlers.function("torch.matmul", "torch.bmm", "torch.mm")
+def _matmul_function(ev, call: Call):
+    args = call.args
+    if len(args) < 2:
+        return None
+    left, right = ev.eval(args[0].value), ev.eval(args[1].value)
+    return matmul(ev, left, right, call.node, args[0].value, args[1].value, batched_3d=call.name == "torch.bmm")
+
+
+@handlers.method("matmul", "bmm", "mm")
+def _matmul_method(ev, call: Call):
+    if not call.args:
+        return None
+    other = ev.eval(call.args[0].value)
+    return matmul(
+        ev, call.receiver, other, call.node, call.receiver_node, call.args[0].value, batched_3d=call.name == "bmm"
+    )
+
+
+@handlers.function("torch.baddbmm")
+def _baddbmm(ev, call: Call):
+    args = call.args
+    if len(args) < 3:
+        return None
+    flow = _flow()
+    ev.eval(args[0].value)
+    left, right = ev.eval(args[1].value), ev.eval(args[2].value)
+    product = matmul(ev, left, right, call.node, args[1].value, args[2].value, batched_3d=True)
+    alpha = flow._arg(call.node, 99, "alpha")
+    if alpha is not None and product.scores is not None:
+        product = scaled(product, ev.resolve(_factor_of(ev.eval(alpha.value), False)), call.node)
+    if product.scores is not None:
+        product = product.with_(scores=replace(product.scores, adds_bias=True))
+    return product
+
+
+@handlers.function("torch.einsum")
+def _einsum_function(ev, call: Call):
+    if not call.args:
+        return None
+    first = call.args[0].value
+    operands = [a.value for a in call.args[1:]]
+    if len(operands) == 1 and isinstance(operands[0], (cst.List, cst.Tuple)):
+        operands = [e.value for e in operands[0].elements]
+    values = [ev.eval(o) for o in operands]
+    if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+        return einsum(ev, call.node, first.evaluated_value, values, operands)
+    return Value(kind="tensor", node=call.node)
+
+
+def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_nodes) -> Value:
+    """`torch.einsum("bhid,bhjd->bhij", q, k)` and einops' space-separated form."""
+    parsed = shapes.parse_einsum(equation)
+    if parsed is None:
+        return Value(kind="tensor", node=call)
+    rank = None if parsed.ellipsis else len(parsed.output)
+    sizes = {}
+    for index, operand in enumerate(operands):
+        if index < len(parsed.inputs) and operand.shape is not None and len(operand.shape) == len(parsed.inputs[index]):
+            for letter, axis in zip(parsed.inputs[index], operand.shape):
+                if axis.size is not None:
+                    sizes.setdefault(letter, axis.size)
+    for index, operand in enumerate(operands):
+        if operand.softmax is None or index >= len(parsed.inputs):
+            continue
+        subs = parsed.inputs[index]
+        contracted = [c for c in subs if c not in parsed.output]
+        if len(contracted) == 1:
+            operand.softmax.contracted_axes.add(shapes.Einsum.axis(subs, contracted[0]))
+    shape = None
+    if rank is not None:
+        shape = tuple(Axis(sizes.get(letter), shapes.role_of_dim_name(letter)) for letter in parsed.output)
+    if len(operands) == 2 and len(parsed.inputs) == 2:
+        a_only, b_only, summed = parsed.only_in(0), parsed.only_in(1), parsed.contracted()
+        if len(a_only) == 1 and len(b_only) == 1 and summed:
+            a_sub, b_sub = parsed.inputs
+            feature = summed[-1]
+            out = parsed.output
+            scores = score_facts(
+                ev,
+                operands[0],
+                operands[1],
+                call,
+                operand_nodes[0],
+                operand_nodes[1],
+                key_axis_by_layout=(shapes.Einsum.axis(out, b_only[0]), shapes.Einsum.axis(out, a_only[0])),
+                feature_axis=shapes.Einsum.axis(a_sub, feature),
+                key_feature_axis=shapes.Einsum.axis(b_sub, feature),
+            )
+            if scores is not None:
+                if scores.head_dim is None and feature in sizes:
+                    head_dim = ev.resolve(sizes[feature])
+                    scores = replace(scores, head_dim=head_dim, head_dim_names=ev.names_for(head_dim))
+                if shape is not None:
+                    q_role, k_role = (QUERIES, KEYS) if scores.layout == QUERY_MAJOR else (KEYS, QUERIES)
+                    shape = tuple(
+                        replace(
+                            axis, role=q_role if letter == a_only[0] else k_role if letter == b_only[0] else axis.role
+                        )
+                        for letter, axis in zip(out, shape)
+                    )
+                return Value(
+                    kind="tensor",
+                    rank=rank,
+                    shape=shape,
+                    role=SCORES,
+                    scores=scores,
+                    feature_last=False,
+                    scaled=scores.scaled,
+                    scale=scores.scale,
+                    node=call,
+                )
+    return Value(kind="tensor", rank=rank, shape=shape, node=call)
+
+
+@handlers.function("torch.linear")
+def _linear(ev, call: Call):
+    values = ev.args(call.node)
+    if not values:
+        return None
+    return Value(kind="tensor", rank=values[0].rank, feature_last=True, scaled=False, scale=ONE, node=call.node)
+
+
+# ------------------------------------------------------------------------------------------
+# Scale verdicts
+# ------------------------------------------------------------------------------------------
+class ScaleKind(str, enum.Enum):
+    CORRECT = "correct"  # 1/sqrt(head_dim)
+    MISSING = "missing"  # no factor at all
+    ROOT_MULTIPLIED = "root-multiplied"  # sqrt(head_dim): multiplied instead of divided
+    NO_ROOT = "no-root"  # 1/head_dim
+    WRONG_DIMENSION = "wrong-dimension"  # 1/sqrt(X), X not the head dimension (model width, length)
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class ScaleVerdict:
+    kind: ScaleKind
+    factor: Optional[Sym] = None  # the product of every factor applied
+    head_dim: Optional[Sym] = None  # the contracted axis's size
+    # For WRONG_DIMENSION: the quantity under the root, and whether it is a multiple of the head
+    # dimension (the model width in multi-head code).
+    used: Optional[Sym] = None
+    model_width: bool = False
+
+
+def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
+    """Is the factor applied to these scores 1/sqrt(head_dim), symbolically?
+
+    Only quantities that are sizes of the product's operands count as evidence: a factor with
+    any other atom (a temperature, a `scale` parameter, a learned value) is UNKNOWN, and so is a
+    constant when the head dimension is not a constant."""
+    factor, head_dim = scores.scale, scores.head_dim
+    if factor is None:
+        return ScaleVerdict(ScaleKind.UNKNOWN)
+    if factor == ONE:
+        return ScaleVerdict(ScaleKind.MISSING, factor, head_dim)
+    if head_dim is None:
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor)
+    exponent = factor.exponent_of(head_dim) if not head_dim.is_const else None
+    if factor.coeff == 1 and exponent is not None:
+        if exponent == Fraction(-1, 2):
+            return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
+        if exponent == Fraction(1, 2):
+            return ScaleVerdict(ScaleKind.ROOT_MULTIPLIED, factor, head_dim)
+        if exponent == -1:
+            return ScaleVerdict(ScaleKind.NO_ROOT, factor, head_dim)
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # q and k each by a 4th root: -1/2 total
+    if head_dim.is_const and factor.is_const:
+        target = head_dim.power(Fraction(-1, 2))
+        if target is not None and float(abs(factor.coeff - target.coeff)) < 1e-6 * float(target.coeff):
+            return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
+    used = factor.power(Fraction(-2))
+    if used is None or used.coeff != 1 or factor.is_const:
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
+    known = set(head_dim.atoms())
+    if not set(used.atoms()) <= known | set(scores.size_atoms):
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
+    ratio = used / head_dim
+    width = ratio is not None and not ratio.is_const and all(e > 0 for _, e in ratio.factors)
+    return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
+
+
+def _size_atoms(ev, value: Optional[Value]) -> set:
+    if value is None or value.shape is None:
+        return set()
+    out = set()
+    for axis in value.shape:
+        size = ev.resolve(axis.size)
+        if size is not None:
+            out.update(size.atoms())
+    return out
+
+
+def contracted_size(value: Value) -> Optional[Sym]:
+    """The per-token feature size of a projection (its last axis), when known."""
+    if value.feature_last is False:
+        return None
+    return value.size_of(-1)
+
+
+__all__ = ["ScaleKind", "ScaleVerdict", "scale_verdict", "matmul", "einsum", "score_facts", "FEATURE"]
