@@ -63,8 +63,9 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         tensor = left if flow.tensorish(left) or not flow.tensorish(right) else right
         if isinstance(op, cst.Divide) and tensor is right:
             return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
-        if isinstance(op, cst.Divide) and tensor.softmax is not None:
-            tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
+        divisor = right if tensor is left else left
+        if isinstance(op, cst.Divide) and tensor.softmax is not None and not numberish(divisor):
+            tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again (not `w / 8`)
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
