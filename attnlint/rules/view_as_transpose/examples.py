@@ -388,6 +388,10 @@ INVALID = [
             b, n, three_d = qkv.shape
             return qkv.reshape(b, 3, heads, n, three_d // (3 * heads))
         """,
-        fixed=None,
+        fixed="""
+        def split(qkv, heads):
+            b, n, three_d = qkv.shape
+            return qkv.view(b, n, 3, heads, three_d // (3 * heads)).permute(0, 2, 3, 1, 4).contiguous()
+        """,
     ),
 ]
