@@ -712,6 +712,10 @@ def _view_method(ev, call: Call):
         sizes = infer_view(receiver.dims(), sizes)
         input_dims = receiver.dims()
         if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
+            # Sizes the code showed equal (`C` of x going into `nn.Linear(n_embd, ...)`) compare equal.
+            input_dims = tuple(ev.resolve(d) for d in input_dims)
+            sizes = tuple(ev.resolve(d) for d in sizes)
+        if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
             runs = regroupings(input_dims, sizes)
             if runs is not None:
                 ev.facts.view_sites.append(
