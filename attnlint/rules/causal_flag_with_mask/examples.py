@@ -176,7 +176,6 @@ INVALID = [
             return F.scaled_dot_product_attention(q, k, v, attn_mask=((attn_mask & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2))) if attn_mask.dtype == torch.bool else attn_mask.masked_fill(~torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2)), float("-inf"))), is_causal=False)
         """,
         line=4,
-        page=True,
     ),
     # A padding mask built here (bool) with the flag.
     Invalid(
@@ -196,6 +195,7 @@ INVALID = [
             keep = keep[:, None, None, :]
             return F.scaled_dot_product_attention(q, k, v, attn_mask=(keep & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2))), is_causal=False)
         """,
+        page=True,
     ),
     # The mask is itself causal: the flag is redundant (and raises on some backends).
     Invalid(
