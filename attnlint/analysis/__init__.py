@@ -17,6 +17,7 @@ import libcst as cst
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
 from attnlint.analysis.names import collect_aliases, iter_statements
+from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
@@ -36,6 +37,10 @@ class ModuleAnalysis:
     _calls_by_callee: Optional[Dict[tuple, list]] = field(default=None, repr=False)
     _forward_by_class: Optional[Dict[Optional[str], FunctionFacts]] = field(default=None, repr=False)
     _parents: Optional[Dict[int, cst.CSTNode]] = field(default=None, repr=False)
+    summaries: Optional[Summaries] = field(default=None, repr=False)
+
+    def reset_indexes(self) -> None:
+        self._owner_of_site = self._calls_by_callee = self._forward_by_class = None
 
     def parent_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The node's parent in the module (an index built once, on the first question)."""
@@ -149,20 +154,102 @@ def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
 def analyze_module(module: cst.Module) -> ModuleAnalysis:
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
+    definitions = _index_definitions(module.body)
+    summaries = Summaries(analysis, definitions)
+    analysis.summaries = summaries
+    # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
+    # are visible inside functions: read them first.
     top = FunctionFacts(node=module, name="<module>", class_name=None)
     evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names)
     evaluator.run(module.body)
-    top.final_env = evaluator.env
-    analysis.functions.append(top)
-    # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
-    # are visible inside functions.
     analysis.constants = {
         name: value
         for name, value in evaluator.env.items()
         if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
     }
     _walk(module.body, analysis, None)
+    # The top level again, now that the classes and functions it calls are known (course
+    # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
+    top = FunctionFacts(node=module, name="<module>", class_name=None)
+    evaluator = Evaluator(
+        top, analysis.aliases, None, class_names=analysis.class_names, constants=analysis.constants, project=summaries
+    )
+    evaluator.run(module.body)
+    top.final_env = evaluator.env
+    analysis.functions.insert(0, top)
+    _refine_by_callers(analysis, summaries)
     return analysis
+
+
+_CONTEXT_ROUNDS = 2
+
+
+def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
+    """Analyse again the functions whose callers here pass something telling (see summaries)."""
+    done: Dict[int, tuple] = {}
+    for _ in range(_CONTEXT_ROUNDS):
+        contexts = summaries.caller_bindings()
+        changed = False
+        refreshed_classes = set()
+        position = {id(f.node): i for i, f in enumerate(analysis.functions)}
+        for key, (owner, definition, bindings) in contexts.items():
+            signature = tuple(sorted((k, _abstract(v)) for k, v in bindings.items()))
+            if done.get(key) == signature or id(definition) not in position:
+                continue
+            done[key] = signature
+            cls = analysis.classes.get(owner) if owner is not None else None
+            facts = _analyze_function(
+                definition,
+                analysis,
+                cls,
+                record_attrs=definition.name.value == "__init__",
+                bindings=bindings,
+                nested=False,
+                append=False,
+            )
+            analysis.functions[position[id(definition)]] = facts
+            changed = True
+            if definition.name.value == "__init__" and owner is not None:
+                refreshed_classes.add(owner)
+        # Methods read what __init__ stores: a refined __init__ refines them.
+        for owner in refreshed_classes:
+            for i, function in enumerate(analysis.functions):
+                if (
+                    function.class_name == owner
+                    and function.name != "__init__"
+                    and isinstance(function.node, cst.FunctionDef)
+                ):
+                    key = id(function.node)
+                    bindings = contexts.get(key, (None, None, None))[2]
+                    analysis.functions[i] = _analyze_function(
+                        function.node, analysis, analysis.classes[owner], bindings=bindings, nested=False, append=False
+                    )
+        if not changed:
+            break
+    analysis.reset_indexes()
+
+
+def _index_definitions(body) -> Definitions:
+    definitions = Definitions()
+    for stmt in _definitions(body):
+        if isinstance(stmt, cst.FunctionDef):
+            definitions.functions.setdefault(stmt.name.value, stmt)
+        elif isinstance(stmt, cst.ClassDef):
+            name = stmt.name.value
+            definitions.classes.setdefault(name, stmt)
+            definitions.bases[name] = _base_names(stmt)
+            for member in _definitions(block_statements(stmt.body)):
+                if isinstance(member, cst.FunctionDef):
+                    if (name, member.name.value) not in definitions.methods:
+                        definitions.methods[(name, member.name.value)] = member
+                        definitions.method_owners.setdefault(member.name.value, []).append(name)
+    return definitions
+
+
+def _base_names(node: cst.ClassDef) -> tuple:
+    return tuple(
+        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "") for b in node.bases
+    )
 
 
 def _class_names(module: cst.Module):
@@ -209,11 +296,20 @@ def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
 
 
 def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
-    bases = tuple(
-        b.value.attr.value if isinstance(b.value, cst.Attribute) else getattr(b.value, "value", "") for b in node.bases
-    )
-    facts = ClassFacts(name=node.name.value, node=node, bases=bases)
+    facts = ClassFacts(name=node.name.value, node=node, bases=_base_names(node))
     analysis.classes[facts.name] = facts
+    # Class-level assignments (dataclass fields and their defaults, class constants).
+    body = Evaluator(
+        FunctionFacts(node=node, name="<class>", class_name=facts.name),
+        analysis.aliases,
+        None,
+        class_names=analysis.class_names,
+        constants=analysis.constants,
+    )
+    for stmt in block_statements(node.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            body.statement(stmt)
+    facts.attrs.update({k: v for k, v in body.env.items() if "." not in k})
     methods = [s for s in _definitions(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
     # __init__ first: what it builds is what the other methods use.
     methods.sort(key=lambda f: f.name.value != "__init__")
@@ -223,8 +319,14 @@ def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
 
 
 def _analyze_function(
-    node: cst.FunctionDef, analysis: ModuleAnalysis, cls: Optional[ClassFacts], record_attrs: bool = False
-) -> None:
+    node: cst.FunctionDef,
+    analysis: ModuleAnalysis,
+    cls: Optional[ClassFacts],
+    record_attrs: bool = False,
+    bindings: Optional[Dict[str, Value]] = None,
+    nested: bool = True,
+    append: bool = True,
+) -> FunctionFacts:
     facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
     evaluator = Evaluator(
         facts,
@@ -233,13 +335,14 @@ def _analyze_function(
         record_attrs=record_attrs,
         class_names=analysis.class_names,
         constants=analysis.constants,
+        project=analysis.summaries,
     )
     if cls is not None and node.name.value == "forward":
         params = node.params
         cls.forward_params = tuple(
             p.name.value for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         )
-    evaluator.bind_params(node.params)
+    evaluator.bind_params(node.params, bindings=bindings)
     header = getattr(node.body, "header", None)
     if header is not None and header.comment is not None:
         # `def forward(self, x):  # x: (batch, tokens, d)`
@@ -254,6 +357,9 @@ def _analyze_function(
             stmt.visit(uses)
         # `locals()` hands every parameter on by name.
         facts.used_names = uses.names | set(facts.params) if "locals" in uses.names else uses.names
-    analysis.functions.append(facts)
-    # Nested functions and classes are analysed on their own.
-    _walk(body, analysis, cls)
+    if append:
+        analysis.functions.append(facts)
+    if nested:
+        # Nested functions and classes are analysed on their own.
+        _walk(body, analysis, cls)
+    return facts

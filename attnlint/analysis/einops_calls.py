@@ -179,19 +179,8 @@ def _einsum(ev, call: Call):
     output = side(rhs)
     if output is None or any(i is None for i in inputs):
         return Value(kind="tensor", node=node)
-    result = scores.einsum(ev, node, ",".join(inputs) + "->" + output, values, operand_nodes)
-    # Name the axes by the pattern's words (`b h i j`), which say more than letters.
     names = {v: k for k, v in letters.items()}
-    if result.shape is not None:
-        from dataclasses import replace
-
-        result = result.with_(
-            shape=tuple(
-                replace(axis, role=axis.role or shapes.role_of_dim_name(names.get(letter)))
-                for letter, axis in zip(output, result.shape)
-            )
-        )
-    return result
+    return scores.einsum(ev, node, ",".join(inputs) + "->" + output, values, operand_nodes, letter_names=names)
 
 
 @handlers.function("einops.pack")

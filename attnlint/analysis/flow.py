@@ -55,6 +55,9 @@ class CallSite:
     method: bool
     call: cst.Call
     values: Tuple[Value, ...]
+    # A method of another class defined here (`self.attn(x)` -> Attn.forward, `Trainer(...)` ->
+    # Trainer.__init__); None: a function, or a method of the caller's own class.
+    callee_class: Optional[str] = None
 
     def argument(self, position: int, name: str) -> Optional[Value]:
         """The value passed for parameter `name` at `position` (self not counted)."""
@@ -161,6 +164,7 @@ class Evaluator:
         class_names: frozenset = frozenset(),
         constants: Optional[Env] = None,
         project=None,
+        depth: int = 0,
     ) -> None:
         handlers.load_domains()
         self.facts = facts
@@ -169,7 +173,8 @@ class Evaluator:
         self.class_names = class_names  # classes defined in this file (user modules)
         self.constants = constants or {}  # module-level constants (`PAD_IDX = 0`)
         self.record_attrs = record_attrs  # __init__: `self.x = ...` becomes a class fact
-        self.project = project  # interprocedural summaries (see modules.Summaries), or None
+        self.project = project  # interprocedural summaries (see summaries.Summaries), or None
+        self.depth = depth  # how many summaries deep this evaluation is
         self.env: Env = {}
         self.declared_ranks: Dict[str, object] = {}
         self._softmax_by_node: Dict[int, SoftmaxSite] = {}
@@ -252,11 +257,25 @@ class Evaluator:
         return self._read_sizes[key][1]
 
     # ------------------------------------------------------------------ parameters
-    def bind_params(self, params: cst.Parameters) -> None:
+    def bind_params(self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None) -> None:
+        """Bind each parameter to what its name, annotation and default say, refined by what the
+        callers pass (`bindings`, see summaries) when they say more."""
+        from attnlint.analysis.summaries import informative, merge_into_param
+
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
+                continue
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            if isinstance(annotation, cst.Name) and annotation.value in self.class_names:
+                # `config: ModelConfig`: an instance of a class defined here.
+                value = Value(kind="module", module_type=annotation.value, user_class=True, node=param.name, param=name)
+                if bindings and informative(bindings.get(name)):
+                    value = merge_into_param(value, bindings[name])
+                self.env[name] = value
+                self.facts.params[name] = value
+                self.facts.param_nodes[name] = param
                 continue
             shape = None
             rank = None
@@ -282,6 +301,8 @@ class Evaluator:
             )
             if default is not None and default.kind == "scalar" and default.int_value is not None:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
+            if bindings and informative(bindings.get(name)):
+                value = merge_into_param(value, bindings[name])
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param
@@ -426,15 +447,13 @@ class Evaluator:
         for name in names:
             if name in self.env:
                 current = self.env[name]
-                if current.rank is None:
+                if current.rank is None or (current.rank == len(dims) and current.shape is None):
                     self.env[name] = current.with_(rank=len(dims), shape=self._comment_shape(dims))
             else:
                 self.declared_ranks[name] = dims
 
     def _comment_shape(self, dims):
-        if any(d is None for d in dims):
-            return None
-        return tuple(Axis(self.atom(d), shapes.role_of_dim_name(d)) for d in dims)
+        return tuple(Axis(self.atom(d), shapes.role_of_dim_name(d)) if d is not None else Axis() for d in dims)
 
     def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
         named = shapes.named_shape_comment(comment)
@@ -654,6 +673,11 @@ class Evaluator:
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
             return Value(kind="unknown", node=node)  # torch.float32, math.pi, F.softmax ...
         receiver = self.eval(node.value)
+        if receiver.kind == "module" and receiver.user_class and self.project is not None:
+            # `config.pad_token_id`, `self.tokenizer.pad_token_id`: what the class sets.
+            facts = self.project.analysis.classes.get(receiver.module_type)
+            if facts is not None and attr in facts.attrs:
+                return facts.attrs[attr]
         return shapes.attribute(self, node, receiver, attr)
 
     def _eval_Subscript(self, node: cst.Subscript) -> Value:
@@ -725,6 +749,8 @@ class Evaluator:
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 return modules.self_call(self, node, func.attr.value)
             receiver = self.eval(func.value)
+            if receiver.kind == "module" and receiver.user_class and func.attr.value not in ("forward", "__call__"):
+                return modules.user_method(self, node, receiver, func.attr.value)
             if receiver.kind == "module":
                 return modules.call_module_value(self, node, receiver, func.attr.value)
             return self.call_method(node, receiver, func.attr.value, func.value)
@@ -746,7 +772,10 @@ class Evaluator:
             if qualified is not None:  # `from torch.nn.functional import softmax`
                 return self.call_function(node, qualified)
             if func.value in self.class_names:
-                self.args(node)
+                values = self.args(node)
+                self.facts.calls.append(
+                    CallSite(callee="__init__", method=True, call=node, values=tuple(values), callee_class=func.value)
+                )
                 return Value(kind="module", module_type=func.value, ctor=node, node=node, user_class=True)
             return modules.user_function(self, node, func.value)
         if isinstance(func, cst.Call):  # nn.Softmax(dim=-1)(x)
@@ -791,7 +820,15 @@ class Evaluator:
             result = handler(self, Call(node=node, name=method, receiver=receiver, receiver_node=receiver_node))
             if result is not None:
                 return result
-        escape([receiver] + self.args(node))
+        values = self.args(node)
+        if handler is None and self.project is not None and receiver.kind == "unknown":
+            # `tokenizer.batch_encode(texts)`: the one class here with that method.
+            target = self.project.unique_method(method)
+            if target is not None:
+                result = self.project.call(self, node, method, values, True, target=target)
+                if result is not None:
+                    return result
+        escape([receiver] + values)
         return Value(kind="unknown", node=node)
 
     def update_in_place(self, receiver_node, value: Value) -> None:

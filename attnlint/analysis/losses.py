@@ -91,3 +91,103 @@ def loss_site(ev, call: cst.Call, targets: Value, targets_node, configured_at: O
             weighted=weighted,
         )
     )
+
+
+# ------------------------------------------------------------------------------------------
+# Padding built by hand: list padding, torch.full, data loaders
+# ------------------------------------------------------------------------------------------
+def _number_of(value: Value) -> Optional[float]:
+    if value.int_value is not None:
+        return float(value.int_value)
+    if value.sym is not None and value.sym.is_const:
+        return float(value.sym.coeff)
+    return None
+
+
+def repeated_list(ev, items: Value, node) -> Value:
+    """`[pad] * (n - len(ids))`: a run of padding."""
+    if items.kind == "tuple" and len(items.elements) == 1:
+        element = items.elements[0]
+        number = _number_of(element)
+        if number is not None or element.node is not None:
+            return Value(kind="tuple", node=node, padding=Padding(value=number, node=element.node))
+    return Value(kind="tuple", node=node)
+
+
+def concatenated_lists(left: Value, right: Value, node) -> Value:
+    """`ids + [pad] * (n - len(ids))`: a sequence padded at its end (or start)."""
+    padding = right.padding if right.kind == "tuple" and right.padded else None
+    if padding is None and left.kind == "tuple" and left.padded:
+        padding = left.padding
+    return Value(kind="tuple", node=node, padding=padding)
+
+
+def padded_rows(value: Value) -> Optional[Padding]:
+    """The padding of a list of padded rows (`[pad_row(s) for s in seqs]`, appended rows)."""
+    if value.kind != "tuple":
+        return value.padding
+    if value.padded:
+        return value.padding
+    rows = list(value.elements) or ([value.each] if value.each is not None else [])
+    paddings = {r.padding for r in rows}
+    if rows and len(paddings) == 1 and None not in paddings:
+        return paddings.pop()
+    return None
+
+
+@handlers.method("append")
+def _append(ev, call: Call):
+    """`rows.append(ids + [pad] * k)`: the list holds padded rows."""
+    flow = _flow()
+    receiver = call.receiver
+    values = ev.args(call.node)
+    if receiver.kind != "tuple" or not values:
+        return None
+    row = values[0]
+    owner = flow.owner_name(call.receiver_node)
+    if owner is not None and owner in ev.env:
+        if row.padded or row.kind == "tuple" and padded_rows(row) is not None:
+            padding = row.padding if row.padded else padded_rows(row)
+            current = receiver.padding if receiver.padded else None
+            if current is None and not receiver.elements and receiver.each is None:
+                ev.env[owner] = receiver.with_(padding=padding)
+            elif current != padding:
+                ev.env[owner] = receiver.with_(padding=None)
+        elif receiver.padded:
+            ev.env[owner] = receiver.with_(padding=None)
+    return Value(kind="scalar", node=call.node)
+
+
+@handlers.function("torch.full")
+def _full(ev, call: Call):
+    """`torch.full((b, n), pad_id)`: every position holds the pad value until overwritten."""
+    from attnlint.analysis import shapes
+
+    result = shapes._constructor(ev, call)
+    fill = _flow()._arg(call.node, 1, "fill_value")
+    if fill is None:
+        return result
+    number = masks.number(fill.value)
+    if number is None:
+        number = _number_of(ev.eval(fill.value))
+    if masks._names_pad(fill.value) or (isinstance(fill.value, cst.Name) and fill.value.value in ev.constants):
+        return result.with_(padding=Padding(value=number, node=fill.value))
+    return result
+
+
+@handlers.function("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+def _data_loader(ev, call: Call):
+    """Iterating a DataLoader yields what its `collate_fn` returns."""
+    from attnlint.analysis import modules
+
+    ev.args(call.node)
+    collate = _flow()._arg(call.node, 99, "collate_fn")
+    if collate is None:
+        return Value(kind="unknown", node=call.node)
+    if isinstance(collate.value, cst.Lambda):
+        batch = ev.apply_callable(collate.value, Value(kind="unknown"))
+    else:
+        batch = modules.call_with_values(ev, collate.value, [Value(kind="unknown")])
+    if batch.kind == "unknown":
+        return Value(kind="unknown", node=call.node)
+    return Value(kind="tuple", each=batch, node=call.node)

@@ -157,6 +157,15 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
     if a is None or b is None:
         known = a or b
         return replace(known, can_mask_whole_row=None, buffer_node=None)
+    # `causal | pad_mask`: OR-ing with a True = masked mask only makes sense for another one
+    # (and `&` with True = attend): the operator tells the convention a mask lacks.
+    joins = {MASKED: cst.BitOr, ATTEND: cst.BitAnd}
+    for known, other in ((a, b), (b, a)):
+        if known.convention is not None and other.convention is None and isinstance(op, joins[known.convention]):
+            if other.origin in ("argument", "name", "padding", "lengths"):
+                other = replace(other, convention=known.convention)
+                a, b = known, other
+                break
     if a.convention != b.convention or a.convention is None:
         return MaskFacts(origin="combined", dtype="bool")
     whole = None
@@ -295,6 +304,10 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     additive mask (`scores + m`, m = zeros.masked_fill(mask, -inf)) is a fill."""
     from attnlint.analysis.values import Value
 
+    if left.kind == "tuple" or right.kind == "tuple":
+        from attnlint.analysis import losses
+
+        return losses.concatenated_lists(left, right, node)
     if left.scores is not None and right.scores is None:
         return _with_additive_fill(ev, left.with_(node=node), right, node, left_node, right_node)
     if right.scores is not None and left.scores is None:
@@ -310,8 +323,9 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     ranks = [r for r in (left.rank, right.rank) if r is not None]
     rank = max(ranks) if len(ranks) == 2 else None
     role = left.role if left.role == right.role else None
-    shape = left.shape if left.shape is not None and left.shape == right.shape else None
-    return Value(kind="tensor", rank=rank, role=role, node=node, shape=shape)
+    from attnlint.analysis.shapes import broadcast
+
+    return Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
 
 
 def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None):

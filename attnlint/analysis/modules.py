@@ -18,7 +18,7 @@ from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
 PROJECTION_MODULES = ("Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear")
-PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding", "LayerNorm", "RMSNorm", "GELU", "ReLU", "SiLU")
+PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding", "LayerNorm", "RMSNorm")
 # Modules whose output has their input's shape (normalisations, element-wise activations).
 SHAPE_PRESERVING_MODULES = (
     "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
@@ -95,6 +95,9 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
             return result
     values = ev.args(node)
     if module.user_class:
+        ev.facts.calls.append(
+            _flow().CallSite(callee="forward", method=True, call=node, values=tuple(values), callee_class=kind)
+        )
         keywords = tuple(
             a.keyword.value for a in node.args if a.keyword is not None and _flow().masks.is_mask_param(a.keyword.value)
         )
@@ -105,6 +108,10 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
                 call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords, callee_class=kind
             )
         )
+        if ev.project is not None:
+            summary = ev.project.call(ev, node, "forward", values, True, class_name=kind)
+            if summary is not None:
+                return _own(summary, node)
         _flow().escape(values)
         return Value(kind="unknown", node=node)
     if kind in IDENTITY_MODULES and values:
@@ -161,7 +168,11 @@ def _parameter(ev, call: Call):
         return None
     inner = ev.eval(call.args[0].value)
     ev.args(call.node.with_changes(args=call.node.args[1:]))
-    return inner.with_(kind="tensor", is_parameter=True, node=call.node, sym=None, scale=None)
+    learned = {}
+    if inner.constructor is not None:
+        # A learned tensor initialised from a constructor: nothing was multiplied into it.
+        learned = {"scaled": False, "scale": ONE}
+    return inner.with_(kind="tensor", is_parameter=True, node=call.node, sym=None, **learned)
 
 
 @handlers.function("torch.dropout", "torch.dropout_")
@@ -222,7 +233,33 @@ def _summary(ev, node: cst.Call, name: str, values: List[Value], method: bool) -
     :class:`attnlint.analysis.summaries.Summaries`), or None when there is none."""
     if ev.project is None:
         return None
-    return ev.project.call(ev, node, name, values, method)
+    result = ev.project.call(ev, node, name, values, method)
+    return None if result is None else _own(result, node)
+
+
+def _own(value: Value, node: cst.Call) -> Value:
+    """A summary's value as the value of this call (its weights were made elsewhere)."""
+    if value.kind == "unknown" and value.rank is None and value.sym is None:
+        return Value(kind="unknown", node=node)
+    return value.with_(softmax=None) if value.softmax is not None else value
+
+
+def user_method(ev, node: cst.Call, receiver: Value, method: str) -> Value:
+    """`self.tokenizer.batch_encode(texts)` on an instance of a class defined here."""
+    values = ev.args(node)
+    if ev.project is not None:
+        target = ev.project.definitions.method(receiver.module_type, method)
+        if target is not None:
+            ev.facts.calls.append(
+                _flow().CallSite(
+                    callee=method, method=True, call=node, values=tuple(values), callee_class=receiver.module_type
+                )
+            )
+            result = ev.project.call(ev, node, method, values, True, target=target)
+            if result is not None:
+                return _own(result, node)
+    _flow().escape(values)
+    return Value(kind="unknown", node=node)
 
 
 def note_custom_init(ev, expr: cst.BaseExpression) -> None:

@@ -54,6 +54,10 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
     sym = _sym_binary(op, left, right)
     if sym is not None and not (numberish(left) and numberish(right)):
         sym = None
+    if isinstance(op, cst.Multiply) and (left.kind == "tuple" or right.kind == "tuple"):
+        from attnlint.analysis import losses
+
+        return losses.repeated_list(ev, left if left.kind == "tuple" else right, node)
     if isinstance(op, (cst.Multiply, cst.Divide)):
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node, sym=sym)
@@ -398,8 +402,10 @@ def _einsum_function(ev, call: Call):
     return Value(kind="tensor", node=call.node)
 
 
-def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_nodes) -> Value:
-    """`torch.einsum("bhid,bhjd->bhij", q, k)` and einops' space-separated form."""
+def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_nodes, letter_names=None) -> Value:
+    """`torch.einsum("bhid,bhjd->bhij", q, k)` and einops' space-separated form (`letter_names`
+    maps the letters standing for its axis names back to them)."""
+    letter_names = letter_names or {}
     parsed = shapes.parse_einsum(equation)
     if parsed is None:
         return Value(kind="tensor", node=call)
@@ -419,7 +425,10 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
             operand.softmax.contracted_axes.add(shapes.Einsum.axis(subs, contracted[0]))
     shape = None
     if rank is not None:
-        shape = tuple(Axis(sizes.get(letter), shapes.role_of_dim_name(letter)) for letter in parsed.output)
+        shape = tuple(
+            Axis(sizes.get(letter), shapes.role_of_dim_name(letter_names.get(letter, letter)))
+            for letter in parsed.output
+        )
     if len(operands) == 2 and len(parsed.inputs) == 2:
         a_only, b_only, summed = parsed.only_in(0), parsed.only_in(1), parsed.contracted()
         if len(a_only) == 1 and len(b_only) == 1 and summed:

@@ -27,10 +27,12 @@ _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def _dims_of(dims: str) -> Optional[Tuple[Optional[str], ...]]:
-    """`b, n, d_model` -> (b, n, d_model); an item that is not a plain name -> None in its place."""
+    """`b, n, d_model` -> (b, n, d_model); `src len` -> src_len; an item that is not a name
+    (`enc hid dim * 2`) -> None in its place."""
     items = [d.strip() for d in dims.split(",") if d.strip()]
     if not items or any("..." in d or d.startswith("*") for d in items):
         return None
+    items = [re.sub(r"\s+", "_", d) for d in items]
     return tuple(d if _IDENT.match(d) else None for d in items)
 
 
@@ -194,6 +196,8 @@ def score_axis_names(value) -> Optional[Tuple[str, ...]]:
             role = axis_role(value, axis)
             if role is not None and role != FEATURE:
                 names[axis] = _ROLE_WORDS.get(role)
+    if scores is None:
+        return tuple(n if n is not None else f"axis {i}" for i, n in enumerate(names))
     if QUERIES not in names and KEYS not in names:
         names[-2:] = ["keys", "queries"] if layout == KEY_MAJOR else ["queries", "keys"]
     if value.shape is None or all(n is None for n in names[:-2]):
@@ -215,6 +219,31 @@ def make_shape(sizes, roles=None):
         return None
     roles = roles or [None] * len(sizes)
     return tuple(Axis(size, role) for size, role in zip(sizes, roles))
+
+
+def broadcast(a, b):
+    """The shape of `a + b` (NumPy broadcasting), axis by axis; None when a rank is unknown."""
+    from attnlint.analysis.symbolic import ONE
+    from attnlint.analysis.values import Axis
+
+    if a is None or b is None:
+        return None
+    if len(a) < len(b):
+        a, b = b, a
+    b = (Axis(ONE),) * (len(a) - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x.size == y.size:
+            out.append(
+                Axis(x.size, x.role if x.role == y.role or y.role is None else x.role if y.size == ONE else None)
+            )
+        elif x.size == ONE:
+            out.append(y)
+        elif y.size == ONE:
+            out.append(x)
+        else:
+            out.append(Axis(None, x.role if x.role == y.role else None))
+    return tuple(out)
 
 
 def permuted(shape, order):
@@ -887,7 +916,7 @@ def _size(ev, call: Call):
     return Value(kind="scalar", node=node)
 
 
-CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.full", "torch.randint")
+CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.randint")
 
 
 @handlers.function(*CONSTRUCTORS)
@@ -918,17 +947,154 @@ def _constructor(ev, call: Call):
     )
 
 
-@handlers.function("torch.tensor", "torch.as_tensor", "torch.Tensor")
+@handlers.function("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.LongTensor")
 def _tensor(ev, call: Call):
+    from attnlint.analysis.losses import padded_rows
     from attnlint.analysis.values import Value
 
     if not call.args:
         return None
     first = call.args[0].value
     inner = ev.eval(first)
+    padding = padded_rows(inner) if inner.kind == "tuple" else None
+    if padding is not None:
+        for arg in call.args[1:]:
+            ev.eval(arg.value)
+        return Value(kind="tensor", rank=2, node=call.node, padding=padding)
     for arg in call.args[1:]:
         ev.eval(arg.value)
     if not isinstance(first, (cst.List, cst.Tuple)):
         # `torch.tensor(d_k)`: a 0-d tensor holding that number.
         return Value(kind="tensor", rank=inner.rank, node=call.node, sym=inner.sym if inner.rank in (None, 0) else None)
     return Value(kind="tensor", rank=literal_rank(first), node=call.node)
+
+
+@handlers.function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
+def _concatenate(ev, call: Call):
+    """`torch.cat((null_k, k), dim=-2)`: the parts' common facts; the shape along other axes."""
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import Value, join
+
+    flow = _flow()
+    if not call.args:
+        return None
+    parts = ev.eval(call.args[0].value)
+    for arg in call.args[1:]:
+        ev.eval(arg.value)
+    if parts.kind != "tuple":
+        return Value(kind="tensor", node=call.node)
+    elements = list(parts.elements) or ([parts.each] if parts.each is not None else [])
+    if not elements:
+        return Value(kind="tensor", node=call.node)
+    joined = elements[0]
+    for other in elements[1:]:
+        joined = join(joined, other)
+    dim_arg = flow._arg(call.node, 1, "dim")
+    dim = flow.int_literal(dim_arg.value) if dim_arg is not None else 0
+    stack = call.name == "torch.stack"
+    rank = joined.rank
+    if stack and rank is not None:
+        rank += 1
+    shape = None
+    if dim is not None and all(e.shape is not None and len(e.shape) == len(elements[0].shape) for e in elements):
+        first = elements[0].shape
+        if stack:
+            position = dim if dim >= 0 else dim + len(first) + 1
+            if 0 <= position <= len(first) and parts.elements:
+                count = Sym.const(len(parts.elements))
+                items = [
+                    _axis_of(first[i].size if all(e.shape[i].size == first[i].size for e in elements) else None)
+                    for i in range(len(first))
+                ]
+                items.insert(position, _axis_of(count))
+                shape = tuple(items)
+        elif -len(first) <= dim < len(first):
+            items = []
+            for i, axis in enumerate(first):
+                if i == dim % len(first):
+                    total = None
+                    if parts.elements:
+                        from attnlint.analysis.symbolic import product as _product
+
+                        sizes = [e.shape[i].size for e in elements]
+                        total = None if any(s is None for s in sizes) else _sum_sizes(sizes)
+                        del _product
+                    items.append(_axis_of(total, axis.role))
+                else:
+                    same = all(e.shape[i].size == axis.size for e in elements)
+                    items.append(_axis_of(axis.size if same else None, axis.role))
+            shape = tuple(items)
+    if stack and joined.shape is None and joined.rank is None:
+        rank = None
+    return joined.with_(
+        kind="tensor",
+        rank=rank,
+        shape=shape if shape is not None and len(shape) == rank else None,
+        node=call.node,
+        scores=None,
+        softmax=None,
+        base=None,
+        feature_transposed=False,
+        feature_last=joined.feature_last if not stack else None,
+    )
+
+
+def _sum_sizes(sizes):
+    """n + m of sizes: a constant when both are; otherwise a size of its own (unknown)."""
+    from attnlint.analysis.symbolic import Sym
+
+    if all(s.is_const for s in sizes):
+        return Sym.const(sum(s.coeff for s in sizes))
+    return None
+
+
+# Elementwise functions: the shape (and the data facts) are kept; roles and scores are not.
+ELEMENTWISE = (
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "elu",
+    "leaky_relu",
+    "exp",
+    "abs",
+    "neg",
+    "sign",
+    "sin",
+    "cos",
+    "log",
+    "flip",
+    "roll",
+    "square",
+)
+
+
+def _elementwise(ev, value, node):
+    from attnlint.analysis.values import Value
+
+    return Value(
+        kind="tensor" if value.kind != "unknown" else "unknown",
+        rank=value.rank,
+        shape=value.shape,
+        node=node,
+        **value.data_facts(),
+    )
+
+
+@handlers.function(*("torch." + name for name in ELEMENTWISE))
+def _elementwise_function(ev, call: Call):
+    values = ev.args(call.node)
+    return _elementwise(ev, values[0], call.node) if values else None
+
+
+@handlers.method(*ELEMENTWISE)
+def _elementwise_method(ev, call: Call):
+    ev.args(call.node)
+    return _elementwise(ev, call.receiver, call.node)
+
+
+@handlers.module("Tanh", "ReLU", "LeakyReLU", "GELU", "SiLU", "ELU", "Sigmoid", "Softplus", "Mish")
+def _elementwise_module(ev, call: Call):
+    values = ev.args(call.node)
+    return _elementwise(ev, values[0], call.node) if values else None

@@ -245,7 +245,30 @@ class SoftmaxSite:
             return None
         if by_product is not None and by_use is not None and by_product != by_use:
             return None
-        return by_product if by_product is not None else by_use
+        if by_product is not None:
+            return by_product
+        if by_use is not None:
+            return by_use
+        return self._key_axis_by_roles() if scores is None else None
+
+    def _key_axis_by_roles(self) -> Optional[int]:
+        """Weights that are not a Q·Kᵀ product over a (sequence, batch) tensor: the sequence axis
+        (additive attention over time-major encoder outputs)."""
+        from attnlint.analysis.shapes import axis_role
+
+        if self.input.shape is None:
+            return None
+        roles = [axis_role(self.input, axis) for axis in range(len(self.input.shape))]
+        tokens = [i for i, r in enumerate(roles) if r in (TOKENS, KEYS)]
+        if len(tokens) != 1 or any(r not in (TOKENS, KEYS, BATCH) for r in roles):
+            return None
+        return tokens[0] - len(roles)
+
+    def attention_without_product(self) -> bool:
+        """Attention weights made without a Q·Kᵀ product (additive or graph attention) whose key
+        axis the code shows: contracted with the values, or the one sequence axis next to the
+        batch."""
+        return self.input.scores is None and not self.renormalized and self.key_axis() is not None
 
     def normalized_axes(self) -> Optional[Set[int]]:
         """The axis softmax normalises over, as negative indices for each rank the scores may have.
@@ -393,6 +416,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         return UNKNOWN
     if a is b:
         return a
+    # An empty list literal joined with a list of rows (rows appended in a loop that may not
+    # run): what holds of every row holds of both.
+    for empty, other in ((a, b), (b, a)):
+        if empty.kind == other.kind == "tuple" and not empty.elements and empty.each is None and not empty.padded:
+            if isinstance(empty.node, (cst.List, cst.Tuple)):
+                return other
     changes: Dict[str, Any] = {}
     for f in fields(Value):
         va, vb = getattr(a, f.name), getattr(b, f.name)

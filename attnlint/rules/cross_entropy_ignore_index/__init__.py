@@ -37,7 +37,9 @@ class CrossEntropyIgnoreIndex(Rule):
     summary = "cross-entropy `ignore_index` does not match the padding value of its targets"
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.UNSAFE
-    triggers = ("pad_sequence",)
+    # A finding needs a loss; the padding may come from anywhere (pad_sequence, list padding,
+    # a tokenizer, a collate function).
+    triggers = (r"cross_entropy|CrossEntropyLoss",)
     recipe = "cross_entropy_ignore_index"
 
     def check(self, ctx: RuleContext) -> None:

@@ -51,7 +51,7 @@ class SoftmaxWrongAxis(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.softmax_sites:
-            if site.input.scores is None or site.renormalized:
+            if site.renormalized or (site.input.scores is None and not site.attention_without_product()):
                 continue
             axes = site.normalized_axes()
             if not axes:
@@ -542,14 +542,17 @@ def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:
     names = site.axis_names()
     axis = next(iter(axes)) if len(axes) == 1 else None
     written = f"dim={site.dim}" if site.dim_given else "no dim"
+    kind = "scores" if site.input.scores is not None else "attention logits"
     if names is not None and axis is not None and -len(names) <= axis < 0:
-        shape = "(" + ", ".join(names) + ")"
-        singular = {"queries": "query", "keys": "key", "heads": "head", "tokens": "token"}.get(names[axis], names[axis])
-        what = f"normalises over the {singular} axis"
+        named = any(not n.startswith("axis ") for n in names)
+        name = names[axis]
+        singular = {"queries": "query", "keys": "key", "heads": "head", "tokens": "token"}.get(name, name)
+        what = f"normalises over {name}" if name.startswith("axis ") else f"normalises over the {singular} axis"
         if not site.dim_given:
-            what = f"makes PyTorch pick dim={axis + len(names)} implicitly, the {names[axis]} axis"
-        where = f"on {shape} scores"
+            picked = f"{name}" if name.startswith("axis ") else f"the {name} axis"
+            what = f"makes PyTorch pick dim={axis + len(names)} implicitly, {picked}"
+        where = f"on ({', '.join(names)}) {kind}" if named else f"on {len(names)}-D {kind}"
     else:
-        what, where = "does not normalise over the keys", "on these scores"
+        what, where = "does not normalise over the keys", f"on these {kind}"
     target = f"; use dim={key_axis}" if key_axis is not None else ""
     return f"softmax with {written} {where} {what}: attention weights must sum to 1 over the keys{target}"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
 
-import libcst as cst
 
 from attnlint.analysis import masks
 from attnlint.analysis.calls import positional

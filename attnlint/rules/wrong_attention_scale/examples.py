@@ -508,8 +508,8 @@ INVALID = [
         import torch.nn as nn
         @dataclass
         class Config:
-            n_embd: int = 64
-            n_head: int = 4
+            n_embd: int
+            n_head: int
         class CausalSelfAttention(nn.Module):
             def __init__(self, config: Config):
                 super().__init__()
@@ -531,8 +531,8 @@ INVALID = [
         import torch.nn as nn
         @dataclass
         class Config:
-            n_embd: int = 64
-            n_head: int = 4
+            n_embd: int
+            n_head: int
         class CausalSelfAttention(nn.Module):
             def __init__(self, config: Config):
                 super().__init__()

@@ -1,0 +1,268 @@
+"""Interprocedural facts: what a call of a function of the checked code returns, and what its
+callers pass it.
+
+*Summaries.* A call of a function or method defined in the module is evaluated on demand for
+the abstract values of its arguments: the callee's body runs in an evaluator of its own (its
+sites are not recorded: the callee's own analysis reports them), and the join of its returns is
+the call's value. Summaries are cached per callee and abstract arguments, bounded in depth, and a
+recursive call is unknown (widening to unknown).
+
+*Caller contexts.* After every function has been analysed once, a function whose callers in the
+module all pass arguments with something to say (a rank, a shape, padding, a mask convention, a
+module of a class defined here) is analysed again with its parameters bound to the join of what
+the callers pass, so facts flow from callers to callees: a padded batch passed to a module's
+`forward`, the class behind `self.attn(x, mask)`, the loss computed in another function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from attnlint.analysis.values import UNKNOWN, Value, join
+
+if TYPE_CHECKING:  # pragma: no cover
+    from attnlint.analysis import ModuleAnalysis
+    from attnlint.analysis.flow import Evaluator
+
+MAX_DEPTH = 3
+
+
+@dataclass
+class Definitions:
+    """The functions and classes of a module, indexed once."""
+
+    functions: Dict[str, cst.FunctionDef] = field(default_factory=dict)
+    classes: Dict[str, cst.ClassDef] = field(default_factory=dict)
+    methods: Dict[Tuple[str, str], cst.FunctionDef] = field(default_factory=dict)
+    bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # Method name -> the classes defining it.
+    method_owners: Dict[str, List[str]] = field(default_factory=dict)
+
+    def method(self, class_name: Optional[str], name: str) -> Optional[Tuple[str, cst.FunctionDef]]:
+        """`name` in `class_name` or its bases defined in this module."""
+        seen = set()
+        todo = [class_name] if class_name else []
+        while todo:
+            current = todo.pop(0)
+            if current in seen or current not in self.classes:
+                continue
+            seen.add(current)
+            found = self.methods.get((current, name))
+            if found is not None:
+                return current, found
+            todo.extend(self.bases.get(current, ()))
+        return None
+
+
+def param_names(node: cst.FunctionDef, method: bool) -> List[str]:
+    params = node.params
+    names = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+    if method and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return names
+
+
+def bind_arguments(
+    node: cst.FunctionDef, call: cst.Call, values: List[Value], method: bool
+) -> Optional[Dict[str, Value]]:
+    """Parameter name -> argument value, as Python binds them; None when a `*`/`**` argument
+    makes the binding unknowable."""
+    if any(a.star for a in call.args):
+        return None
+    names = param_names(node, method)
+    kwonly = [p.name.value for p in node.params.kwonly_params]
+    bound: Dict[str, Value] = {}
+    position = 0
+    for arg, value in zip(call.args, values):
+        if arg.keyword is None:
+            if position >= len(names):
+                return (
+                    None if node.params.star_arg is None or isinstance(node.params.star_arg, cst.ParamStar) else bound
+                )
+            bound[names[position]] = value
+            position += 1
+        else:
+            name = arg.keyword.value
+            if name in names or name in kwonly:
+                bound[name] = value
+    return bound
+
+
+def informative(value: Optional[Value]) -> bool:
+    """Does an argument value say more than a parameter's name does?"""
+    if value is None or value.kind == "unknown" and value.rank is None:
+        return False
+    return bool(
+        value.rank is not None
+        or value.shape is not None
+        or value.padded
+        or (value.mask is not None and value.mask.convention is not None)
+        or value.kind in ("module", "tuple")
+        or value.scaled is True
+        or (value.kind == "scalar" and value.int_value is not None)
+    )
+
+
+def merge_into_param(param: Value, argument: Value) -> Value:
+    """A parameter bound to what its callers pass; the name still tells what the value lacks."""
+    return argument.with_(
+        param=param.param,
+        node=param.node,
+        role=argument.role or param.role,
+        mask=argument.mask or param.mask,
+        lengths=argument.lengths or param.lengths,
+        sym=argument.sym if argument.sym is not None else param.sym,
+        softmax=None,
+    )
+
+
+def _abstract(value: Value):
+    """A hashable description of an argument value, for the summary cache."""
+    return (
+        value.kind,
+        value.rank,
+        value.role,
+        value.shape,
+        value.scaled,
+        value.scale,
+        value.mask,
+        value.padding,
+        value.module_type,
+        value.feature_last,
+        value.feature_transposed,
+        value.sym,
+        value.int_value,
+        len(value.elements),
+        id(value.ctor) if value.ctor is not None else None,
+    )
+
+
+class Summaries:
+    def __init__(self, analysis: "ModuleAnalysis", definitions: Definitions) -> None:
+        self.analysis = analysis
+        self.definitions = definitions
+        self._cache: Dict[tuple, Value] = {}
+        self._active: set = set()
+
+    # ------------------------------------------------------------------ resolution
+    def resolve(self, ev: "Evaluator", name: str, method: bool, class_name: Optional[str] = None):
+        """(owning class name or None, FunctionDef) of a call's target, or None."""
+        if method:
+            owner = class_name if class_name is not None else (ev.cls.name if ev.cls is not None else None)
+            found = self.definitions.method(owner, name)
+            if found is not None:
+                return found
+            return None
+        node = self.definitions.functions.get(name)
+        return (None, node) if node is not None else None
+
+    def unique_method(self, name: str):
+        """A method name defined by exactly one class of the module (duck typing: a receiver of
+        unknown class that has this method is most likely that class)."""
+        owners = self.definitions.method_owners.get(name, [])
+        if len(owners) != 1 or name.startswith("__"):
+            return None
+        return owners[0], self.definitions.methods[(owners[0], name)]
+
+    # ------------------------------------------------------------------ summaries
+    def call(
+        self,
+        ev: "Evaluator",
+        node: cst.Call,
+        name: str,
+        values: List[Value],
+        method: bool,
+        class_name: Optional[str] = None,
+        target=None,
+    ) -> Optional[Value]:
+        if target is None:
+            target = self.resolve(ev, name, method, class_name)
+        if target is None:
+            return None
+        owner, definition = target
+        if ev.depth >= MAX_DEPTH or id(definition) in self._active:
+            return None
+        bound = bind_arguments(definition, node, values, method=owner is not None)
+        if bound is None:
+            return None
+        key = (id(definition), tuple(sorted((k, _abstract(v)) for k, v in bound.items())))
+        if key in self._cache:
+            return self._cache[key]
+        self._active.add(id(definition))
+        try:
+            result = self._evaluate(ev, owner, definition, bound)
+        finally:
+            self._active.discard(id(definition))
+        self._cache[key] = result
+        return result
+
+    def _evaluate(self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound) -> Value:
+        from attnlint.analysis.flow import Evaluator, FunctionFacts, block_statements
+
+        facts = FunctionFacts(node=definition, name=definition.name.value, class_name=owner)
+        cls = self.analysis.classes.get(owner) if owner is not None else None
+        sub = Evaluator(
+            facts,
+            ev.aliases,
+            cls,
+            class_names=ev.class_names,
+            constants=ev.constants,
+            project=self,
+            depth=ev.depth + 1,
+        )
+        sub.bind_params(definition.params, bindings=bound)
+        sub.run(block_statements(definition.body))
+        if not facts.returns:
+            return UNKNOWN
+        result = facts.returns[0]
+        for other in facts.returns[1:]:
+            result = join(result, other)
+        return result
+
+    # ------------------------------------------------------------------ caller contexts
+    def caller_bindings(self) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value]]]:
+        """For each function of the module called here: the parameters every call binds to a
+        value with something to say, joined over the calls."""
+        per_target: Dict[int, list] = {}
+        targets: Dict[int, tuple] = {}
+        for caller in self.analysis.functions:
+            for call in caller.calls:
+                if call.callee_class is not None:
+                    found = self.definitions.method(call.callee_class, call.callee)
+                elif call.method:
+                    found = self.definitions.method(caller.class_name, call.callee)
+                else:
+                    definition = self.definitions.functions.get(call.callee)
+                    found = (None, definition) if definition is not None else None
+                if found is None:
+                    continue
+                owner, definition = found
+                bound = bind_arguments(definition, call.call, list(call.values), method=owner is not None)
+                if bound is None:
+                    per_target[id(definition)] = None  # one call we cannot bind: no context
+                    continue
+                targets[id(definition)] = found
+                if per_target.get(id(definition), []) is not None:
+                    per_target.setdefault(id(definition), []).append(bound)
+        out = {}
+        for key, calls in per_target.items():
+            if not calls or key not in targets:
+                continue
+            owner, definition = targets[key]
+            names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
+            joined: Dict[str, Value] = {}
+            for name in names:
+                passed = [c.get(name) for c in calls]
+                if any(v is None for v in passed):
+                    continue  # some caller relies on the default
+                value = passed[0]
+                for other in passed[1:]:
+                    value = join(value, other)
+                if informative(value):
+                    joined[name] = value
+            if joined:
+                out[key] = (owner, definition, joined)
+        return out
