@@ -254,7 +254,15 @@ class Evaluator:
         if key not in self._read_sizes:
             text = f"{code(owner_node)}.shape[{axis}]" if owner_node is not None else f"size[{axis}]"
             self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", text))
-        return self._read_sizes[key][1]
+        atom = self._read_sizes[key][1]
+        # `seq_len = x.size(1)` names a size x's shape lacks: x carries it from here on.
+        owner = owner_name(owner_node) if owner_node is not None else None
+        current = self.env.get(owner) if owner is not None else None
+        if current is not None and current.shape is not None and 0 <= axis < len(current.shape):
+            if current.shape[axis].size is None:
+                shape = tuple(replace(a, size=atom) if i == axis else a for i, a in enumerate(current.shape))
+                self.env[owner] = current.with_(shape=shape)
+        return atom
 
     # ------------------------------------------------------------------ parameters
     def bind_params(self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None) -> None:
@@ -531,7 +539,16 @@ class Evaluator:
             return
         count = len(elements)
         if tensor is not None and tensor.shape is not None and len(tensor.shape) == count:
-            sizes = [axis.size for axis in tensor.shape]
+            # A size the shape does not know takes the name the code gives it.
+            sizes = [
+                axis.size if axis.size is not None else (self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None)
+                for axis, e in zip(tensor.shape, elements)
+            ]
+            if owner is not None and owner in self.env and any(a.size is None for a in tensor.shape):
+                current = self.env[owner]
+                if current.shape is not None and len(current.shape) == count:
+                    new_shape = tuple(replace(a, size=s) if a.size is None else a for a, s in zip(current.shape, sizes))
+                    self.env[owner] = current.with_(shape=new_shape)
         else:
             sizes = [self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None for e in elements]
             if owner is not None and owner in self.env:

@@ -16,7 +16,7 @@ the callers pass, so facts flow from callers to callees: a padded batch passed t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -107,8 +107,16 @@ def informative(value: Optional[Value]) -> bool:
 
 
 def merge_into_param(param: Value, argument: Value) -> Value:
-    """A parameter bound to what its callers pass; the name still tells what the value lacks."""
+    """A parameter bound to what its callers pass; the name still tells what the value lacks.
+
+    The callers' concrete sizes (a smoke test's `torch.randn(2, 8, 64)`) are one instance of what
+    the function is written for: they are dropped, so that the function's own names for its sizes
+    (`B, T, C = x.size()`) stay symbolic and facts about them stay general."""
+    shape = argument.shape
+    if shape is not None:
+        shape = tuple(replace(axis, size=None) if axis.size is not None and axis.size.is_const else axis for axis in shape)
     return argument.with_(
+        shape=shape,
         param=param.param,
         node=param.node,
         role=argument.role or param.role,
