@@ -444,7 +444,11 @@ class Evaluator:
                 self.facts.length_checked = True
         elif isinstance(small, cst.Return):
             if small.value is not None:
-                self.facts.returns.append(self.eval(small.value))
+                value = self.eval(small.value)
+                self.facts.returns.append(value)
+                for part in (value,) + value.elements:
+                    if part.softmax is not None:
+                        part.softmax.guard_uses.append(part.guarded)
 
     # ------------------------------------------------------------------ comments
     def shape_comment(self, comment: str) -> None:

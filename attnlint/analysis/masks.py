@@ -368,7 +368,6 @@ def store_into(ev, target: cst.Subscript, value) -> None:
     stored = ev.env.get(owner) if owner is not None else None
     if stored is not None and stored.softmax is not None:
         ev.env[owner] = stored.with_(guarded=True)  # `w[torch.isnan(w)] = 0`
-        stored.softmax.guarded = True
     if stored is not None and stored.mask is not None:
         # `key_padding_mask[:, 0] = False` makes some keys always visible (a row can no
         # longer be emptied for sure); `padding_mask[1] = True` only masks more.
@@ -483,7 +482,6 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
     fill = fill_kind(value_arg.value, ev.aliases) if value_arg is not None else None
     if receiver.softmax is not None:
         # Weights zeroed where masked, after the softmax: fully masked rows are handled.
-        receiver.softmax.guarded = True
         result = receiver.with_(node=node, guarded=True)
         if in_place:
             ev.update_in_place(receiver_node, result)
@@ -533,8 +531,7 @@ def _where(ev, call: Call):
     a, b = ev.eval(node.args[1].value), ev.eval(node.args[2].value)
     for weights in (a, b):
         if weights.softmax is not None:
-            weights.softmax.guarded = True  # where(all_masked, 0, weights)
-            return weights.with_(node=node, guarded=True)
+            return weights.with_(node=node, guarded=True)  # where(all_masked, 0, weights)
     if a.padded or b.padded:
         return losses.repadded(a if a.padded else b, None)  # rewritten somewhere
     for kept, other_node, keep_when_true in ((a, node.args[2].value, True), (b, node.args[1].value, False)):
@@ -568,4 +565,8 @@ def _where(ev, call: Call):
         return a.with_(node=node, fills=())
     if b.scores is not None and a.scores is None:
         return b.with_(node=node, fills=())
-    return Value(kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node)
+    from attnlint.analysis.shapes import broadcast
+
+    return Value(
+        kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node, shape=broadcast(a.shape, b.shape)
+    )

@@ -67,16 +67,17 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         tensor = left if flow.tensorish(left) or not flow.tensorish(right) else right
         if isinstance(op, cst.Divide) and tensor is right:
             return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
-        divisor = right if tensor is left else left
-        if isinstance(op, cst.Divide) and tensor.softmax is not None and not numberish(divisor):
-            tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again (not `w / 8`)
+        other = right if tensor is left else left
+        factor = ev.resolve(_factor_of(other, isinstance(op, cst.Divide)))
+        if tensor.softmax is not None and other.softmax is None:
+            if numberish(other):
+                # `softmax(s) / sqrt(d)`: a factor after the softmax (it leaves the softmax unscaled).
+                tensor.softmax.scaled_after.append((node, factor))
+            elif isinstance(op, cst.Divide) and tensor.softmax is not None:
+                tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
-        other = right if tensor is left else left
-        factor = ev.resolve(_factor_of(other, isinstance(op, cst.Divide)))
-        if tensor.softmax is not None and not tensor.softmax.renormalized and tensor.scores is None:
-            tensor.softmax.scaled_after.append((node, factor))
         result = scaled(tensor, factor, node).with_(node=node)
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
@@ -222,11 +223,15 @@ def matmul(
         site = ev._dot_t_by_node.get(id(operand_node))
         if site is not None:
             site.in_matmul = True
-    # Weights contracted with values tell the key axis: `w @ v` sums over w's last axis.
-    if left.softmax is not None:
+    # Weights contracted with values tell the key axis: `w @ v` sums over w's last axis. (A
+    # product with a learned matrix mixes heads or experts: not values.)
+    if left.softmax is not None and not right.is_parameter:
         left.softmax.contracted_axes.add(-1)
-    if right.softmax is not None:
+    if right.softmax is not None and not left.is_parameter:
         right.softmax.contracted_axes.add(-2)
+    for operand in (left, right):
+        if operand.softmax is not None:
+            operand.softmax.guard_uses.append(operand.guarded)
     if batched_3d:  # bmm/baddbmm take 3-D operands only
         left = left.with_(rank=3) if left.rank is None else left
         right = right.with_(rank=3) if right.rank is None else right
@@ -323,6 +328,9 @@ def score_facts(
     head_dim = query.size_of(feature_axis) if query.feature_last is not False else None
     if head_dim is None and key.feature_last is not False:
         head_dim = key.size_of(key_feature_axis)
+    if head_dim is None and query.feature_last is not False and query_node is not None:
+        # Unknown rank: the size `q.size(-1)` reads (`d_k = q.size(-1)` names it).
+        head_dim = ev.read_size(query, feature_axis, query_node if is_simple_node(query_node) else None)
     head_dim = ev.resolve(head_dim)
     return ScoreFacts(
         product=product,
@@ -337,6 +345,10 @@ def score_facts(
         size_atoms=tuple(sorted(_size_atoms(ev, query) | _size_atoms(ev, key), key=lambda a: a.key)),
         head_dim_names=ev.names_for(head_dim),
     )
+
+
+def is_simple_node(node) -> bool:
+    return _flow().is_simple(node)
 
 
 def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
@@ -419,6 +431,9 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
     for index, operand in enumerate(operands):
         if operand.softmax is None or index >= len(parsed.inputs):
             continue
+        operand.softmax.guard_uses.append(operand.guarded)
+        if any(other.is_parameter for i, other in enumerate(operands) if i != index):
+            continue  # `einsum("bhij,hg->bgij", attn, mix)`: talking heads, not values
         subs = parsed.inputs[index]
         contracted = [c for c in subs if c not in parsed.output]
         if len(contracted) == 1:

@@ -741,17 +741,17 @@ def _view_method(ev, call: Call):
         sizes = infer_view(receiver.dims(), sizes)
         input_dims = receiver.dims()
         if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
-            # Sizes the code showed equal (`C` of x going into `nn.Linear(n_embd, ...)`) compare equal.
-            input_dims = tuple(ev.resolve(d) for d in input_dims)
-            sizes = tuple(ev.resolve(d) for d in sizes)
-        if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
-            runs = regroupings(input_dims, sizes)
+            # Sizes the code showed equal (`C` of x going into `nn.Linear(n_embd, ...)`) compare
+            # equal; the result keeps the sizes as the code names them.
+            compared_in = tuple(ev.resolve(d) for d in input_dims)
+            compared_out = tuple(ev.resolve(d) for d in sizes)
+            runs = regroupings(compared_in, compared_out) if None not in compared_in + compared_out else None
             if runs is not None:
                 ev.facts.view_sites.append(
                     ViewSite(
                         call=node,
-                        input_dims=input_dims,
-                        target_dims=sizes,
+                        input_dims=compared_in,
+                        target_dims=compared_out,
                         regrouped=runs,
                         input_node=call.receiver_node,
                     )
@@ -931,6 +931,9 @@ def _constructor(ev, call: Call):
         positional = positional[-1:]
     if qualified == "torch.full":
         positional = positional[:1]
+    size_kw = [(a, v) for a, v in zip(node.args, values) if a.keyword is not None and a.keyword.value == "size"]
+    if not positional and size_kw:
+        positional = size_kw  # `torch.empty(size=(n, d))`
     sizes = size_args(ev, [a for a, _ in positional], [v for _, v in positional])
     if len(positional) == 1 and isinstance(positional[0][0].value, (cst.Tuple, cst.List)):
         rank = len(positional[0][0].value.elements)
@@ -944,6 +947,29 @@ def _constructor(ev, call: Call):
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
     return Value(
         kind="tensor", rank=rank, shape=shape, node=node, constructor=Constructor(qualified, dtype, size_texts)
+    )
+
+
+@handlers.function(
+    "torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like", "torch.rand_like", "torch.randn_like"
+)
+def _like(ev, call: Call):
+    """`torch.ones_like(e)`: a new tensor of e's shape."""
+    from attnlint.analysis.values import Constructor, Value
+
+    values = ev.args(call.node)
+    if not values:
+        return None
+    flow = _flow()
+    dtype_arg = flow._arg(call.node, 99, "dtype")
+    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else None
+    source = values[0]
+    return Value(
+        kind="tensor",
+        rank=source.rank,
+        shape=source.shape,
+        node=call.node,
+        constructor=Constructor(call.name, dtype, ()),
     )
 
 

@@ -130,6 +130,4 @@ def _nan_to_num_method(ev, call: Call):
 
 def guard(weights: Value, node) -> Value:
     """Weights whose fully masked rows are zeroed (NaN replaced)."""
-    if weights.softmax is not None:
-        weights.softmax.guarded = True
     return weights.with_(node=node, guarded=weights.softmax is not None or weights.guarded)

@@ -213,9 +213,9 @@ class SoftmaxSite:
     function: Optional[str] = None
     # The weights were divided again (Sinkhorn-style alternating normalisation): not plain attention.
     renormalized: bool = False
-    # Fully masked rows are zeroed after the softmax (where / masked_fill / nan_to_num), on
-    # every path from this call to the use of the weights (see `Value.guarded`).
-    guarded: bool = False
+    # For each use of the weights (a product with the values, a return, a call): whether the
+    # value that reaches it has its fully masked rows zeroed (where / masked_fill / nan_to_num).
+    guard_uses: List[bool] = field(default_factory=list)
     # Factors multiplied into the weights after the softmax (`softmax(s) / sqrt(d)`): the
     # expression and its symbolic value (None when unknown).
     scaled_after: List[Tuple[cst.CSTNode, Optional[Sym]]] = field(default_factory=list)
@@ -230,6 +230,12 @@ class SoftmaxSite:
     @property
     def rank(self) -> Optional[int]:
         return self.input.rank
+
+    @property
+    def guarded(self) -> bool:
+        """Every use of the weights sees them guarded (a guard on one branch, or one whose result
+        is thrown away, does not count)."""
+        return bool(self.guard_uses) and all(self.guard_uses)
 
     def key_axis(self) -> Optional[int]:
         """The axis that holds the keys, as a negative index, or None when the code does not show it.
@@ -268,7 +274,20 @@ class SoftmaxSite:
         """Attention weights made without a Q·Kᵀ product (additive or graph attention) whose key
         axis the code shows: contracted with the values, or the one sequence axis next to the
         batch."""
-        return self.input.scores is None and not self.renormalized and self.key_axis() is not None
+        if self.input.scores is not None or self.renormalized:
+            return False
+        key = self.key_axis()
+        if key is None:
+            return False
+        if not self.contracted_axes:
+            return True  # by roles: the sequence axis of a (sequence, batch) tensor
+        # By use: a softmax contracted over another axis than its own is also how a mixture of
+        # softmaxes is written; attention weights over a square (node x node) matrix are not.
+        axes = self.normalized_axes()
+        if not axes or len(axes) != 1:
+            return False
+        size = self.input.size_of(next(iter(axes)))
+        return size is not None and size.int_value != 1 and size == self.input.size_of(key)
 
     def normalized_axes(self) -> Optional[Set[int]]:
         """The axis softmax normalises over, as negative indices for each rank the scores may have.

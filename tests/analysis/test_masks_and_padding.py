@@ -1,0 +1,163 @@
+"""Mask conventions and pad values, from every idiom that builds them."""
+
+from __future__ import annotations
+
+from attnlint.analysis.values import ATTEND, MASKED
+
+from helpers import analyse, env, function
+
+
+def test_triangular_masks_and_comparisons():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(T, lengths):
+            future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+            keep = torch.tril(torch.ones(T, T)).bool()
+            valid = torch.arange(T)[None, :] < lengths[:, None]
+            padding = ~valid
+            return future, keep, valid, padding
+        """
+    )
+    assert env(analysis, "f", "future").mask.convention == MASKED
+    assert env(analysis, "f", "keep").mask.convention == ATTEND
+    assert env(analysis, "f", "valid").mask.convention == ATTEND
+    assert env(analysis, "f", "padding").mask.convention == MASKED
+
+
+def test_or_with_a_causal_mask_tells_an_unnamed_mask_its_convention():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(scores, pad_mask, T):
+            causal = torch.ones(T, T, dtype=torch.bool).triu(1)
+            blocked = causal[None, None] | pad_mask[:, None, None, :]
+            return blocked
+        """
+    )
+    blocked = env(analysis, "f", "blocked").mask
+    assert blocked.convention == MASKED
+    assert blocked.can_mask_whole_row
+
+
+def test_pad_values_from_pad_sequence_and_list_padding():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        PAD = 3
+
+        def collate(batch):
+            return pad_sequence(batch, batch_first=True, padding_value=PAD)
+
+        def pad_rows(seqs, n):
+            return torch.tensor([s + [PAD] * (n - len(s)) for s in seqs])
+
+        def pad_loop(seqs, n):
+            rows = []
+            for s in seqs:
+                rows.append(s + [0] * (n - len(s)))
+            return torch.tensor(rows)
+        """
+    )
+    assert function(analysis, "collate").returns[0].padding.value == 3
+    assert function(analysis, "pad_rows").returns[0].padding.value == 3
+    assert function(analysis, "pad_loop").returns[0].padding.value == 0
+
+
+def test_pad_value_from_a_dataclass_config_and_a_tokenizer_attribute():
+    analysis, _ = analyse(
+        """
+        import torch
+        from dataclasses import dataclass
+
+        @dataclass
+        class Config:
+            pad_token_id: int = 5
+
+        class Tokenizer:
+            def __init__(self):
+                self.pad_id = 7
+
+            def encode(self, rows, n):
+                return torch.tensor([r + [self.pad_id] * (n - len(r)) for r in rows])
+
+        def pad(rows, n, config: Config):
+            return torch.tensor([r + [config.pad_token_id] * (n - len(r)) for r in rows])
+        """
+    )
+    assert function(analysis, "pad").returns[0].padding.value == 5
+    assert function(analysis, "encode").returns[0].padding.value == 7
+
+
+def test_hf_label_masking_rewrites_the_pad_value():
+    analysis, _ = analyse(
+        """
+        from torch.nn.utils.rnn import pad_sequence
+
+        def labels_of(batch, pad_id):
+            labels = pad_sequence(batch, batch_first=True, padding_value=0)
+            labels[labels == 0] = -100
+            return labels
+        """
+    )
+    assert env(analysis, "labels_of", "labels").padding.value == -100
+
+
+def test_padded_batch_reaches_a_loss_in_another_function():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def loss_of(logits, targets):
+            return F.cross_entropy(logits, targets)
+
+        def step(model, batch):
+            targets = pad_sequence(batch, batch_first=True, padding_value=1)
+            return loss_of(model(targets), targets)
+        """
+    )
+    (site,) = function(analysis, "loss_of").loss_sites
+    assert site.targets.padding.value == 1
+    assert site.ignore_index == -100
+
+
+def test_padded_batch_from_a_data_loader_reaches_the_module_forward():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+        from torch.utils.data import DataLoader
+
+        def collate(batch):
+            return pad_sequence(batch, batch_first=True)
+
+        class Encoder(nn.Module):
+            def forward(self, tokens):
+                return tokens
+
+        def train(model, loader):
+            for tokens in loader:
+                model(tokens)
+
+        if __name__ == "__main__":
+            train(Encoder(), DataLoader([], collate_fn=collate))
+        """
+    )
+    assert function(analysis, "forward", "Encoder").params["tokens"].padded
+
+
+def test_a_parameter_with_no_informative_callers_keeps_what_its_name_says():
+    analysis, _ = analyse(
+        """
+        def f(attention_mask):
+            return attention_mask
+
+        f(get_mask())
+        """
+    )
+    assert function(analysis, "f").params["attention_mask"].mask.convention == ATTEND

@@ -1,0 +1,119 @@
+"""Scale facts: what a scale expression evaluates to, symbolically, against the head dimension."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlint.analysis.scores import ScaleKind
+
+from helpers import analyse, only_softmax
+
+MODULE = """
+import math
+import torch
+import torch.nn as nn
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = dim // heads
+        self.scale = {init_scale}
+        self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        s = {scores}
+        return s.softmax(-1) @ v
+"""
+
+
+def verdict(scores, init_scale="None"):
+    analysis, _ = analyse(MODULE.format(scores=scores, init_scale=init_scale))
+    return only_softmax(analysis).input.scores.scale_verdict()
+
+
+@pytest.mark.parametrize(
+    "scores,init_scale",
+    [
+        ("(q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)", "None"),
+        ("(q @ k.transpose(-2, -1)) * self.scale", "self.head_dim ** -0.5"),
+        ("(q @ k.transpose(-2, -1)) * self.scale", "1 / math.sqrt(dim // heads)"),
+        ("(q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5", "None"),
+        ("(q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5", "None"),
+        ("(q * q.size(-1) ** -0.25) @ (k * k.size(-1) ** -0.25).transpose(-2, -1)", "None"),
+    ],
+)
+def test_one_over_root_head_dim_in_every_spelling(scores, init_scale):
+    assert verdict(scores, init_scale).kind == ScaleKind.CORRECT
+
+
+def test_model_width_instead_of_head_dim():
+    result = verdict("(q @ k.transpose(-2, -1)) / math.sqrt(C)")
+    assert result.kind == ScaleKind.WRONG_DIMENSION
+    assert result.model_width
+    assert result.used.text() == "dim"
+    assert result.head_dim.text() == "dim / heads"
+
+
+def test_root_multiplied_instead_of_divided():
+    assert verdict("(q @ k.transpose(-2, -1)) * math.sqrt(self.head_dim)").kind == ScaleKind.ROOT_MULTIPLIED
+
+
+def test_no_root():
+    assert verdict("(q @ k.transpose(-2, -1)) / self.head_dim").kind == ScaleKind.NO_ROOT
+
+
+def test_sequence_length_is_a_wrong_dimension_but_not_the_model_width():
+    result = verdict("(q @ k.transpose(-2, -1)) / math.sqrt(T)")
+    assert result.kind == ScaleKind.WRONG_DIMENSION
+    assert not result.model_width
+
+
+def test_missing():
+    assert verdict("q @ k.transpose(-2, -1)").kind == ScaleKind.MISSING
+
+
+@pytest.mark.parametrize(
+    "scores,init_scale",
+    [
+        ("(q @ k.transpose(-2, -1)) * self.scale", "nn.Parameter(torch.ones(1))"),  # learned
+        ("(q @ k.transpose(-2, -1)) / self.temperature", "None"),  # configured elsewhere
+        ("(q @ k.transpose(-2, -1)) * 0.125", "None"),  # a constant: the head dim is not one
+    ],
+)
+def test_what_cannot_be_evaluated_is_unknown(scores, init_scale):
+    assert verdict(scores, init_scale).kind == ScaleKind.UNKNOWN
+
+
+def test_scale_applied_after_the_softmax_is_recorded_on_the_softmax():
+    analysis, _ = analyse(
+        """
+        import math
+        import torch
+
+        def attend(q, k, v):
+            w = torch.softmax(q @ k.transpose(-2, -1), dim=-1) / math.sqrt(q.size(-1))
+            return w @ v
+        """
+    )
+    site = only_softmax(analysis)
+    assert site.input.scores.scale_verdict().kind == ScaleKind.MISSING
+    ((node, factor),) = site.scaled_after
+    assert factor.text() == "1 / q.shape[-1] ** 0.5"
+
+
+def test_head_dim_names_in_scope_for_a_fix():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def attention(query, key):
+            d_k = query.size(-1)
+            return torch.softmax(torch.matmul(query, key.transpose(-2, -1)), dim=-1)
+        """
+    )
+    assert only_softmax(analysis).input.scores.head_dim_names == ("d_k",)

@@ -1,0 +1,148 @@
+"""Symbolic shapes: sizes named by the code, through views, transposes, splits, einsum and einops."""
+
+from __future__ import annotations
+
+from attnlint.analysis.values import BATCH, FEATURE, HEADS, KEYS, QUERIES
+
+from helpers import analyse, dims_text, env, only_softmax
+
+NANOGPT = """
+import math
+import torch
+import torch.nn as nn
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        return att.softmax(dim=-1)
+"""
+
+
+def test_sizes_from_unpacking_flow_through_split_view_and_transpose():
+    analysis, _ = analyse(NANOGPT)
+    q = env(analysis, "forward", "q")
+    # The sizes are those the code names; `C` is known to be the Linear's `n_embd` (see below).
+    assert dims_text(q) == ("B", "n_head", "T", "C / n_head")
+    assert q.rank == 4
+
+
+def test_score_axes_and_head_dim():
+    analysis, _ = analyse(NANOGPT)
+    site = only_softmax(analysis)
+    assert site.axis_names() == ("batch", "heads", "queries", "keys")
+    assert site.input.scores.head_dim.text() == "n_embd / n_head"
+    assert site.key_axis() == -1
+
+
+def test_view_with_minus_one_is_inferred_from_the_input_sizes():
+    analysis, _ = analyse(
+        """
+        def f(x, heads):
+            b, n, d = x.shape
+            return x.reshape(b, n, heads, -1)
+        """
+    )
+    (view,) = analysis.view_sites
+    assert [d.text() for d in view.target_dims] == ["b", "n", "heads", "d / heads"]
+    assert not view.transposes_by_view
+
+
+def test_einsum_letters_name_the_axes():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k):
+            s = torch.einsum("bqhd,bkhd->bqhk", q, k)
+            return s.softmax(dim=1)
+        """
+    )
+    site = only_softmax(analysis)
+    # Axis 1 holds the queries here, not the heads.
+    assert site.axis_names() == ("batch", "queries", "heads", "keys")
+    assert site.key_axis() == -1
+    roles = site.input.axis_roles()
+    assert roles[1] == QUERIES and roles[3] == KEYS and roles[2] == HEADS and roles[0] == BATCH
+
+
+def test_einops_rearrange_and_space_separated_einsum():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange, einsum
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64):
+                super().__init__()
+                self.heads = heads
+                self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                sim = einsum(q, k, "b h i d, b h j d -> b h i j")
+                return sim.softmax(dim=-1)
+        """
+    )
+    q = env(analysis, "forward", "q")
+    assert dims_text(q) == ("b", "heads", "n", "dim_head")
+    site = only_softmax(analysis)
+    assert site.input.scores.head_dim.text() == "dim_head"
+    assert site.axis_names() == ("batch", "heads", "queries", "keys")
+
+
+def test_chunk_and_unbind_of_a_fused_projection():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = dim // num_heads
+                self.qkv = nn.Linear(dim, dim * 3)
+
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                return q
+        """
+    )
+    q = env(analysis, "forward", "q")
+    assert dims_text(q) == ("B", "num_heads", "N", "dim / num_heads")
+
+
+def test_shape_comments_name_sizes_and_roles():
+    analysis, _ = analyse(
+        """
+        def f(encoder_outputs):
+            # encoder_outputs = [src len, batch size, hid dim]
+            return encoder_outputs
+        """
+    )
+    value = env(analysis, "f", "encoder_outputs")
+    assert dims_text(value) == ("src_len", "batch_size", "hid_dim")
+    assert value.axis_roles() == ("tokens", BATCH, FEATURE)
+
+
+def test_unknown_shape_stays_unknown():
+    analysis, _ = analyse(
+        """
+        def f(x, shape):
+            return x.view(shape)
+        """
+    )
+    assert analysis.view_sites == []
