@@ -114,6 +114,8 @@ def _is_module_class(analysis: "ModuleAnalysis", name: str, seen: Set[str]) -> b
         return False
     seen.add(name)
     for base in facts.bases:
+        if not isinstance(base, str):
+            continue  # `Generic[T]`-style bases
         if base.endswith("Module") or base.endswith("PreTrainedModel"):
             return True
         if base in analysis.classes and _is_module_class(analysis, base, seen):

@@ -29,13 +29,17 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
     facts: Optional[MaskFacts] = value.mask
     if facts is None or facts.scaled:  # `mask * -1e9`: a bias
         return None
+    param = facts.param or value.param
+    if param is not None:
+        # A parameter: what its callers built (a triangle of ones, or of `finfo.min`) is not
+        # this function's business; only broadcasting the raw mask here shows it is 0/1.
+        if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
+            return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
+        return None
     if facts.origin not in (None, "argument"):
         if facts.dtype == "bool" or facts.convention is not None:
             return f"a {facts.dtype or '0/1'} mask built from {facts.origin}"
         return None
-    if facts.origin == "argument" and facts.param and facts.convention is not None:
-        if function_node is not None and broadcast_here(facts.param, function_node):
-            return f"the 0/1 `{facts.param}` (broadcast here, so not yet a bias)"
     return None
 
 

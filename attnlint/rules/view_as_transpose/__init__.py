@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from itertools import combinations
-from typing import List, Optional, Sequence
+from typing import Optional
 
 import libcst as cst
 
-from attnlint.analysis.symbolic import product
+from attnlint.analysis import view_order
 from attnlint.diagnostics import Applicability
 from attnlint.edits import NodeFix, Replacement
 from attnlint.rules.base import FixAvailability, Rule, RuleContext
@@ -55,6 +54,11 @@ class ViewAsTranspose(Rule):
             for view in function.view_sites:
                 if not view.transposes_by_view:
                     continue
+                order = view_order.view_order(view.input_dims, view.target_dims)
+                if order is None or not order.moves_data:
+                    continue  # a split or merge in memory order, or sizes we cannot factor
+                if view_order.input_is_parameter(ctx.analysis, function, view):
+                    continue
                 before = ", ".join(d.text() for d in view.input_dims)
                 after = ", ".join(d.text() for d in view.target_dims)
                 method = view.call.func.attr.value if isinstance(view.call.func, cst.Attribute) else "reshape"
@@ -62,16 +66,17 @@ class ViewAsTranspose(Rule):
                     view.call,
                     f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
                     "are not in memory order, so positions mix with features; transpose (or permute) instead",
-                    fix=_fix(ctx, view),
+                    fix=_fix(ctx, view, order),
                 )
 
     VALID = VALID
     INVALID = INVALID
 
 
-def _fix(ctx: RuleContext, view) -> Optional[NodeFix]:
+def _fix(ctx: RuleContext, view, order) -> Optional[NodeFix]:
+    """The transpose, the split then the transpose, or the permutation then the merge."""
     call = view.call
-    if view.input_node is None or not isinstance(call.func, cst.Attribute):
+    if view.input_node is None or not isinstance(call.func, cst.Attribute) or (order.split and order.merged):
         return None
     args = [a for a in call.args if a.keyword is None and not a.star]
     if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
@@ -80,77 +85,28 @@ def _fix(ctx: RuleContext, view) -> Optional[NodeFix]:
         sizes = [a.value for a in args]
     if len(sizes) != len(view.target_dims) or any(_is_minus_one(s) for s in sizes):
         return None
-    source, target = list(view.input_dims), list(view.target_dims)
-    # Atoms: the input's axes, split into target axes where an input axis is a product of them.
-    atoms: List = []
-    atom_code: List[Optional[str]] = []
-    split = False
-    for dim in source:
-        if dim in target:
-            atoms.append(dim)
-            atom_code.append(ctx.code(sizes[target.index(dim)]))
-            continue
-        parts = _factorisation(dim, [t for t in target if t not in source])
-        if parts is None:  # merged into a target axis, or nothing we can follow
-            atoms.append(dim)
-            atom_code.append(None)
-            continue
-        split = True
-        atoms += parts
-        atom_code += [ctx.code(sizes[target.index(p)]) for p in parts]
-    # Each target axis is an atom, or a product of atoms (a merge).
-    groups: List[List[int]] = []
-    used: set = set()
-    merged = False
-    for dim in target:
-        free = [i for i, a in enumerate(atoms) if i not in used]
-        match = next((i for i in free if atoms[i] == dim), None)
-        if match is not None:
-            groups.append([match])
-            used.add(match)
-            continue
-        parts = _factorisation(dim, [atoms[i] for i in free])
-        if parts is None:
-            return None
-        indices = []
-        for part in parts:
-            index = next(i for i in free if atoms[i] == part and i not in indices)
-            indices.append(index)
-        groups.append(sorted(indices))
-        used.update(indices)
-        merged = True
-    if split and merged or len(used) != len(atoms):
-        return None
-    order = [i for group in groups for i in group]
     receiver = ctx.code(view.input_node)
     if not isinstance(view.input_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
         receiver = f"({receiver})"
-    if split:
-        receiver += f".view({', '.join(c for c in atom_code)})"
-    swapped = [i for i, j in enumerate(order) if i != j]
+    if order.split:
+        # Every atom is a target axis here (nothing is merged): its size as the code writes it.
+        code_of = {group[0]: ctx.code(size) for group, size in zip(order.groups, sizes)}
+        receiver += f".view({', '.join(code_of[i] for i in range(len(order.atoms)))})"
+    permutation = order.order
+    swapped = [i for i, j in enumerate(permutation) if i != j]
     if len(swapped) == 2:
         receiver += f".transpose({swapped[0]}, {swapped[1]})"
     else:
-        receiver += f".permute({', '.join(str(i) for i in order)})"
-    if merged:
+        receiver += f".permute({', '.join(str(i) for i in permutation)})"
+    if order.merged:
         receiver += f".reshape({', '.join(ctx.code(s) for s in sizes)})"
     else:
         receiver += ".contiguous()"
     return NodeFix(
-        "Move the data with a transpose instead of rereading it", Applicability.SAFE,
+        "Move the data with a transpose instead of rereading it",
+        Applicability.SAFE,
         (Replacement(call, cst.parse_expression(receiver)),),
     )
-
-
-def _factorisation(dim, candidates: Sequence) -> Optional[list]:
-    """The candidates (in their order) whose product is `dim`: two or three of them."""
-    n = len(candidates)
-    for size in (2, 3):
-        for picks in combinations(range(n), size):
-            chosen = [candidates[i] for i in picks]
-            if product(chosen) == dim:
-                return chosen
-    return None
 
 
 def _is_minus_one(node: cst.BaseExpression) -> bool:

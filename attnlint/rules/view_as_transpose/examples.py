@@ -124,6 +124,37 @@ VALID = [
             return x.reshape(B, -1)
         """
     ),
+    # Channels split into groups in memory order (group norm, selective kernels).
+    Valid(
+        """
+        def group_stats(x, groups):
+            B, C, H, W = x.shape
+            return x.reshape(B, groups, C // groups, H, W).var(dim=(2, 3, 4))
+        """
+    ),
+    # A learned bias stored (head_dim, heads) and read as (heads, head_dim): its layout is learned.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class RelPosAttention(nn.Module):
+            def __init__(self, embed_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = embed_dim // num_heads
+                self.pos_bias_u = nn.Parameter(torch.empty(self.head_dim, self.num_heads))
+            def forward(self, query):
+                return query + self.pos_bias_u.view(1, 1, self.num_heads, self.head_dim)
+        """
+    ),
+    # A token axis split into windows in place (Hiera's query pooling).
+    Valid(
+        """
+        def pool(q, stride):
+            B, heads, N, d = q.shape
+            return q.view(B, heads, stride, N // stride, d).max(dim=2).values
+        """
+    ),
 ]
 
 INVALID = [
