@@ -53,7 +53,9 @@ def _collapse_blank_lines(text: str) -> str:
 def _table(rules: Sequence, link_prefix: str, last_column: str) -> str:
     rows = [f"| Code | Name | Fix | {last_column} |", "| --- | --- | --- | --- |"]
     for rule in rules:
-        rows.append(f"| {rule.code} | [{rule.name}]({link_prefix}{rule.name}.md) | {rule.fix_label()} | {rule.summary} |")
+        rows.append(
+            f"| {rule.code} | [{rule.name}]({link_prefix}{rule.name}.md) | {rule.fix_label()} | {rule.summary} |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -101,9 +101,7 @@ def constant_value(
                 return FillConstant(sign * -FLOAT32_MIN, node, "float32-finfo")
         return None
     if isinstance(node, cst.Name):
-        assigned = _single_assignment(node.value, function_node) or _single_assignment(
-            node.value, _top_level(module)
-        )
+        assigned = _single_assignment(node.value, function_node) or _single_assignment(node.value, _top_level(module))
         if assigned is not None:
             found = constant_value(assigned, aliases, function_node, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)

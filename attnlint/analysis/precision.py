@@ -72,7 +72,9 @@ def function_evidence(function_node: Optional[cst.CSTNode], aliases: Dict[str, s
             return PrecisionEvidence(
                 frozenset(HALF_DTYPES), f"`{function_node.name.value}` casts to its input's dtype (`.{code}(...)`)"
             )
-        if any(a.keyword is not None and a.keyword.value == "dtype" and _is_dtype_of_tensor(a.value) for a in node.args):
+        if any(
+            a.keyword is not None and a.keyword.value == "dtype" and _is_dtype_of_tensor(a.value) for a in node.args
+        ):
             return PrecisionEvidence(
                 frozenset(HALF_DTYPES), f"`{function_node.name.value}` builds tensors in its input's dtype"
             )
@@ -81,8 +83,10 @@ def function_evidence(function_node: Optional[cst.CSTNode], aliases: Dict[str, s
 
 def _is_dtype_of_tensor(node: cst.BaseExpression) -> bool:
     """`q.dtype`, `self.q_proj.weight.dtype`, `hidden_states.dtype` (not `torch.float32`)."""
-    return isinstance(node, cst.Attribute) and node.attr.value == "dtype" and not (
-        isinstance(node.value, cst.Name) and node.value.value == "torch"
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "dtype"
+        and not (isinstance(node.value, cst.Name) and node.value.value == "torch")
     )
 
 

@@ -31,10 +31,7 @@ def fold_lower_right_causal(
     with it; a float (additive) mask gets -inf above it; when the dtype is unknown, both.
     """
     n_q, n_k = f"{query_code}.size(-2)", f"{key_code}.size(-2)"
-    causal = (
-        f"{torch_name}.ones({n_q}, {n_k}, dtype={torch_name}.bool, device={query_code}.device)"
-        f".tril({n_k} - {n_q})"
-    )
+    causal = f"{torch_name}.ones({n_q}, {n_k}, dtype={torch_name}.bool, device={query_code}.device).tril({n_k} - {n_q})"
     as_bool = f"({mask_code} & {causal})"
     as_float = f'{mask_code}.masked_fill(~{causal}, float("-inf"))'
     if mask_dtype == "bool":

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, 
 import libcst as cst
 
 from attnlint.diagnostics import DOCS_URL, Applicability
+
 # Re-exported: the engine and older plugins import the fix types from here.
 from attnlint.edits import NodeFix, Replacement  # noqa: F401
 

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from attnlint.rules import registry  # noqa: E402
-from attnlint.verify import verify_fix  # noqa: E402
+from attnlint.rules import registry
+from attnlint.verify import verify_fix
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

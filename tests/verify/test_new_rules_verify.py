@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from attnlint.config import Settings  # noqa: E402
-from attnlint.engine import fix_source  # noqa: E402
-from attnlint.verify import verify  # noqa: E402
+from attnlint.config import Settings
+from attnlint.engine import fix_source
+from attnlint.verify import verify
 
 CPU32 = {"devices": ("cpu",), "dtypes": {"cpu": ["float32"]}}
 
@@ -122,10 +122,31 @@ class SelfAttention(nn.Module):
 CASES = [
     # code, source, entry, params, (wrong-fix old, new)
     ("ATN104", MHA_WIDTH_SCALE, "MultiHeadAttention", {}, ("/ math.sqrt(self.d_model)", "* math.sqrt(self.head_dim)")),
-    ("ATN106", HEADS_BY_VIEW, "CausalSelfAttention", {}, (".view(B, self.n_head, T, hs)", ".reshape(B, self.n_head, T, hs)")),
+    (
+        "ATN106",
+        HEADS_BY_VIEW,
+        "CausalSelfAttention",
+        {},
+        (".view(B, self.n_head, T, hs)", ".reshape(B, self.n_head, T, hs)"),
+    ),
     ("ATN206", HALF_FILL, "attention", {"mask_format": "keep"}, ("-1e9)", "0.0)")),
-    ("ATN207", CAUSAL_AND_MASK, "decode_step", {}, ("attn_mask=attn_mask, is_causal=True", "attn_mask=attn_mask & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril(), is_causal=False")),
-    ("ATN208", KEEP_ADDED, "attention", {}, ("scores = scores + mask", "scores = scores.masked_fill(mask == 0, -1e-3)")),
+    (
+        "ATN207",
+        CAUSAL_AND_MASK,
+        "decode_step",
+        {},
+        (
+            "attn_mask=attn_mask, is_causal=True",
+            "attn_mask=attn_mask & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril(), is_causal=False",
+        ),
+    ),
+    (
+        "ATN208",
+        KEEP_ADDED,
+        "attention",
+        {},
+        ("scores = scores + mask", "scores = scores.masked_fill(mask == 0, -1e-3)"),
+    ),
     ("ATN209", DROPOUT_ON, "SelfAttention", {}, ("F.dropout(w, self.p)", "F.dropout(w, self.p, training=False)")),
 ]
 

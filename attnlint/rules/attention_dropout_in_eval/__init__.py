@@ -72,7 +72,11 @@ class AttentionDropoutInEval(Rule):
                 if call.api != "sdpa":
                     continue
                 rate = dropout.sdpa_dropout(call.call)
-                if rate is None or _from_parameter(rate, function) or dropout.depends_on_mode(function, call.call, rate):
+                if (
+                    rate is None
+                    or _from_parameter(rate, function)
+                    or dropout.depends_on_mode(function, call.call, rate)
+                ):
                     continue
                 rate_code = ctx.code(rate)
                 fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")

@@ -39,7 +39,19 @@ def _verify_on(trial) -> None:
             mask = w.key_mask() & mask
         ref, out_plain = fn.reference(w, mask), fn.plain(w, mask)
         if label == "kv_cache":
-            fn.differs(trial, "original_wrong_with_kv_cache", fn.run(trial.original, w, params), ref, out_plain,
-                       "3 queries after 4 cached keys")
-        fn.compare(trial, f"fixed_matches_reference_{label}", fn.run(trial.fixed, w, params), ref, out_plain,
-                   f"{n_q} queries, {n_k} keys, lower-right causal")
+            fn.differs(
+                trial,
+                "original_wrong_with_kv_cache",
+                fn.run(trial.original, w, params),
+                ref,
+                out_plain,
+                "3 queries after 4 cached keys",
+            )
+        fn.compare(
+            trial,
+            f"fixed_matches_reference_{label}",
+            fn.run(trial.fixed, w, params),
+            ref,
+            out_plain,
+            f"{n_q} queries, {n_k} keys, lower-right causal",
+        )

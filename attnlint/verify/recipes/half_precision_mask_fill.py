@@ -49,4 +49,6 @@ def _verify_on(trial) -> None:
     ref, out_plain = fn.reference(half, mask), fn.plain(half, mask)
     original, fixed = _in(trial.original, torch.float16), _in(trial.fixed, torch.float16)
     fn.differs(trial, "original_fails_in_float16", fn.run(original, half, params), ref, out_plain, "float16 scores")
-    fn.compare(trial, "fixed_matches_reference_in_float16", fn.run(fixed, half, params), ref, out_plain, "float16 scores")
+    fn.compare(
+        trial, "fixed_matches_reference_in_float16", fn.run(fixed, half, params), ref, out_plain, "float16 scores"
+    )
