@@ -64,8 +64,10 @@ class MaskAddedAsBias(Rule):
         aliases = ctx.analysis.aliases
         torch_name = next((local for local, full in aliases.items() if full == "torch"), None)
         for function in ctx.analysis.functions:
+            # Only fills that reach a softmax mask anything (linear attention fills with 0 on purpose).
+            reaching = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.fills}
             for site in function.fill_sites:
-                if not site.on_scores:
+                if not site.on_scores or id(site) not in reaching:
                     continue
                 if site.additive and site.fill is None:
                     self._added(ctx, function, site, torch_name)

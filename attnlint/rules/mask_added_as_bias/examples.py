@@ -172,6 +172,16 @@ VALID = [
             return s.softmax(-1) @ v
         """
     ),
+    # Linear (chunked delta-rule) attention: no softmax follows, a zero fill is the mask.
+    Valid(
+        """
+        import torch
+        def chunk(q, k, v, decay, n):
+            mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=q.device), diagonal=1)
+            attn = (q @ k.transpose(-1, -2) * decay).masked_fill_(mask, 0)
+            return attn @ v
+        """
+    ),
 ]
 
 INVALID = [
