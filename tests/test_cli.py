@@ -504,7 +504,9 @@ def test_rule_page(capsys):
         assert f"## {section}" in headings
     order = [headings.index(f"## {s}") for s in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")]
     assert order == sorted(order)
-    assert "attn_scores = queries @ keys.transpose(-2, -1)" in out
+    # The page's example is ATN103's flagged invalid example, and its fix.
+    example = registry.lookup("ATN103").page_example()
+    assert example.source.rstrip() in out and example.fixed_source.rstrip() in out
 
 
 def test_rule_by_name(capsys):

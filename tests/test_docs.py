@@ -41,6 +41,7 @@ def test_docstring_has_no_hand_written_examples(rule):
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_page_example_is_a_finding_and_use_instead_is_its_fix(rule):
     example = rule.page_example()
+    assert example is not None, f"{rule.code} flags no INVALID example with page=True"
     settings = Settings(select=[rule.code])
     found = [d for d in check_source(example.source, "example.py", settings).diagnostics if d.code == rule.code]
     assert found, f"{rule.code}'s page shows an example it does not report"

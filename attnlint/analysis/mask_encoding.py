@@ -36,7 +36,7 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
         if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
             return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
         return None
-    if facts.origin not in (None, "argument"):
+    if facts.origin not in (None, "argument", "name"):  # a name is a role's fallback, not data flow
         if facts.dtype == "bool" or facts.convention is not None:
             return f"a {facts.dtype or '0/1'} mask built from {facts.origin}"
         return None

@@ -99,3 +99,67 @@ def _factorisation(dim: Sym, candidates: Sequence[Sym]) -> Optional[List[Sym]]:
             if product(chosen) == dim:
                 return chosen
     return None
+
+
+def call_in_tree(function_node: Optional[cst.CSTNode], view: "ViewSite") -> Optional[cst.Call]:
+    """The call as written: `torch.reshape(x, shape)` is recorded in method form (`x.reshape(...)`,
+    a node not in the tree); this finds the call whose first argument is the view's input."""
+    if function_node is None:
+        return None
+    for node in _walk(function_node):
+        if node is view.call:
+            return view.call
+    for node in _walk(function_node):
+        if isinstance(node, cst.Call) and node.args and node.args[0].value is view.input_node:
+            return node
+    return None
+
+
+def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
+    """The view's result is viewed or reshaped again in the same function (`x = x.reshape(b, h, r, q)`,
+    `x = x[:, :, 1:]`, `x.reshape(b, h, q, r)`: Transformer-XL's relative shift). Such code does index
+    arithmetic on memory on purpose; it does not use the result as a transposed operand."""
+    if function_node is None:
+        return False
+    name = None
+    statements = list(_statements(function_node))
+    for index, stmt in enumerate(statements):
+        if isinstance(stmt, cst.Assign) and any(n is call for n in _walk(stmt.value)):
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+                name = stmt.targets[0].target.value
+                later = statements[index + 1 :]
+                break
+    if name is None:
+        return False
+    for stmt in later:
+        for node in _walk(stmt):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            method = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if method not in ("view", "reshape"):
+                continue
+            operands = [func.value] if isinstance(func, cst.Attribute) else []
+            operands += [a.value for a in node.args[:1]]
+            if any(_names(o, name) for o in operands):
+                return True
+    return False
+
+
+def _names(node: cst.CSTNode, name: str) -> bool:
+    """`name`, or a subscript of it (`name[:, :, 1:]`)."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _statements(node: cst.CSTNode):
+    for child in _walk(node):
+        if isinstance(child, (cst.Assign, cst.Expr, cst.Return, cst.AugAssign, cst.AnnAssign)):
+            yield child
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -59,14 +59,17 @@ class ViewAsTranspose(Rule):
                     continue  # a split or merge in memory order, or sizes we cannot factor
                 if view_order.input_is_parameter(ctx.analysis, function, view):
                     continue
+                call = view_order.call_in_tree(function.node, view)
+                if call is None or view_order.reread_later(function.node, call):
+                    continue  # not found as written, or index arithmetic on memory (a relative shift)
                 before = ", ".join(d.text() for d in view.input_dims)
                 after = ", ".join(d.text() for d in view.target_dims)
                 method = view.call.func.attr.value if isinstance(view.call.func, cst.Attribute) else "reshape"
                 ctx.report(
-                    view.call,
+                    call,
                     f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
                     "are not in memory order, so positions mix with features; transpose (or permute) instead",
-                    fix=_fix(ctx, view, order),
+                    fix=_fix(ctx, view, order) if call is view.call else None,
                 )
 
     VALID = VALID

@@ -155,6 +155,17 @@ VALID = [
             return q.view(B, heads, stride, N // stride, d).max(dim=2).values
         """
     ),
+    # Transformer-XL's relative shift: memory reread on purpose, then read back.
+    Valid(
+        """
+        import torch
+        def relative_shift(positional_attn, shift):
+            batch_size, n_head, seq_len, max_rel_len = positional_attn.shape
+            positional_attn = torch.reshape(positional_attn, [batch_size, n_head, max_rel_len, seq_len])
+            positional_attn = positional_attn[:, :, shift:, :]
+            return torch.reshape(positional_attn, [batch_size, n_head, seq_len, max_rel_len - shift])
+        """
+    ),
 ]
 
 INVALID = [
@@ -185,6 +196,16 @@ INVALID = [
             B, C, H, W = x.shape
             return x.permute(0, 2, 3, 1).reshape(B, H * W, C)
         """,
+    ),
+    # torch.reshape's function form: reported, no fix.
+    Invalid(
+        """
+        import torch
+        def channels_last(x):
+            B, C, L = x.shape
+            return torch.reshape(x, (B, L, C))
+        """,
+        fixed=None,
     ),
     # A transpose by reshape.
     Invalid(
