@@ -588,6 +588,9 @@ def _dtype_method(ev, call: Call):
 def _transpose_method(ev, call: Call):
     if len(call.args) < 2:
         return None
+    if len(call.args) > 2 and call.name == "transpose":
+        # numpy's `a.transpose(1, 3, 0, 2, 4)`: a full permutation, not torch's swap of two axes.
+        return permute(ev, call.receiver, [a.value for a in call.args], call.node)
     return transpose(ev, call.receiver, call.args[0].value, call.args[1].value, call.node)
 
 

@@ -166,6 +166,17 @@ VALID = [
             return torch.reshape(positional_attn, [batch_size, n_head, seq_len, max_rel_len - shift])
         """
     ),
+    # numpy's full-permutation transpose between two reshapes (image tiling).
+    Valid(
+        """
+        import numpy as np
+        def split_to_tiles(image: np.ndarray, rows: int, cols: int) -> np.ndarray:
+            num_channels, height, width = image.shape
+            image = image.reshape(num_channels, rows, height // rows, cols, width // cols)
+            image = image.transpose(1, 3, 0, 2, 4)
+            return image.reshape(rows * cols, num_channels, height // rows, width // cols)
+        """
+    ),
 ]
 
 INVALID = [
