@@ -1,10 +1,21 @@
-"""The shared analysis: one pass over each function that every rule asks questions of.
+"""The shared analysis: an abstract interpreter over LibCST that every rule asks questions of.
 
-For each function (and the module's top-level code) the pass records the facts rules need:
-the role of each value (query, key, scores, weights, mask), its rank, which axis of a score
-tensor holds the keys, whether a scale was applied, and where masks came from. Class bodies are
-read first, so what `__init__` builds (`nn.Softmax(dim=1)`, registered buffers, parameters) is
-known inside `forward`.
+For each function (and the module's top-level code, `if __name__ == "__main__":` blocks included)
+the pass records the facts rules need: the role of each value (query, key, scores, weights,
+mask), its symbolic shape (sizes and what each axis holds), the scale applied to Q·Kᵀ and how it
+compares to 1/sqrt(head_dim), which axis holds the keys, where masks and padding come from, and
+which guards reach each use. Unknown facts stay unknown, and unknown never fires.
+
+Layout:
+- :mod:`.flow`: statements, branches, joins, binding, comprehensions (the flow machinery);
+- :mod:`.handlers`: the tables of known callables, which the domain modules fill:
+  :mod:`.shapes`, :mod:`.scores`, :mod:`.softmax`, :mod:`.masks`, :mod:`.attention`,
+  :mod:`.losses`, :mod:`.modules`, :mod:`.einops_calls`;
+- :mod:`.values` (typed facts), :mod:`.symbolic` (symbolic sizes);
+- :mod:`.summaries` (helpers' results; facts from callers), :mod:`.project` (other files).
+
+Class bodies and `__init__` are read first, so what `__init__` builds (`nn.Softmax(dim=1)`,
+registered buffers, `self.head_dim = dim // heads`) is known inside `forward`.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ import libcst as cst
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
 from attnlint.analysis.names import collect_aliases, iter_statements
+from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
 
@@ -151,22 +163,28 @@ def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
     return parents
 
 
-def analyze_module(module: cst.Module) -> ModuleAnalysis:
+def analyze_module(module: cst.Module, project: Optional[Project] = None, path=None) -> ModuleAnalysis:
+    """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
+    of the checked tree be read: their constants and the summaries of their functions."""
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
     definitions = _index_definitions(module.body)
     summaries = Summaries(analysis, definitions)
     analysis.summaries = summaries
+    imported = _imports_from_project(module, project, path, summaries) if project is not None else {}
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions: read them first.
     top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names)
+    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names, constants=imported)
     evaluator.run(module.body)
-    analysis.constants = {
-        name: value
-        for name, value in evaluator.env.items()
-        if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
-    }
+    analysis.constants = dict(imported)
+    analysis.constants.update(
+        {
+            name: value
+            for name, value in evaluator.env.items()
+            if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
+        }
+    )
     _walk(module.body, analysis, None)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
@@ -182,6 +200,21 @@ def analyze_module(module: cst.Module) -> ModuleAnalysis:
 
 
 _CONTEXT_ROUNDS = 2
+
+
+def _imports_from_project(module: cst.Module, project: Project, path, summaries: Summaries) -> Dict[str, Value]:
+    """Constants imported from other modules of the project; their functions go to `summaries`."""
+    constants: Dict[str, Value] = {}
+    for local, name, source, level in imported_names(module):
+        target = project.resolve(path, source, level)
+        other = project.analysis_of(target) if target is not None else None
+        if other is None:
+            continue
+        if name in other.constants and other.constants[name].kind == "scalar":
+            constants[local] = foreign(other.constants[name])
+        elif other.summaries is not None and name in other.summaries.definitions.functions:
+            summaries.external[local] = (other.summaries, name)
+    return constants
 
 
 def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
@@ -211,16 +244,15 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
             changed = True
             if definition.name.value == "__init__" and owner is not None:
                 refreshed_classes.add(owner)
-        # Methods read what __init__ stores: a refined __init__ refines them.
-        for owner in refreshed_classes:
+        # Methods read what __init__ stores: a refined __init__ refines them (one pass over
+        # the functions, whatever the number of classes).
+        if refreshed_classes:
             for i, function in enumerate(analysis.functions):
-                if (
-                    function.class_name == owner
-                    and function.name != "__init__"
-                    and isinstance(function.node, cst.FunctionDef)
-                ):
-                    key = id(function.node)
-                    bindings = contexts.get(key, (None, None, None))[2]
+                owner = function.class_name
+                if owner not in refreshed_classes or function.name == "__init__":
+                    continue
+                if isinstance(function.node, cst.FunctionDef):
+                    bindings = contexts.get(id(function.node), (None, None, None))[2]
                     analysis.functions[i] = _analyze_function(
                         function.node, analysis, analysis.classes[owner], bindings=bindings, nested=False, append=False
                     )

@@ -70,8 +70,15 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
     lhs, rhs = parsed
     ellipsis = any("..." in g for g in lhs + rhs)
     sizes: Dict[str, Optional[Sym]] = dict(axes)
+    known_axes = None
     if not ellipsis and tensor.shape is not None and len(tensor.shape) == len(lhs):
-        for group, axis in zip(lhs, tensor.shape):
+        known_axes = list(zip(lhs, tensor.shape))
+    elif lhs and "..." not in lhs[-1] and tensor.size_of(-1) is not None:
+        from attnlint.analysis.values import Axis
+
+        known_axes = [(lhs[-1], Axis(tensor.size_of(-1)))]  # the rank is unknown, the width is not
+    if known_axes is not None:
+        for group, axis in known_axes:
             names = [n for n in group if not n.isdigit()]
             unknown = [n for n in names if sizes.get(n) is None]
             if len(group) == 1 and unknown:

@@ -177,8 +177,8 @@ class Evaluator:
         self.depth = depth  # how many summaries deep this evaluation is
         self.env: Env = {}
         self.declared_ranks: Dict[str, object] = {}
-        self._softmax_by_node: Dict[int, SoftmaxSite] = {}
-        self._dot_t_by_node: Dict[int, DotTSite] = {}
+        self.softmax_by_node: Dict[int, SoftmaxSite] = {}
+        self.dot_t_by_node: Dict[int, DotTSite] = {}
         # Sizes read from tensors whose shape is not known (`x.shape[-1]`): one atom per tensor
         # value and axis, so two reads agree. The value is kept alive with its atom.
         self._read_sizes: Dict[Tuple[int, int], Tuple[Value, Sym]] = {}
@@ -461,6 +461,14 @@ class Evaluator:
                 current = self.env[name]
                 if current.rank is None or (current.rank == len(dims) and current.shape is None):
                     self.env[name] = current.with_(rank=len(dims), shape=self._comment_shape(dims))
+                elif current.shape is not None and len(current.shape) == len(dims):
+                    # Sizes from the data flow; what each axis holds from the comment.
+                    commented = self._comment_shape(dims)
+                    merged = tuple(
+                        Axis(a.size if a.size is not None else c.size, a.role or c.role)
+                        for a, c in zip(current.shape, commented)
+                    )
+                    self.env[name] = current.with_(shape=merged)
             else:
                 self.declared_ranks[name] = dims
 
@@ -778,6 +786,8 @@ class Evaluator:
         if isinstance(func, cst.Name):
             if func.value in ("map",) and len(node.args) == 2:
                 return self._map(node)
+            if func.value == "zip" and node.args and not any(a.star for a in node.args):
+                return self._zip([self.eval(a.value) for a in node.args], node)
             if func.value in ("tuple", "list") and len(node.args) == 1:
                 inner = self.eval(node.args[0].value)
                 return inner if inner.kind == "tuple" else UNKNOWN
@@ -790,6 +800,8 @@ class Evaluator:
             target = self.env.get(func.value, self.constants.get(func.value))
             if target is not None and target.kind == "module":
                 return modules.call_module_value(self, node, target, func.value)
+            if self.project is not None and func.value in self.project.external:
+                return modules.user_function(self, node, func.value)  # a function of another file here
             if qualified is not None:  # `from torch.nn.functional import softmax`
                 return self.call_function(node, qualified)
             if func.value in self.class_names:
@@ -806,6 +818,23 @@ class Evaluator:
         for arg in node.args:
             self.eval(arg.value)
         return UNKNOWN
+
+    def _zip(self, values: List[Value], node) -> Value:
+        """`zip(self.linears, (query, key, value))`: pairs, as many as the literal has."""
+        counts = {len(v.elements) for v in values if v.kind == "tuple" and v.elements and v.each is None}
+        if len(counts) != 1:
+            return Value(kind="tuple", each=Value(kind="tuple", elements=tuple(self.element_of(v) for v in values)))
+        count = counts.pop()
+        rows = []
+        for i in range(count):
+            row = []
+            for v in values:
+                if v.kind == "tuple" and len(v.elements) == count and v.each is None:
+                    row.append(v.elements[i])
+                else:
+                    row.append(self.element_of(v))
+            rows.append(Value(kind="tuple", elements=tuple(row)))
+        return Value(kind="tuple", elements=tuple(rows), node=node)
 
     def _map(self, node: cst.Call) -> Value:
         """`map(f, (q, k, v))`, `map(lambda t: rearrange(t, ...), qkv)`."""

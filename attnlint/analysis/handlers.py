@@ -78,6 +78,14 @@ def module(*names: str):
     return _register(MODULES, names)
 
 
+_loaded = False
+
+
 def load_domains() -> None:
     """Import every domain module, which fills the tables (once)."""
+    global _loaded
+    if _loaded:
+        return
     from attnlint.analysis import attention, einops_calls, losses, masks, modules, scores, shapes, softmax  # noqa: F401
+
+    _loaded = True

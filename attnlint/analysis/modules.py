@@ -18,7 +18,7 @@ from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
 PROJECTION_MODULES = ("Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear")
-PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding", "LayerNorm", "RMSNorm")
+PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding",)
 # Modules whose output has their input's shape (normalisations, element-wise activations).
 SHAPE_PRESERVING_MODULES = (
     "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
@@ -135,6 +135,7 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
             kind="tensor",
             rank=source.rank,
             shape=shape,
+            last_size=module.module_sizes[1] if shape is None and len(module.module_sizes) >= 2 else None,
             role=role,
             feature_last=True,
             scaled=False if unscaled else None,
@@ -186,6 +187,9 @@ def other_function(ev, node: cst.Call, qualified: str) -> Value:
     """A qualified callable no table has: nn module constructors, math and numpy helpers (numbers),
     and the rest (unknown)."""
     short = qualified.rsplit(".", 1)[-1]
+    if short in ("ModuleList",) and qualified.startswith("torch.nn.") and len(node.args) == 1:
+        modules = ev.eval(node.args[0].value)  # iterating or indexing it gives the modules
+        return modules if modules.kind == "tuple" else Value(kind="unknown", node=node)
     if qualified.startswith("torch.nn.") and short[:1].isupper():
         return _module_constructor(ev, node, short)
     if qualified.startswith("math.") or qualified.startswith("numpy."):
@@ -241,7 +245,7 @@ def _own(value: Value, node: cst.Call) -> Value:
     """A summary's value as the value of this call (its weights were made elsewhere)."""
     if value.kind == "unknown" and value.rank is None and value.sym is None:
         return Value(kind="unknown", node=node)
-    return value.with_(softmax=None) if value.softmax is not None else value
+    return value
 
 
 def user_method(ev, node: cst.Call, receiver: Value, method: str) -> Value:

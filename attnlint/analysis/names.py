@@ -47,7 +47,7 @@ def role_from_name(name: str) -> Optional[str]:
     if len(hits) != 1:
         return None
     role = hits.pop()
-    if len(parts) > 1 and any(p in {"top", "num", "n", "idx", "index", "size", "dim", "len"} for p in parts):
+    if len(parts) > 1 and any(p in {"top", "num", "n", "idx", "index", "size", "dim", "len", "d"} for p in parts):
         return None
     return role
 

@@ -220,7 +220,7 @@ def matmul(
     batched_3d: bool = False,
 ) -> Value:
     for operand_node in (left_node, right_node):
-        site = ev._dot_t_by_node.get(id(operand_node))
+        site = ev.dot_t_by_node.get(id(operand_node))
         if site is not None:
             site.in_matmul = True
     # Weights contracted with values tell the key axis: `w @ v` sums over w's last axis. (A
@@ -236,7 +236,7 @@ def matmul(
         left = left.with_(rank=3) if left.rank is None else left
         right = right.with_(rank=3) if right.rank is None else right
         for operand_node in (left_node, right_node):
-            site = ev._dot_t_by_node.get(id(operand_node))
+            site = ev.dot_t_by_node.get(id(operand_node))
             if site is not None and site.receiver.rank is None:
                 site.receiver = site.receiver.with_(rank=3)
     right = _resolve_pending_swap(right, left)
@@ -531,29 +531,31 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         return ScaleVerdict(ScaleKind.MISSING, factor, head_dim)
     if head_dim is None:
         return ScaleVerdict(ScaleKind.UNKNOWN, factor)
-    exponent = factor.exponent_of(head_dim) if not head_dim.is_const else None
-    if factor.coeff == 1 and exponent is not None:
-        if exponent == Fraction(-1, 2):
-            return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
-        if exponent == Fraction(1, 2):
-            return ScaleVerdict(ScaleKind.ROOT_MULTIPLIED, factor, head_dim)
-        if exponent == -1:
-            return ScaleVerdict(ScaleKind.NO_ROOT, factor, head_dim)
-        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # q and k each by a 4th root: -1/2 total
-    if head_dim.is_const and factor.is_const:
-        target = head_dim.power(Fraction(-1, 2))
-        if target is not None and float(abs(factor.coeff - target.coeff)) < 1e-6 * float(target.coeff):
-            return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
-        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
+    for exponent, kind in (
+        (Fraction(-1, 2), ScaleKind.CORRECT),
+        (Fraction(1, 2), ScaleKind.ROOT_MULTIPLIED),
+        (Fraction(-1), ScaleKind.NO_ROOT),
+    ):
+        if _same(factor, head_dim.power(exponent)):
+            return ScaleVerdict(kind, factor, head_dim)
+    if head_dim.is_const or factor.is_const:
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a number: maybe the head dim
     used = factor.power(Fraction(-2))
-    if used is None or used.coeff != 1 or factor.is_const:
-        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
-    known = set(head_dim.atoms())
-    if not set(used.atoms()) <= known | set(scores.size_atoms):
+    if used is None or any(e < 0 for _, e in used.factors):
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
     ratio = used / head_dim
-    width = ratio is not None and not ratio.is_const and all(e > 0 for _, e in ratio.factors)
+    width = ratio is not None and not ratio.is_const and all(e > 0 and e.denominator == 1 for _, e in ratio.factors)
+    known = set(head_dim.atoms()) | set(scores.size_atoms)
+    if not width and not set(used.atoms()) <= known:
+        return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a temperature, a parameter
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
+
+
+def _same(a: Optional[Sym], b: Optional[Sym]) -> bool:
+    """Equal, up to the rounding of a literal (`0.125` for `64 ** -0.5`)."""
+    if a is None or b is None or a.factors != b.factors:
+        return False
+    return abs(float(a.coeff) - float(b.coeff)) <= 1e-9 * max(abs(float(b.coeff)), 1e-30)
 
 
 def _size_atoms(ev, value: Optional[Value]) -> set:

@@ -357,6 +357,7 @@ def transposed_last_two(value, node):
         softmax=None,
         mask=masks.transposed(value.mask),
         shape=swapped(value.shape, -2, -1) if value.shape is not None and len(value.shape) >= 2 else None,
+        last_size=None,
     )
 
 
@@ -366,7 +367,7 @@ def attribute(ev, node: cst.Attribute, receiver, attr: str):
     flow = _flow()
     if attr == "T":
         site = flow.DotTSite(node=node, receiver=receiver)
-        ev._dot_t_by_node[id(node)] = site
+        ev.dot_t_by_node[id(node)] = site
         ev.facts.dot_t_sites.append(site)
         result = transposed_last_two(receiver, node)
         if receiver.shape is not None:
@@ -429,6 +430,10 @@ def subscript(ev, node: cst.Subscript, base):
             )
             return Value(kind="scalar", node=node, sym=size, int_value=size.int_value if size else None)
         return Value(kind="scalar", node=node)
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = node.slice[0].slice.value
+        if isinstance(key, (cst.SimpleString, cst.ConcatenatedString)):
+            return Value(kind="unknown", node=node)  # `config["hidden_size"]`: a lookup, not a tensor
     if base.kind == "tuple":
         index = int_index(node)
         if index is not None and -len(base.elements) <= index < len(base.elements):
@@ -678,6 +683,7 @@ def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
         # The feature axis moved to -2, a token axis to -1: Kᵀ in one step.
         return value.with_(
             rank=rank,
+            last_size=None,
             feature_transposed=True,
             base=value.with_(rank=rank, shape=permuted(value.shape, dims[:-2] + [dims[-1], dims[-2]])),
             node=node,
@@ -737,12 +743,18 @@ def _view_method(ev, call: Call):
     else:
         sizes = size_args(ev, positional, values[: len(positional)])
         rank = len(sizes) if sizes is not None else None
-    if method in ("expand", "repeat") and rank is not None and receiver.rank is not None:
+    if method in ("repeat", "tile"):
+        sizes = _repeated(receiver, sizes)  # the arguments are multipliers, not sizes
+        if rank is not None and receiver.rank is not None:
+            rank = max(rank, receiver.rank)
+    elif method == "expand" and rank is not None and receiver.rank is not None:
         rank = max(rank, receiver.rank)
-        sizes = None if method == "repeat" else _expanded(receiver, sizes)
+        sizes = _expanded(receiver, sizes)
     if method in ("view", "reshape") and sizes is not None:
-        sizes = infer_view(receiver.dims(), sizes)
         input_dims = receiver.dims()
+        if input_dims is not None:
+            input_dims = tuple(ev.resolve(d) for d in input_dims)
+        sizes = infer_view(input_dims, tuple(ev.resolve(d) for d in sizes))
         if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
             # Sizes the code showed equal (`C` of x going into `nn.Linear(n_embd, ...)`) compare
             # equal; the result keeps the sizes as the code names them.
@@ -773,6 +785,17 @@ def _view_method(ev, call: Call):
         node=node,
         **receiver.data_facts(),
     )
+
+
+def _repeated(receiver, multipliers):
+    """`x.repeat(n, 1, 1)`: each size times its multiplier (known only when x's sizes are)."""
+    dims = receiver.dims()
+    if multipliers is None or dims is None or len(dims) != len(multipliers):
+        return None
+    out = []
+    for size, times in zip(dims, multipliers):
+        out.append(size * times if size is not None and times is not None else None)
+    return tuple(out)
 
 
 def _expanded(receiver, sizes):
@@ -858,6 +881,14 @@ def _split(ev, call: Call):
         # Unbinding the last axis removes the features: what is left is tokens.
         feature_last = False
     shape = None
+    last_size = None
+    if receiver.shape is None and receiver.last_size is not None and dim == -1 and method in ("chunk", "split"):
+        if method == "chunk" and count:
+            last_size = receiver.last_size / Sym.const(count)
+        elif method == "split" and values and values[0].kind != "tuple" and values[0].sym is not None:
+            last_size = values[0].sym
+            ratio = receiver.last_size / values[0].sym
+            count = count or (ratio.int_value if ratio is not None else None)
     if receiver.shape is not None and dim is not None and -len(receiver.shape) <= dim < len(receiver.shape):
         items = list(receiver.shape)
         if method == "unbind":
@@ -879,6 +910,7 @@ def _split(ev, call: Call):
         kind="tensor",
         rank=rank,
         shape=shape,
+        last_size=last_size,
         scaled=receiver.scaled,
         scale=receiver.scale,
         feature_last=feature_last,
@@ -1123,7 +1155,23 @@ def _elementwise_method(ev, call: Call):
     return _elementwise(ev, call.receiver, call.node)
 
 
-@handlers.module("Tanh", "ReLU", "LeakyReLU", "GELU", "SiLU", "ELU", "Sigmoid", "Softplus", "Mish")
+@handlers.module(
+    "Tanh",
+    "ReLU",
+    "LeakyReLU",
+    "GELU",
+    "SiLU",
+    "ELU",
+    "Sigmoid",
+    "Softplus",
+    "Mish",
+    "GroupNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "InstanceNorm2d",
+    "LayerNorm",
+    "RMSNorm",
+)
 def _elementwise_module(ev, call: Call):
     values = ev.args(call.node)
     return _elementwise(ev, values[0], call.node) if values else None

@@ -44,6 +44,7 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
         given, known = True, False  # `softmax(s, **kw)`: the dim may be in there
     if form == "module" and ctor is None:
         known = False
+    shared = ev.project.weight_uses(call) if ev.project is not None else None
     site = SoftmaxSite(
         call=call,
         input=value,
@@ -56,10 +57,12 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
         module_ctor=ctor,
         function=ev.facts.name,
     )
+    if shared is not None:
+        site.uses = shared
     if value.softmax is not None:
         value.softmax.renormalized = True  # a softmax of weights: alternating normalisation
-    if id(call) not in ev._softmax_by_node:
-        ev._softmax_by_node[id(call)] = site
+    if id(call) not in ev.softmax_by_node:
+        ev.softmax_by_node[id(call)] = site
         ev.facts.softmax_sites.append(site)
     return Value(
         kind="tensor", rank=value.rank, shape=value.shape, role=WEIGHTS, softmax=site, feature_last=False, node=call

@@ -93,7 +93,7 @@ def bind_arguments(
 
 def informative(value: Optional[Value]) -> bool:
     """Does an argument value say more than a parameter's name does?"""
-    if value is None or value.kind == "unknown" and value.rank is None:
+    if value is None or (value.kind == "unknown" and value.rank is None and value.sym is None):
         return False
     return bool(
         value.rank is not None
@@ -103,18 +103,43 @@ def informative(value: Optional[Value]) -> bool:
         or value.kind in ("module", "tuple")
         or value.scaled is True
         or (value.kind == "scalar" and value.int_value is not None)
+        or (value.rank is None and value.sym is not None and not _bare_atom(value.sym))
+    )
+
+
+def _bare_atom(sym) -> bool:
+    """A quantity the caller itself knows nothing about (its own parameter, a global)."""
+    return (
+        not sym.is_const
+        and len(sym.factors) == 1
+        and sym.factors[0][1] == 1
+        and sym.coeff == 1
+        and (
+            sym.factors[0][0].key.startswith("global:")
+            or ":" in sym.factors[0][0].key
+            and "." not in sym.factors[0][0].name
+        )
     )
 
 
 def merge_into_param(param: Value, argument: Value) -> Value:
     """A parameter bound to what its callers pass; the name still tells what the value lacks.
 
-    The callers' concrete sizes (a smoke test's `torch.randn(2, 8, 64)`) are one instance of what
-    the function is written for: they are dropped, so that the function's own names for its sizes
-    (`B, T, C = x.size()`) stay symbolic and facts about them stay general."""
+    Sizes the callers pass as numbers (`torch.randn(2, 8, 64)` in a smoke test) are examples,
+    not the function's contract: each becomes a size of its own, named by the parameter's axis,
+    so that `B, T, C = x.size()` still names the sizes the body relates."""
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import Axis
+
     shape = argument.shape
-    if shape is not None:
-        shape = tuple(replace(axis, size=None) if axis.size is not None and axis.size.is_const else axis for axis in shape)
+    if shape is not None and param.sym is not None:
+        scope = param.sym.factors[0][0].key if param.sym.factors else str(param.param)
+        shape = tuple(
+            Axis(Sym.atom(f"{scope}.shape[{i}]", f"{param.param}.shape[{i}]"), axis.role)
+            if axis.size is not None and axis.size.is_const and axis.size.int_value != 1
+            else axis
+            for i, axis in enumerate(shape)
+        )
     return argument.with_(
         shape=shape,
         param=param.param,
@@ -123,7 +148,13 @@ def merge_into_param(param: Value, argument: Value) -> Value:
         mask=argument.mask or param.mask,
         lengths=argument.lengths or param.lengths,
         sym=argument.sym if argument.sym is not None else param.sym,
+        # The callee sees the caller's shapes, padding, masks and scales, not the caller's
+        # products: a helper that normalises what it is given (`get_attn(scores, dim=-2)`)
+        # chose its axis for every caller.
         softmax=None,
+        scores=None,
+        fills=(),
+        additive_fill=None,
     )
 
 
@@ -154,6 +185,19 @@ class Summaries:
         self.definitions = definitions
         self._cache: Dict[tuple, Value] = {}
         self._active: set = set()
+        # Functions imported from other modules of the project: local name -> (their
+        # summaries, their name there).
+        self.external: Dict[str, Tuple["Summaries", str]] = {}
+        self._weight_uses: Dict[int, object] = {}
+
+    def weight_uses(self, call: cst.Call):
+        """The uses of one softmax call's weights, shared by its sites in every evaluation
+        (its function's, the summaries callers compute, the caller contexts)."""
+        from attnlint.analysis.values import WeightUses
+
+        if id(call) not in self._weight_uses:
+            self._weight_uses[id(call)] = (call, WeightUses())
+        return self._weight_uses[id(call)][1]
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, ev: "Evaluator", name: str, method: bool, class_name: Optional[str] = None):
@@ -186,6 +230,12 @@ class Summaries:
         class_name: Optional[str] = None,
         target=None,
     ) -> Optional[Value]:
+        if target is None and not method and name in self.external and name not in self.definitions.functions:
+            from attnlint.analysis.project import foreign
+
+            other, remote = self.external[name]
+            result = other.call(ev, node, remote, values, False)
+            return None if result is None else foreign(result)
         if target is None:
             target = self.resolve(ev, name, method, class_name)
         if target is None:
@@ -212,12 +262,13 @@ class Summaries:
 
         facts = FunctionFacts(node=definition, name=definition.name.value, class_name=owner)
         cls = self.analysis.classes.get(owner) if owner is not None else None
+        # The callee runs in its own module's scope (its imports and constants).
         sub = Evaluator(
             facts,
-            ev.aliases,
+            self.analysis.aliases,
             cls,
-            class_names=ev.class_names,
-            constants=ev.constants,
+            class_names=self.analysis.class_names,
+            constants=self.analysis.constants,
             project=self,
             depth=ev.depth + 1,
         )

@@ -192,6 +192,14 @@ class LossSite:
 
 
 @dataclass
+class WeightUses:
+    """How the weights of one softmax call are used, over every evaluation of that call."""
+
+    contracted_axes: Set[int] = field(default_factory=set)
+    renormalized: bool = False
+
+
+@dataclass
 class SoftmaxSite:
     """One softmax call, and what the code around it shows about its axes."""
 
@@ -207,12 +215,11 @@ class SoftmaxSite:
     form: str  # "function", "method" or "module" (nn.Softmax built elsewhere)
     # For form == "module": the nn.Softmax(...) constructor call.
     module_ctor: Optional[cst.Call] = None
-    # Negative axes of the weights that later code contracts with values (`w @ v` -> -1).
-    contracted_axes: Set[int] = field(default_factory=set)
     # The function the call is in.
     function: Optional[str] = None
-    # The weights were divided again (Sinkhorn-style alternating normalisation): not plain attention.
-    renormalized: bool = False
+    # What every evaluation of this call learns about its weights, in its own function and in
+    # the callers its weights are returned to (shared by all the sites of one call node).
+    uses: "WeightUses" = field(default_factory=lambda: WeightUses())
     # For each use of the weights (a product with the values, a return, a call): whether the
     # value that reaches it has its fully masked rows zeroed (where / masked_fill / nan_to_num).
     guard_uses: List[bool] = field(default_factory=list)
@@ -230,6 +237,21 @@ class SoftmaxSite:
     @property
     def rank(self) -> Optional[int]:
         return self.input.rank
+
+    @property
+    def contracted_axes(self) -> Set[int]:
+        """Negative axes of the weights that later code contracts with values (`w @ v` -> -1)."""
+        return self.uses.contracted_axes
+
+    @property
+    def renormalized(self) -> bool:
+        """The weights were divided again (Sinkhorn-style alternating normalisation, here or in
+        a caller the weights are returned to): not plain attention."""
+        return self.uses.renormalized
+
+    @renormalized.setter
+    def renormalized(self, value: bool) -> None:
+        self.uses.renormalized = value
 
     @property
     def guarded(self) -> bool:
@@ -399,6 +421,8 @@ class Value:
     # For attention weights: fully masked rows were zeroed on the way to this value (a guard
     # is a fact of the value that reaches a use, joined over paths like every other fact).
     guarded: bool = False
+    # The size of the last axis when the rank (so the shape) is not known: a projection's width.
+    last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
 
@@ -417,7 +441,9 @@ class Value:
         return None if self.shape is None else tuple(a.role for a in self.shape)
 
     def size_of(self, axis: int) -> Optional[Sym]:
-        if self.shape is None or not -len(self.shape) <= axis < len(self.shape):
+        if self.shape is None:
+            return self.last_size if axis == -1 else None
+        if not -len(self.shape) <= axis < len(self.shape):
             return None
         return self.shape[axis].size
 

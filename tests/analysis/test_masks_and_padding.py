@@ -161,3 +161,40 @@ def test_a_parameter_with_no_informative_callers_keeps_what_its_name_says():
         """
     )
     assert function(analysis, "f").params["attention_mask"].mask.convention == ATTEND
+
+
+def test_pad_id_and_collate_imported_from_another_module_of_the_project(tmp_path):
+    from pathlib import Path
+
+    import libcst as cst
+
+    from attnlint.analysis import analyze_module
+    from attnlint.analysis.project import Project
+
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text(
+        "from torch.nn.utils.rnn import pad_sequence\n"
+        "PAD_ID = 2\n"
+        "def collate(batch):\n"
+        "    return pad_sequence(batch, batch_first=True, padding_value=PAD_ID)\n"
+    )
+    train = package / "train.py"
+    train.write_text(
+        "import torch.nn.functional as F\n"
+        "from .data import PAD_ID, collate\n"
+        "def loss(model, rows):\n"
+        "    batch = collate(rows)\n"
+        "    return F.cross_entropy(model(batch), batch)\n"
+    )
+    project = Project([tmp_path])
+    analysis = analyze_module(cst.parse_module(train.read_text()), project=project, path=Path(train))
+    assert analysis.constants["PAD_ID"].int_value == 2
+    (site,) = [s for f in analysis.functions for s in f.loss_sites]
+    assert site.targets.padding.value == 2
+    assert site.targets.padding.node is None  # facts from another file carry none of its nodes
+    # Without the project the import is unknown, and unknown never fires.
+    alone = analyze_module(cst.parse_module(train.read_text()))
+    (site,) = [s for f in alone.functions for s in f.loss_sites]
+    assert not site.targets.padded

@@ -30,8 +30,8 @@ class CausalSelfAttention(nn.Module):
 def test_sizes_from_unpacking_flow_through_split_view_and_transpose():
     analysis, _ = analyse(NANOGPT)
     q = env(analysis, "forward", "q")
-    # The sizes are those the code names; `C` is known to be the Linear's `n_embd` (see below).
-    assert dims_text(q) == ("B", "n_head", "T", "C / n_head")
+    # `C` is the Linear's in_features (`n_embd`) from the moment x goes into it.
+    assert dims_text(q) == ("B", "n_head", "T", "n_embd / n_head")
     assert q.rank == 4
 
 
@@ -146,3 +146,56 @@ def test_unknown_shape_stays_unknown():
         """
     )
     assert analysis.view_sites == []
+
+
+def test_view_as_transpose():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class SelfAttention(nn.Module):
+            def __init__(self, n_embd, n_head):
+                super().__init__()
+                self.n_head = n_head
+                self.query = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                B, T, C = x.size()
+                q = self.query(x)
+                wrong = q.view(B, self.n_head, T, C // self.n_head)
+                right = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                merged = right.transpose(1, 2).reshape(B, T, C)
+                return wrong, right, merged
+
+        def image_tokens(x):
+            B, C, H, W = x.shape
+            return x.view(B, H * W, C), x.flatten(2).transpose(1, 2)
+        """
+    )
+    verdicts = [(view.transposes_by_view, [d.text() for d in view.target_dims]) for view in analysis.view_sites]
+    assert (True, ["B", "n_head", "T", "n_embd / n_head"]) in verdicts
+    assert (False, ["B", "T", "n_head", "n_embd / n_head"]) in verdicts
+    assert (False, ["B", "T", "n_embd"]) in verdicts
+    assert (True, ["B", "H * W", "C"]) in verdicts
+    (swap,) = [v for v in analysis.view_sites if v.transposes_by_view and len(v.target_dims) == 4]
+    assert swap.swapped_runs() == [((1, 3), (1, 4))]
+
+
+def test_projection_width_is_known_when_the_rank_is_not():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from einops import rearrange
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, dim_head):
+                super().__init__()
+                self.heads = heads
+                self.to_q = nn.Linear(dim, heads * dim_head)
+
+            def forward(self, x):
+                return rearrange(self.to_q(x), "b n (h d) -> b h n d", h=self.heads)
+        """
+    )
+    (result,) = [f for f in analysis.functions if f.name == "forward"][0].returns
+    assert result.size_of(-1).text() == "dim_head"

@@ -26,7 +26,8 @@ class AllMaskedRowNan(Rule):
 
     Not reported: pure causal masks that keep the diagonal (no row can be empty), finite fills
     (`-1e9`, `torch.finfo(dtype).min`), a guard after the softmax (`torch.where`, `masked_fill`,
-    `nan_to_num`), and SDPA.
+    `nan_to_num`) on the weights that every use sees, and SDPA. A guard on one branch only, or
+    one whose result is thrown away (`_ = w.nan_to_num(0.0)`), does not count.
 
     ## Fix safety
     The fix is unsafe: rows that were NaN become 0 (all other rows are bit-identical). It zeroes
@@ -394,6 +395,23 @@ class AllMaskedRowNan(Rule):
                         attn_weights = attn_weights + causal_mask
                     attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
                     return torch.matmul(attn_weights, v)
+            """
+        ),
+        # Guarded on every path.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, key_padding_mask, training: bool):
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                w = s.softmax(dim=-1)
+                if training:
+                    w = w.nan_to_num(0.0)
+                else:
+                    w = torch.nan_to_num(w, nan=0.0)
+                return w @ v
             """
         ),
     ]
@@ -810,6 +828,85 @@ class AllMaskedRowNan(Rule):
                 scores = torch.baddbmm(torch.zeros(q.size(0), q.size(1), k.size(1)), q, k.transpose(1, 2), alpha=1 / s)
                 scores = scores.masked_fill(attention_mask.unsqueeze(1) == 0, -np.inf)
                 return torch.bmm(torch.softmax(scores, -1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0), v)
+            """,
+        ),
+        # A nan_to_num guard whose result is thrown away does not guard the weights.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                w = s.softmax(dim=-1)
+                _ = w.nan_to_num(0.0)
+                return w @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v, key_padding_mask):
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                w = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)
+                _ = w.nan_to_num(0.0)
+                return w @ v
+            """,
+        ),
+        # A guard on one branch only: the other path still returns NaN rows.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v, key_padding_mask, training: bool):
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                w = s.softmax(dim=-1)
+                if training:
+                    w = w.nan_to_num(0.0)
+                return w @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v, key_padding_mask, training: bool):
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                w = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)
+                if training:
+                    w = w.nan_to_num(0.0)
+                return w @ v
+            """,
+        ),
+        # Left padding combined with a causal mask: the first real token of a row sees only -inf.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v, pad_mask):
+                T = q.size(-2)
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                causal = torch.ones(T, T, dtype=torch.bool).triu(1)
+                blocked = causal[None, None] | pad_mask[:, None, None, :]
+                s = s.masked_fill(blocked, float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v, pad_mask):
+                T = q.size(-2)
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                causal = torch.ones(T, T, dtype=torch.bool).triu(1)
+                blocked = causal[None, None] | pad_mask[:, None, None, :]
+                s = s.masked_fill(blocked, float("-inf"))
+                return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
     ]

@@ -191,6 +191,23 @@ class BatchedTranspose(Rule):
             gram = x.T @ x
             """
         ),
+        # The same helper called with 2-D matrices only.
+        Valid(
+            """
+            import math
+            import torch
+
+
+            def attention(q, k, v):
+                scores = (q @ k.T) / math.sqrt(q.size(-1))
+                return scores.softmax(dim=-1) @ v
+
+
+            def main():
+                x = torch.randn(5, 8)
+                return attention(x, x, x)
+            """
+        ),
     ]
 
     INVALID = [
@@ -482,6 +499,82 @@ class BatchedTranspose(Rule):
             def scores(x):
                 b, n, d = x.shape
                 return x @ (x * 0.5).transpose(-2, -1)
+            """,
+        ),
+        # A course notebook at module level: a stacked batch of three sequences.
+        Invalid(
+            """
+            import torch
+
+            inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64]])
+            batch = torch.stack((inputs, inputs.flip(0)), dim=0)
+            W_query = torch.nn.Parameter(torch.rand(3, 2), requires_grad=False)
+            W_key = torch.nn.Parameter(torch.rand(3, 2), requires_grad=False)
+            queries = batch @ W_query
+            keys = batch @ W_key
+            attn_scores = queries @ keys.T
+            """,
+            fixed="""
+            import torch
+
+            inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64]])
+            batch = torch.stack((inputs, inputs.flip(0)), dim=0)
+            W_query = torch.nn.Parameter(torch.rand(3, 2), requires_grad=False)
+            W_key = torch.nn.Parameter(torch.rand(3, 2), requires_grad=False)
+            queries = batch @ W_query
+            keys = batch @ W_key
+            attn_scores = queries @ keys.transpose(-2, -1)
+            """,
+        ),
+        # A helper the module calls with 4-D heads.
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            def attention(q, k, v):
+                scores = (q @ k.T) / math.sqrt(q.size(-1))
+                return scores.softmax(dim=-1) @ v
+
+
+            class MultiHead(nn.Module):
+                def __init__(self, d_model, heads):
+                    super().__init__()
+                    self.h = heads
+                    self.d_k = d_model // heads
+                    self.qkv = nn.Linear(d_model, 3 * d_model)
+
+                def forward(self, x):
+                    bs = x.size(0)
+                    q, k, v = self.qkv(x).chunk(3, dim=-1)
+                    q, k, v = [t.view(bs, -1, self.h, self.d_k).transpose(1, 2) for t in (q, k, v)]
+                    return attention(q, k, v)
+            """,
+            fixed="""
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            def attention(q, k, v):
+                scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+                return scores.softmax(dim=-1) @ v
+
+
+            class MultiHead(nn.Module):
+                def __init__(self, d_model, heads):
+                    super().__init__()
+                    self.h = heads
+                    self.d_k = d_model // heads
+                    self.qkv = nn.Linear(d_model, 3 * d_model)
+
+                def forward(self, x):
+                    bs = x.size(0)
+                    q, k, v = self.qkv(x).chunk(3, dim=-1)
+                    q, k, v = [t.view(bs, -1, self.h, self.d_k).transpose(1, 2) for t in (q, k, v)]
+                    return attention(q, k, v)
             """,
         ),
     ]

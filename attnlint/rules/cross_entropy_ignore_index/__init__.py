@@ -15,7 +15,10 @@ class CrossEntropyIgnoreIndex(Rule):
     Checks for `nn.CrossEntropyLoss` / `F.cross_entropy` on targets padded with a value that its
     `ignore_index` does not match: `pad_sequence(targets, padding_value=0)` (or pad_sequence's
     default 0) with the default `ignore_index=-100`, or `padding_value=-100` with
-    `ignore_index=0`. A loss built in `__init__` and called in another method is followed.
+    `ignore_index=0`. A loss built in `__init__` and called in another method is followed, and so
+    is padding built by hand (`ids + [pad_id] * (n - len(ids))`, rows appended in a loop, a
+    tokenizer's `pad_token_id`, a dataclass config's default), by a `collate_fn` given to a
+    `DataLoader`, or in a helper whose result reaches a loss in another function.
 
     ## Why is this bad?
     Padding positions are then trained as if they were real targets: the model learns to predict
@@ -383,6 +386,35 @@ class CrossEntropyIgnoreIndex(Rule):
             def step(logits, seqs):
                 targets = pad_sequence(seqs, batch_first=True, padding_value=-100.0)
                 return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.long().view(-1))
+            """
+        ),
+        # The same, with the padding positions set to -100 (Hugging Face's convention).
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Config:
+                pad_token_id: int = 3
+
+
+            def pad_batch(seqs, config: Config):
+                n = max(len(s) for s in seqs)
+                return torch.tensor([s + [config.pad_token_id] * (n - len(s)) for s in seqs])
+
+
+            def lm_loss(logits, labels):
+                return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+            def step(model, batch, config):
+                ids = pad_batch(batch, config)
+                labels = ids[:, 1:].clone()
+                labels[labels == config.pad_token_id] = -100
+                return lm_loss(model(ids[:, :-1]), labels)
             """
         ),
     ]
@@ -815,6 +847,169 @@ class CrossEntropyIgnoreIndex(Rule):
                     logits = model(xs)
                     total += loss_fn(logits.view(-1, logits.shape[-1]), targets.view(-1)).item()
                 return total
+            """,
+        ),
+        # A dataclass config's pad id, list padding in a helper, and the loss in another function.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Config:
+                pad_token_id: int = 3
+
+
+            def pad_batch(seqs, config: Config):
+                n = max(len(s) for s in seqs)
+                return torch.tensor([s + [config.pad_token_id] * (n - len(s)) for s in seqs])
+
+
+            def lm_loss(logits, labels):
+                return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+            def step(model, batch, config):
+                ids = pad_batch(batch, config)
+                return lm_loss(model(ids[:, :-1]), ids[:, 1:])
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Config:
+                pad_token_id: int = 3
+
+
+            def pad_batch(seqs, config: Config):
+                n = max(len(s) for s in seqs)
+                return torch.tensor([s + [config.pad_token_id] * (n - len(s)) for s in seqs])
+
+
+            def lm_loss(logits, labels):
+                return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=3)
+
+
+            def step(model, batch, config):
+                ids = pad_batch(batch, config)
+                return lm_loss(model(ids[:, :-1]), ids[:, 1:])
+            """,
+        ),
+        # A tokenizer that pads rows in a loop, used by a trainer built with it.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Tokenizer:
+                def __init__(self):
+                    self.pad_token_id = 0
+
+                def batch_encode(self, rows, max_len=8):
+                    out = []
+                    for ids in rows:
+                        out.append(ids + [self.pad_token_id] * (max_len - len(ids)))
+                    return torch.tensor(out)
+
+
+            class Trainer:
+                def __init__(self, model, tokenizer):
+                    self.model = model
+                    self.tokenizer = tokenizer
+                    self.criterion = nn.CrossEntropyLoss()
+
+                def step(self, rows):
+                    ids = self.tokenizer.batch_encode(rows)
+                    logits = self.model(ids[:, :-1])
+                    return self.criterion(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
+
+
+            if __name__ == "__main__":
+                Trainer(nn.Identity(), Tokenizer()).step([[1, 2], [3]])
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Tokenizer:
+                def __init__(self):
+                    self.pad_token_id = 0
+
+                def batch_encode(self, rows, max_len=8):
+                    out = []
+                    for ids in rows:
+                        out.append(ids + [self.pad_token_id] * (max_len - len(ids)))
+                    return torch.tensor(out)
+
+
+            class Trainer:
+                def __init__(self, model, tokenizer):
+                    self.model = model
+                    self.tokenizer = tokenizer
+                    self.criterion = nn.CrossEntropyLoss(ignore_index=0)
+
+                def step(self, rows):
+                    ids = self.tokenizer.batch_encode(rows)
+                    logits = self.model(ids[:, :-1])
+                    return self.criterion(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
+
+
+            if __name__ == "__main__":
+                Trainer(nn.Identity(), Tokenizer()).step([[1, 2], [3]])
+            """,
+        ),
+        # A collate_fn pads the targets; the training loop gets them from the DataLoader.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_IDX = 1
+
+
+            def collate(batch):
+                return pad_sequence(batch, padding_value=PAD_IDX)
+
+
+            def train(model, loader, loss_fn):
+                for tgt in loader:
+                    logits = model(tgt[:-1])
+                    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[1:].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                train(nn.Identity(), DataLoader([], collate_fn=collate), nn.CrossEntropyLoss())
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_IDX = 1
+
+
+            def collate(batch):
+                return pad_sequence(batch, padding_value=PAD_IDX)
+
+
+            def train(model, loader, loss_fn):
+                for tgt in loader:
+                    logits = model(tgt[:-1])
+                    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[1:].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                train(nn.Identity(), DataLoader([], collate_fn=collate), nn.CrossEntropyLoss(ignore_index=PAD_IDX))
             """,
         ),
     ]

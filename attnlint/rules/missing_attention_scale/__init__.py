@@ -284,6 +284,61 @@ class MissingAttentionScale(Rule):
                 return scores.softmax(dim=-1)
             """
         ),
+        # lucidrains-style einops attention scaled by `dim_head ** -0.5`.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            from einops import rearrange, einsum
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads=8, dim_head=64):
+                    super().__init__()
+                    self.heads = heads
+                    self.scale = dim_head ** -0.5
+                    self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+
+                def forward(self, x):
+                    q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                    q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                    sim = einsum(q, k, "b h i d, b h j d -> b h i j") * self.scale
+                    attn = sim.softmax(dim=-1)
+                    return einsum(attn, v, "b h i j, b h j d -> b h i d")
+            """
+        ),
+        # HF eager attention function: the caller passes `scaling = head_dim ** -0.5`.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+                attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+                if attention_mask is not None:
+                    attn_weights = attn_weights + attention_mask
+                attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                return torch.matmul(attn_weights, value), attn_weights
+
+
+            class Attention(nn.Module):
+                def __init__(self, hidden_size, num_heads):
+                    super().__init__()
+                    self.head_dim = hidden_size // num_heads
+                    self.scaling = self.head_dim ** -0.5
+                    self.q_proj = nn.Linear(hidden_size, hidden_size)
+                    self.k_proj = nn.Linear(hidden_size, hidden_size)
+                    self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+                def forward(self, hidden_states, attention_mask=None):
+                    shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+                    q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+                    k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                    v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                    return eager_attention_forward(self, q, k, v, attention_mask, self.scaling)
+            """
+        ),
     ]
 
     INVALID = [
@@ -688,6 +743,213 @@ class MissingAttentionScale(Rule):
             def forward(self, x):
                 scores = self.W_q(x) @ self.W_k(x).transpose(-2, -1)
                 return torch.softmax(scores, dim=-1)
+            """,
+        ),
+        # lucidrains-style einops attention with no scale (the fix reads the contracted axis).
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            from einops import rearrange, einsum
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads=8, dim_head=64):
+                    super().__init__()
+                    self.heads = heads
+                    self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+
+                def forward(self, x):
+                    q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                    q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                    sim = einsum(q, k, "b h i d, b h j d -> b h i j")
+                    attn = sim.softmax(dim=-1)
+                    return einsum(attn, v, "b h i j, b h j d -> b h i d")
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+            from einops import rearrange, einsum
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads=8, dim_head=64):
+                    super().__init__()
+                    self.heads = heads
+                    self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+
+                def forward(self, x):
+                    q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                    q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                    sim = einsum(q, k, "b h i d, b h j d -> b h i j") * q.shape[-1] ** -0.5
+                    attn = sim.softmax(dim=-1)
+                    return einsum(attn, v, "b h i j, b h j d -> b h i d")
+            """,
+        ),
+        # Annotated-Transformer heads built in a comprehension over zip(linears, (q, k, v)): the fix uses `self.d_k`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class MultiHead(nn.Module):
+                def __init__(self, d_model, h):
+                    super().__init__()
+                    self.h = h
+                    self.d_k = d_model // h
+                    self.linears = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(3)])
+
+                def forward(self, query, key, value):
+                    nbatches = query.size(0)
+                    query, key, value = [
+                        lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+                        for lin, x in zip(self.linears, (query, key, value))
+                    ]
+                    scores = torch.matmul(query, key.transpose(-2, -1))
+                    return torch.matmul(scores.softmax(dim=-1), value)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class MultiHead(nn.Module):
+                def __init__(self, d_model, h):
+                    super().__init__()
+                    self.h = h
+                    self.d_k = d_model // h
+                    self.linears = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(3)])
+
+                def forward(self, query, key, value):
+                    nbatches = query.size(0)
+                    query, key, value = [
+                        lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+                        for lin, x in zip(self.linears, (query, key, value))
+                    ]
+                    scores = torch.matmul(query, key.transpose(-2, -1)) * self.d_k ** -0.5
+                    return torch.matmul(scores.softmax(dim=-1), value)
+            """,
+        ),
+        # A course notebook at module level.
+        Invalid(
+            """
+            import torch
+
+            torch.manual_seed(0)
+            x = torch.randn(2, 6, 16)
+            W_q = torch.nn.Parameter(torch.randn(16, 8))
+            W_k = torch.nn.Parameter(torch.randn(16, 8))
+            W_v = torch.nn.Parameter(torch.randn(16, 8))
+            queries = x @ W_q
+            keys = x @ W_k
+            values = x @ W_v
+            attn_scores = queries @ keys.transpose(1, 2)
+            attn_weights = torch.softmax(attn_scores, dim=-1)
+            context = attn_weights @ values
+            """,
+            fixed="""
+            import torch
+
+            torch.manual_seed(0)
+            x = torch.randn(2, 6, 16)
+            W_q = torch.nn.Parameter(torch.randn(16, 8))
+            W_k = torch.nn.Parameter(torch.randn(16, 8))
+            W_v = torch.nn.Parameter(torch.randn(16, 8))
+            queries = x @ W_q
+            keys = x @ W_k
+            values = x @ W_v
+            attn_scores = (queries @ keys.transpose(1, 2)) * queries.shape[-1] ** -0.5
+            attn_weights = torch.softmax(attn_scores, dim=-1)
+            context = attn_weights @ values
+            """,
+        ),
+        # Heads split by a helper method applied with map(); the fix uses `self.head_dim`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, num_heads=8):
+                    super().__init__()
+                    self.num_heads = num_heads
+                    self.head_dim = dim // num_heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def _split(self, t, B, N):
+                    return t.reshape(B, N, self.num_heads, self.head_dim).transpose(1, 2)
+
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q, k, v = self.qkv(x).chunk(3, dim=-1)
+                    q, k, v = map(lambda t: self._split(t, B, N), (q, k, v))
+                    attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+                    return (attn @ v).transpose(1, 2).reshape(B, N, C)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, num_heads=8):
+                    super().__init__()
+                    self.num_heads = num_heads
+                    self.head_dim = dim // num_heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def _split(self, t, B, N):
+                    return t.reshape(B, N, self.num_heads, self.head_dim).transpose(1, 2)
+
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q, k, v = self.qkv(x).chunk(3, dim=-1)
+                    q, k, v = map(lambda t: self._split(t, B, N), (q, k, v))
+                    attn = ((q @ k.transpose(-2, -1)) * self.head_dim ** -0.5).softmax(dim=-1)
+                    return (attn @ v).transpose(1, 2).reshape(B, N, C)
+            """,
+        ),
+        # Heads made by a generator expression over qkv.chunk(3, -1) and a helper method.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def _to_heads(self, t):
+                    b, n, d = t.shape
+                    return t.reshape(b, n, self.heads, d // self.heads).permute(0, 2, 1, 3)
+
+                def forward(self, x):
+                    q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
+                    return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def _to_heads(self, t):
+                    b, n, d = t.shape
+                    return t.reshape(b, n, self.heads, d // self.heads).permute(0, 2, 1, 3)
+
+                def forward(self, x):
+                    q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
+                    return torch.softmax((q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5, dim=-1) @ v
             """,
         ),
     ]

@@ -19,7 +19,10 @@ class SoftmaxWrongAxis(Rule):
     Checks for a softmax over attention scores whose `dim` is not the key axis: `dim=1` on
     `(batch, queries, keys)` scores, `dim=1` or `dim=2` on `(batch, heads, queries, keys)`
     scores, a softmax with no `dim` on 3-D or 4-D scores, `scores.softmax(1)`, and
-    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`.
+    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Attention
+    written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
+    attention over a square (node × node) matrix contracted with the values, and additive
+    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -33,7 +36,9 @@ class SoftmaxWrongAxis(Rule):
     the code does not show them, nothing is reported.
 
     Not reported: key-major layouts normalised over their key axis, 2-D scores with `dim=1`,
-    `dim=scores.dim() - 1`, classifier logits, and alternating (Sinkhorn-style) normalisation.
+    `dim=scores.dim() - 1`, classifier logits, alternating (Sinkhorn-style) normalisation (also
+    when a caller renormalises the weights a helper returns), mixtures of softmaxes, weights
+    mixed across heads by a learned matrix (talking heads), and contrastive batch-by-batch logits.
 
     ## Fix safety
     The fix is unsafe: it changes which axis sums to one, and so every attention weight. When the
@@ -242,6 +247,109 @@ class SoftmaxWrongAxis(Rule):
                 energy = torch.tanh(encoder_outputs @ self.W_a.T + decoder_hidden.unsqueeze(1) @ self.U_a.T)
                 attention_weights = torch.softmax(self.v_a @ energy.permute(2, 0, 1), dim=1)
                 return attention_weights
+            """
+        ),
+        # The same attention normalised over the source positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=0)
+            """
+        ),
+        # Graph attention normalised over each node's neighbours.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=1)
+                    return torch.matmul(attention, Wh)
+            """
+        ),
+        # A mixture of softmaxes: probabilities over the vocabulary, mixed over components.
+        Valid(
+            """
+            import torch
+
+
+            def mixture(logits, weights):
+                prob = logits.softmax(dim=-1)
+                return torch.einsum("bkd,bk->bd", prob, weights)
+            """
+        ),
+        # Talking heads: weights mixed across heads by a learned matrix, then applied to the values.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class TalkingHeads(nn.Module):
+                def __init__(self, heads):
+                    super().__init__()
+                    self.mix = nn.Parameter(torch.randn(heads, heads))
+
+                def forward(self, q, k, v):
+                    dots = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+                    attn = dots.softmax(dim=-1)
+                    attn = torch.einsum("bhij,hg->bgij", attn, self.mix)
+                    return torch.einsum("bhij,bhjd->bhid", attn, v)
+            """
+        ),
+        # Contrastive logits between two batches: both axes are the batch, nothing to say.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def clip_probs(image_features, text_features):
+                # image_features: (batch, dim)
+                logits = image_features @ text_features.T * 100.0
+                return logits.softmax(dim=0), logits.softmax(dim=1)
+            """
+        ),
+        # Time-major additive attention normalised over the source positions, written with dim=0.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def attend(energy):
+                # energy = [src len, batch size]
+                return F.softmax(energy, dim=0)
             """
         ),
     ]
@@ -533,6 +641,117 @@ class SoftmaxWrongAxis(Rule):
             def forward(self, xq, xk):
                 scores = torch.matmul(xq, xk.transpose(2, 3)) / self.head_dim ** 0.5
                 return torch.softmax(scores.float(), dim=-1)
+            """,
+        ),
+        # Seq2seq (Bahdanau) attention over time-major encoder outputs: dim=1 is the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear(enc_hid_dim + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # encoder_outputs = [src len, batch size, enc hid dim]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    # hidden = [src len, batch size, dec hid dim]
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)
+                    return F.softmax(attention, dim=-2)
+            """,
+        ),
+        # Graph attention over an (N, N) score matrix normalised over the wrong node axis.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=0)
+                    return torch.matmul(attention, Wh)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class GraphAttention(nn.Module):
+                def __init__(self, in_features, out_features):
+                    super().__init__()
+                    self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+                    self.a = nn.Parameter(torch.empty(size=(2 * out_features, 1)))
+                    self.out_features = out_features
+
+                def forward(self, h, adj):
+                    Wh = torch.mm(h, self.W)  # (N, out_features)
+                    e = torch.matmul(Wh, self.a[: self.out_features, :]) + torch.matmul(Wh, self.a[self.out_features :, :]).T
+                    e = F.leaky_relu(e, 0.2)
+                    attention = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))
+                    attention = F.softmax(attention, dim=-1)
+                    return torch.matmul(attention, Wh)
+            """,
+        ),
+        # einsum scores laid out (batch, queries, heads, keys): dim=1 is the query axis.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v):
+                s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
+                w = s.softmax(dim=1)
+                return torch.einsum("bqhk,bkhd->bqhd", w, v)
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v):
+                s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
+                w = s.softmax(dim=-1)
+                return torch.einsum("bqhk,bkhd->bqhd", w, v)
             """,
         ),
     ]

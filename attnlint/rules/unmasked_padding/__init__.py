@@ -463,6 +463,40 @@ class UnmaskedPadding(Rule):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)
             """
         ),
+        # The same model given the padding mask it needs.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def collate_batch(batch):
+                labels = torch.tensor([label for label, _ in batch])
+                return labels, pad_sequence([ids for _, ids in batch], batch_first=True)
+
+
+            class Classifier(nn.Module):
+                def __init__(self, vocab_size=100, d_model=32):
+                    super().__init__()
+                    self.embedding = nn.Embedding(vocab_size, d_model)
+                    layer = nn.TransformerEncoderLayer(d_model, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+
+                def forward(self, text):
+                    return self.encoder(self.embedding(text), src_key_padding_mask=text == 0).mean(dim=1)
+
+
+            def train(model, loader):
+                for label, text in loader:
+                    model(text)
+
+
+            if __name__ == "__main__":
+                train(Classifier(), DataLoader([], collate_fn=collate_batch))
+            """
+        ),
     ]
 
     INVALID = [
@@ -864,6 +898,40 @@ class UnmaskedPadding(Rule):
                     src = pad_sequence(src_seqs, batch_first=True)
                     tgt = pad_sequence(tgt_seqs, batch_first=True)
                     return self.transformer(src, tgt)
+            """,
+        ),
+        # A collate_fn pads the batch; the model's encoder gets it with no padding mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def collate_batch(batch):
+                labels = torch.tensor([label for label, _ in batch])
+                return labels, pad_sequence([ids for _, ids in batch], batch_first=True)
+
+
+            class Classifier(nn.Module):
+                def __init__(self, vocab_size=100, d_model=32):
+                    super().__init__()
+                    self.embedding = nn.Embedding(vocab_size, d_model)
+                    layer = nn.TransformerEncoderLayer(d_model, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+
+                def forward(self, text):
+                    return self.encoder(self.embedding(text)).mean(dim=1)
+
+
+            def train(model, loader):
+                for label, text in loader:
+                    model(text)
+
+
+            if __name__ == "__main__":
+                train(Classifier(), DataLoader([], collate_fn=collate_batch))
             """,
         ),
     ]

@@ -1,0 +1,140 @@
+"""Other modules of the checked project: `from .data import PAD_ID, collate` in `train.py`.
+
+A :class:`Project` knows the roots of the checked tree and reads each module of it at most once
+per run (parsed and analysed on first import). `analyze_module(module, project=..., path=...)`
+resolves the module's imports (relative ones against its own package, absolute ones against the
+roots) and sees the imported constants and functions as if they were its own: constants by
+value, functions through their summaries. Facts that come from another file carry no syntax
+nodes of it (a finding is always reported, and fixed, in the file that holds it).
+
+The engine creates one Project per run (``Project(roots)``) and passes it with each file's path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, Optional, Sequence
+
+import libcst as cst
+
+from attnlint.analysis.values import Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from attnlint.analysis import ModuleAnalysis
+
+# Files larger than this are not read for facts of their importers (generated code).
+MAX_BYTES = 1_000_000
+
+
+class Project:
+    def __init__(self, roots: Sequence[Path]) -> None:
+        self.roots = [Path(r).resolve() for r in roots]
+        self._analyses: Dict[Path, Optional["ModuleAnalysis"]] = {}
+        self._reading: set = set()
+
+    # ------------------------------------------------------------------ resolution
+    def resolve(self, importer: Optional[Path], module: Optional[str], level: int) -> Optional[Path]:
+        """The file of `from <level dots><module> import ...` seen from `importer`, when it is in
+        the checked tree."""
+        parts = module.split(".") if module else []
+        bases = []
+        if level:
+            if importer is None:
+                return None
+            base = Path(importer).resolve().parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases.append(base)
+        else:
+            bases.extend(self.roots)
+            bases.extend(r.parent for r in self.roots)
+        for base in bases:
+            candidate = base.joinpath(*parts)
+            for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+                if parts and path.is_file() and self._inside(path):
+                    return path.resolve()
+        return None
+
+    def _inside(self, path: Path) -> bool:
+        resolved = path.resolve()
+        return any(root == resolved or root in resolved.parents for root in self.roots) or any(
+            root.is_file() and resolved.parent == root.parent for root in self.roots
+        )
+
+    def analysis_of(self, path: Path) -> Optional["ModuleAnalysis"]:
+        """The analysis of another module of the project (read once; None if it cannot be)."""
+        from attnlint.analysis import analyze_module
+
+        path = path.resolve()
+        if path in self._analyses:
+            return self._analyses[path]
+        if path in self._reading:
+            return None  # an import cycle: the module being read is not known yet
+        self._reading.add(path)
+        result = None
+        try:
+            data = path.read_bytes()
+            if len(data) <= MAX_BYTES:
+                result = analyze_module(cst.parse_module(data), project=self, path=path)
+        except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
+            result = None
+        finally:
+            self._reading.discard(path)
+        self._analyses[path] = result
+        return result
+
+
+def foreign(value: Value) -> Value:
+    """A value computed in another file, without that file's syntax nodes."""
+    mask = value.mask
+    if mask is not None and mask.buffer_node is not None:
+        mask = replace(mask, buffer_node=None)
+    padding = value.padding
+    if padding is not None and padding.node is not None:
+        padding = replace(padding, node=None)
+    return value.with_(
+        node=None,
+        scores=None,
+        softmax=None,
+        base=None,
+        ctor=None,
+        mask=mask,
+        padding=padding,
+        fills=(),
+        additive_fill=None,
+        elements=tuple(foreign(e) for e in value.elements),
+        each=foreign(value.each) if value.each is not None else None,
+        shape_of=None,
+    )
+
+
+def imported_names(module: cst.Module):
+    """(local name, imported name, from-module, level) of every `from X import a as b`."""
+    from attnlint.analysis.names import iter_statements
+
+    for stmt in iter_statements(module.body):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                continue
+            level = len(small.relative)
+            source = _dotted(small.module) if small.module is not None else None
+            for alias in small.names:
+                name = _dotted(alias.name)
+                if name is None:
+                    continue
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                yield local, name, source, level
+
+
+def _dotted(node) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = _dotted(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
