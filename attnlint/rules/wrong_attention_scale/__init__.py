@@ -86,6 +86,13 @@ class WrongAttentionScale(Rule):
             else:
                 continue
             target = scores.scale_nodes[-1] if scores.scale_nodes else scores.product
+            function = ctx.analysis.function_of(site)
+            passed = _passed_by_caller(ctx, function, target)
+            if passed is not None:
+                # `scaling` is the callee's parameter: the wrong value is the caller's argument, and
+                # the callee (shared by other backends) keeps applying what it is given.
+                ctx.report(passed, message + " (passed by the caller)")
+                continue
             ctx.report(target, message, fix=self._fix(ctx, scores))
 
     @staticmethod
@@ -112,6 +119,32 @@ class WrongAttentionScale(Rule):
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _passed_by_caller(ctx: RuleContext, function, target) -> Optional[cst.BaseExpression]:
+    """For `scores * scaling` with `scaling` a parameter of the function: the argument a caller in
+    this file passes for it (where the wrong value is written), else None."""
+    if function is None or not isinstance(target, cst.BinaryOperation):
+        return None
+    names = [side.value for side in (target.left, target.right) if isinstance(side, cst.Name)]
+    params = [n for n in names if n in function.params]
+    if len(params) != 1 or not isinstance(function.node, cst.FunctionDef):
+        return None
+    param = params[0]
+    positional = [p.name.value for p in function.node.params.params]
+    if function.class_name is not None and positional[:1] == ["self"]:
+        positional = positional[1:]  # `self.attend(q, k, v, scaling)`: self is not an argument
+    position = positional.index(param) if param in positional else 99
+    for caller in ctx.analysis.functions:
+        for call in caller.calls:
+            if call.callee != function.name:
+                continue
+            for index, arg in enumerate(call.call.args):
+                if (arg.keyword is not None and arg.keyword.value == param) or (
+                    arg.keyword is None and index == position
+                ):
+                    return arg.value
+    return None
 
 
 def _head_dim_factor(scaled_after, head_dim):

@@ -569,4 +569,33 @@ INVALID = [
             return s.softmax(dim=-1)
         """,
     ),
+    # Hugging Face style: the caller passes the model width's scale to the shared attention function.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            attn_weights = torch.matmul(query, key.transpose(-1, -2)) * scaling
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+            return torch.matmul(attn_weights, value)
+        class Attention(nn.Module):
+            def __init__(self, embed_dim, num_heads):
+                super().__init__()
+                self.embed_dim = embed_dim
+                self.num_heads = num_heads
+                self.head_dim = embed_dim // num_heads
+                self.scale = self.embed_dim ** -0.5
+                self.q_proj = nn.Linear(embed_dim, embed_dim)
+                self.k_proj = nn.Linear(embed_dim, embed_dim)
+                self.v_proj = nn.Linear(embed_dim, embed_dim)
+            def forward(self, hidden_states):
+                b, n, _ = hidden_states.shape
+                q = self.q_proj(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+                k = self.k_proj(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+                v = self.v_proj(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+                return eager_attention_forward(self, q, k, v, None, scaling=self.scale)
+        """,
+        fixed=None,
+        line=22,
+    ),
 ]
