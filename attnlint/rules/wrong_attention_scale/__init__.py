@@ -68,6 +68,10 @@ class WrongAttentionScale(Rule):
             verdict = scores.scale_verdict()
             head = verdict.head_dim.text() if verdict.head_dim is not None else "d_head"
             if verdict.kind == ScaleKind.WRONG_DIMENSION:
+                if not verdict.model_width and set(verdict.used.atoms()) & set(verdict.head_dim.atoms()):
+                    # Neither the width nor another quantity: sizes the analysis could not relate
+                    # (`h = self.heads` next to `heads`); unknown never fires.
+                    continue
                 what = "the model width" if verdict.model_width else "something other than the feature dimension"
                 message = (
                     f"attention scores are scaled by 1/sqrt({verdict.used.text()}), {what}: the per-head "
