@@ -410,7 +410,7 @@ def test_a_fix_that_would_not_parse_is_skipped_and_the_others_applied(monkeypatc
     from attnlint.engine import fix_source
     from attnlint.fixers.transpose import swap_last_two_axes
     from attnlint.rules import batched_transpose
-    from attnlint.rules.base import NodeFix, Replacement
+    from attnlint.edits import NodeFix, Replacement
 
     def broken_for_q(node, spelling="transpose"):
         if isinstance(node.value, cst.Name) and node.value.value == "q":

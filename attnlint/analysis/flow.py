@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from attnlint.analysis import handlers, masks, shapes
+from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import canonical, qualify, role_from_name, words
@@ -98,6 +99,8 @@ class FunctionFacts:
     calls: List["CallSite"] = field(default_factory=list)
     # The environment at the end of the body (names in scope and what they hold).
     final_env: Dict[str, Value] = field(default_factory=dict)
+    # Functional dropout calls (attnlint.analysis.dropout).
+    dropout_sites: List[DropoutSite] = field(default_factory=list)
 
     def masks_into_attention(self) -> set:
         """The mask parameters that reach a fill or an attention API's mask argument here."""
@@ -251,7 +254,15 @@ class Evaluator:
         if key not in self._read_sizes:
             text = f"{code(owner_node)}.shape[{axis}]" if owner_node is not None else f"size[{axis}]"
             self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", text))
-        return self._read_sizes[key][1]
+        atom = self._read_sizes[key][1]
+        # `seq_len = x.size(1)` names a size x's shape lacks: x carries it from here on.
+        owner = owner_name(owner_node) if owner_node is not None else None
+        current = self.env.get(owner) if owner is not None else None
+        if current is not None and current.shape is not None and 0 <= axis < len(current.shape):
+            if current.shape[axis].size is None:
+                shape = tuple(replace(a, size=atom) if i == axis else a for i, a in enumerate(current.shape))
+                self.env[owner] = current.with_(shape=shape)
+        return atom
 
     # ------------------------------------------------------------------ parameters
     def bind_params(self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None) -> None:
@@ -540,7 +551,16 @@ class Evaluator:
             return
         count = len(elements)
         if tensor is not None and tensor.shape is not None and len(tensor.shape) == count:
-            sizes = [axis.size for axis in tensor.shape]
+            # A size the shape does not know takes the name the code gives it.
+            sizes = [
+                axis.size if axis.size is not None else (self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None)
+                for axis, e in zip(tensor.shape, elements)
+            ]
+            if owner is not None and owner in self.env and any(a.size is None for a in tensor.shape):
+                current = self.env[owner]
+                if current.shape is not None and len(current.shape) == count:
+                    new_shape = tuple(replace(a, size=s) if a.size is None else a for a, s in zip(current.shape, sizes))
+                    self.env[owner] = current.with_(shape=new_shape)
         else:
             sizes = [self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None for e in elements]
             if owner is not None and owner in self.env:

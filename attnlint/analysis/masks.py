@@ -342,12 +342,21 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
             in_place=False,
             additive=True,
             receiver_node=scores_node,
+            on_scores=True,
         )
         ev.facts.fill_sites.append(site)
         return scores.with_(fills=scores.fills + (site,))
     if fill is None:
         return scores
-    site = FillSite(call=node, mask_node=fill.mask_node, mask=fill.mask, fill=fill.fill, in_place=False, additive=True)
+    site = FillSite(
+        call=node,
+        mask_node=fill.mask_node,
+        mask=fill.mask,
+        fill=fill.fill,
+        in_place=False,
+        additive=True,
+        on_scores=True,
+    )
     ev.facts.fill_sites.append(site)
     return scores.with_(fills=scores.fills + (site,))
 
@@ -487,7 +496,13 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
     if mask_arg is None:
         return receiver.with_(node=node)
     site = FillSite(
-        call=node, mask_node=mask_arg.value, mask=mask, fill=fill, in_place=in_place, receiver_node=receiver_node
+        call=node,
+        mask_node=mask_arg.value,
+        mask=mask,
+        fill=fill,
+        in_place=in_place,
+        receiver_node=receiver_node,
+        on_scores=receiver.scores is not None,
     )
     ev.facts.fill_sites.append(site)
     if receiver.scores is None:
@@ -540,6 +555,7 @@ def _where(ev, call: Call):
             in_place=False,
             keeps_where_true=keep_when_true,
             receiver_node=node.args[1].value if keep_when_true else node.args[2].value,
+            on_scores=kept.scores is not None,
         )
         ev.facts.fill_sites.append(site)
         return kept.with_(node=node, fills=kept.fills + (site,))

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from attnlint.analysis import handlers
+from attnlint.analysis import dropout, handlers
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import role_from_name
 from attnlint.analysis.symbolic import ONE
@@ -19,6 +19,11 @@ from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
 PROJECTION_MODULES = ("Linear", "LazyLinear", "Conv1D", "NonDynamicallyQuantizableLinear")
 PER_TOKEN_MODULES = PROJECTION_MODULES + ("Embedding",)
+# Modules whose output has their input's shape (normalisations, element-wise activations).
+SHAPE_PRESERVING_MODULES = (
+    "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
+    "InstanceNorm2d", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Mish", "LeakyReLU",
+)
 # Functions known not to rescale their input (rotary embeddings rotate pairs of features).
 ROTARY_WORDS = ("rotary", "rope", "rotate", "pos_emb", "apply_pos")
 
@@ -114,6 +119,8 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
     if kind in PER_TOKEN_MODULES and values and values[0].padded and kind not in PROJECTION_MODULES:
         # An embedding or a per-token layer of a padded batch is still padded there.
         return Value(kind="tensor", node=node, padding=values[0].padding)
+    if kind in SHAPE_PRESERVING_MODULES and values and values[0].shape is not None:
+        return Value(kind="tensor", rank=values[0].rank, shape=values[0].shape, node=node)
     if kind in PROJECTION_MODULES and values:
         role = role_from_name(attr) if attr else None
         # Weights set by hand in __init__ may fold the scale in: unknown, not "unscaled".
@@ -172,6 +179,7 @@ def _parameter(ev, call: Call):
 @handlers.function("torch.dropout", "torch.dropout_")
 def _dropout(ev, call: Call):
     values = ev.args(call.node)
+    dropout.record(ev, call.node, values)  # the mode it runs in (attnlint.analysis.dropout)
     return values[0] if values else None
 
 

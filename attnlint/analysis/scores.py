@@ -78,7 +78,10 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
-        return scaled(tensor, factor, node).with_(node=node)
+        result = scaled(tensor, factor, node).with_(node=node)
+        if tensor.mask is not None:
+            result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
+        return result
     if isinstance(op, (cst.Add, cst.Subtract)):
         result = masks.add_terms(ev, left, right, node, node.left, node.right)
         if left.kind == "scalar" and right.kind == "scalar":

@@ -593,6 +593,9 @@ def _dtype_method(ev, call: Call):
 def _transpose_method(ev, call: Call):
     if len(call.args) < 2:
         return None
+    if len(call.args) > 2 and call.name == "transpose":
+        # numpy's `a.transpose(1, 3, 0, 2, 4)`: a full permutation, not torch's swap of two axes.
+        return permute(ev, call.receiver, [a.value for a in call.args], call.node)
     return transpose(ev, call.receiver, call.args[0].value, call.args[1].value, call.node)
 
 
@@ -753,13 +756,17 @@ def _view_method(ev, call: Call):
             input_dims = tuple(ev.resolve(d) for d in input_dims)
         sizes = infer_view(input_dims, tuple(ev.resolve(d) for d in sizes))
         if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
-            runs = regroupings(input_dims, sizes)
+            # Sizes the code showed equal (`C` of x going into `nn.Linear(n_embd, ...)`) compare
+            # equal; the result keeps the sizes as the code names them.
+            compared_in = tuple(ev.resolve(d) for d in input_dims)
+            compared_out = tuple(ev.resolve(d) for d in sizes)
+            runs = regroupings(compared_in, compared_out) if None not in compared_in + compared_out else None
             if runs is not None:
                 ev.facts.view_sites.append(
                     ViewSite(
                         call=node,
-                        input_dims=input_dims,
-                        target_dims=sizes,
+                        input_dims=compared_in,
+                        target_dims=compared_out,
                         regrouped=runs,
                         input_node=call.receiver_node,
                     )

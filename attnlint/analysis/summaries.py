@@ -16,7 +16,7 @@ the callers pass, so facts flow from callers to callees: a padded batch passed t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst

@@ -125,6 +125,8 @@ class MaskFacts:
     buffer_node: Optional[cst.CSTNode] = field(default=None, compare=False)
     # The parameter the mask came from, when it did (`attention_mask`).
     param: Optional[str] = None
+    # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
+    scaled: bool = False
 
 
 @dataclass
@@ -142,6 +144,8 @@ class FillSite:
     keeps_where_true: bool = False
     # The scores expression that is filled (`scores` in `scores.masked_fill(...)`).
     receiver_node: Optional[cst.BaseExpression] = None
+    # What is filled is attention scores (not a zeros tensor becoming an additive mask).
+    on_scores: bool = False
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from attnlint.diagnostics import Applicability
-from attnlint.rules.base import NodeFix, Replacement
+from attnlint.edits import NodeFix, Replacement
 
 
 def set_keyword(

@@ -9,7 +9,7 @@ import libcst as cst
 from attnlint.analysis.values import FillSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers import bare_code
-from attnlint.rules.base import NodeFix, Replacement
+from attnlint.edits import NodeFix, Replacement
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 

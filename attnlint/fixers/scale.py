@@ -10,7 +10,7 @@ from attnlint.analysis.shapes import role_of_dim_name
 from attnlint.analysis.values import FEATURE, ScoreFacts
 from attnlint.diagnostics import Applicability
 from attnlint.fixers import bare_code
-from attnlint.rules.base import NodeFix, Replacement
+from attnlint.edits import NodeFix, Replacement
 
 
 def scale_scores(module: cst.Module, scores: ScoreFacts, parent: Optional[cst.CSTNode]) -> Optional[NodeFix]:

@@ -9,7 +9,7 @@ import libcst as cst
 from attnlint.analysis.values import SoftmaxSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
-from attnlint.rules.base import NodeFix, Replacement
+from attnlint.edits import NodeFix, Replacement
 
 
 def set_softmax_dim(site: SoftmaxSite, axis: int) -> Optional[NodeFix]:

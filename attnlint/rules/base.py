@@ -18,6 +18,9 @@ import libcst as cst
 
 from attnlint.diagnostics import DOCS_URL, Applicability
 
+# Re-exported: the engine and older plugins import the fix types from here.
+from attnlint.edits import NodeFix, Replacement  # noqa: F401
+
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
 
@@ -54,6 +57,9 @@ class Invalid:
     line: Optional[int] = None
     column: Optional[int] = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    # The example the rule's page shows under *Example* (and its fix under *Use instead*): exactly
+    # one invalid example of each rule is flagged, so a page only shows code the rule reports.
+    page: bool = False
 
     @property
     def source(self) -> str:
@@ -69,23 +75,6 @@ def _dedent(code: str) -> str:
     if code.startswith("\n"):
         code = code[1:]
     return code
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """Replace one node's text by another node's code."""
-
-    old: cst.CSTNode
-    new: cst.CSTNode
-
-
-@dataclass(frozen=True)
-class NodeFix:
-    """A fix in terms of nodes; the engine turns it into text edits using positions."""
-
-    message: str
-    applicability: Applicability
-    changes: Tuple[Replacement, ...]
 
 
 @dataclass
@@ -125,6 +114,9 @@ class Rule:
     option_choices: ClassVar[Dict[str, Tuple[Any, ...]]] = {}
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
+    # The verification recipe that proves this rule's fix: a module of `attnlint.verify.recipes`
+    # (None: the rule has no recipe). The recipe map is derived from this attribute.
+    recipe: ClassVar[Optional[str]] = None
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None) -> None:
         unknown = set(options or {}) - set(self.default_options)
@@ -151,8 +143,37 @@ class Rule:
 
     @classmethod
     def page(cls) -> str:
-        """The rule's documentation page body (markdown), from the class docstring."""
-        return inspect.cleandoc(cls.__doc__ or "")
+        """The rule's documentation page body (markdown): the class docstring's sections, with
+        *Example* and *Use instead* rendered from the flagged invalid example and its fix, placed
+        before *Fix safety* (ruff's order)."""
+        text = inspect.cleandoc(cls.__doc__ or "")
+        example = cls.page_example()
+        if example is None:
+            return text
+        blocks = f"## Example\n```python\n{example.source.rstrip()}\n```\n"
+        if example.fixed_source is not None:
+            blocks += f"\n## Use instead\n```python\n{example.fixed_source.rstrip()}\n```\n"
+        marker = "## Fix safety"
+        if marker in text:
+            before, after = text.split(marker, 1)
+            return f"{before.rstrip()}\n\n{blocks}\n{marker}{after}"
+        return f"{text.rstrip()}\n\n{blocks}"
+
+    @classmethod
+    def page_example(cls) -> Optional[Invalid]:
+        """The invalid example flagged ``page=True``: one per rule (tests/test_docs.py checks every
+        registered rule has it); None for a rule with none (a plugin's, a test's)."""
+        flagged = [example for example in cls.INVALID if example.page]
+        if len(flagged) > 1:
+            raise ValueError(f"{cls.code} flags {len(flagged)} INVALID examples with page=True; flag one")
+        return flagged[0] if flagged else None
+
+    @classmethod
+    def fix_label(cls) -> str:
+        """How `attnlint rules` and the README's table describe the fix: `always (safe)`, `none`, ..."""
+        if cls.fix_applicability is None:
+            return "none"
+        return f"{cls.fix_availability.value} ({cls.fix_applicability.value})"
 
     @classmethod
     def fix_sentence(cls) -> str:

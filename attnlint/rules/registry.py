@@ -1,7 +1,15 @@
-"""Every rule attnlint has, in code order. Adding a rule is one import and one line here."""
+"""Every rule attnlint has, in code order: the one list that docs, the recipe map, the example
+tests and every count are derived from.
+
+A rule is one folder, ``attnlint/rules/<name>/``, whose package defines one :class:`Rule`
+subclass; adding the folder adds the rule. Nothing else lists rules.
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from functools import lru_cache
 from typing import Dict, List, Type
 
@@ -10,27 +18,25 @@ from attnlint.rules.base import Rule
 
 @lru_cache(maxsize=None)
 def _rules() -> tuple:
-    from attnlint.rules.all_masked_row_nan import AllMaskedRowNan
-    from attnlint.rules.batched_transpose import BatchedTranspose
-    from attnlint.rules.cross_entropy_ignore_index import CrossEntropyIgnoreIndex
-    from attnlint.rules.inverted_mask_convention import InvertedMaskConvention
-    from attnlint.rules.missing_attention_scale import MissingAttentionScale
-    from attnlint.rules.softmax_wrong_axis import SoftmaxWrongAxis
-    from attnlint.rules.unmasked_padding import UnmaskedPadding
-    from attnlint.rules.unsliced_causal_mask import UnslicedCausalMask
-    from attnlint.rules.unused_noqa import UnusedNoqa
+    import attnlint.rules as package
 
-    rules = [
-        MissingAttentionScale,
-        SoftmaxWrongAxis,
-        BatchedTranspose,
-        CrossEntropyIgnoreIndex,
-        UnmaskedPadding,
-        AllMaskedRowNan,
-        UnslicedCausalMask,
-        InvertedMaskConvention,
-        UnusedNoqa,
-    ]
+    rules = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.ispkg:
+            continue  # base.py, registry.py: machinery, not rules
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        defined = [
+            obj
+            for obj in vars(module).values()
+            if inspect.isclass(obj) and issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__
+        ]
+        if len(defined) != 1:
+            raise RuntimeError(f"rule folder {info.name!r} must define exactly one Rule, found {len(defined)}")
+        rules.append(defined[0])
+    codes = [r.code for r in rules]
+    duplicates = sorted({c for c in codes if codes.count(c) > 1})
+    if duplicates:
+        raise RuntimeError(f"rule codes defined twice: {', '.join(duplicates)}")
     return tuple(sorted(rules, key=lambda r: r.code))
 
 

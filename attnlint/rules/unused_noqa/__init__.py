@@ -29,16 +29,6 @@ class UnusedNoqa(Rule):
     the bug it was added for has been fixed, or the code was mistyped and never worked. Removing
     them keeps every remaining `noqa` meaningful.
 
-    ## Example
-    ```python
-    scores = q @ k.transpose(-2, -1) * d ** -0.5  # noqa: ATN101
-    ```
-
-    ## Use instead
-    ```python
-    scores = q @ k.transpose(-2, -1) * d ** -0.5
-    ```
-
     ## Fix safety
     The fix is safe: it removes only attnlint codes that silenced nothing (the whole comment when
     nothing else is left in it), so no finding appears or disappears and the code is unchanged.
@@ -67,12 +57,12 @@ class UnusedNoqa(Rule):
         Valid("x = 1  # ruff: ignore[E501]\n"),
     ]
     INVALID = [
-        Invalid("x = 1  # noqa: ATN999\n", fixed="x = 1\n", line=1, column=7),
+        Invalid("x = 1  # noqa: ATN999\n", fixed="x = 1\n", line=1, column=7, page=True),
         Invalid("x = 1  # noqa: E501, ATN999\n", fixed="x = 1  # noqa: E501\n"),
         Invalid("x = 1  # noqa: ATN999 left over from the old mask\n", fixed="x = 1\n"),
         Invalid("x = 1  # noqa:ATN998;ATN997\n", fixed="x = 1\n"),
         Invalid(
-            "x = 1  # noqa: ATN104 # pylint: disable=invalid-name\n", fixed="x = 1  # pylint: disable=invalid-name\n"
+            "x = 1  # noqa: ATN996 # pylint: disable=invalid-name\n", fixed="x = 1  # pylint: disable=invalid-name\n"
         ),
         Invalid("def f():\n    # noqa: ATN999\n    return 1\n", fixed="def f():\n\n    return 1\n"),
     ]

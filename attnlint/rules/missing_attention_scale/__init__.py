@@ -28,22 +28,6 @@ class MissingAttentionScale(Rule):
     helper is reported only while no caller in the same file passes a scaled value, or one the
     analysis cannot follow.
 
-    ## Example
-    ```python
-    queries = self.W_q(x)
-    keys = self.W_k(x)
-    attn_scores = queries @ keys.transpose(-2, -1)
-    attn_weights = torch.softmax(attn_scores, dim=-1)
-    ```
-
-    ## Use instead
-    ```python
-    queries = self.W_q(x)
-    keys = self.W_k(x)
-    attn_scores = (queries @ keys.transpose(-2, -1)) * queries.shape[-1] ** -0.5
-    attn_weights = torch.softmax(attn_scores, dim=-1)
-    ```
-
     ## Fix safety
     The fix is unsafe: it changes every attention weight (that is the point), and a model
     trained without the scale needs retraining or a matching change to its checkpoints. The
@@ -58,6 +42,7 @@ class MissingAttentionScale(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = ("softmax", "Softmax")
+    recipe = "missing_attention_scale"
 
     def check(self, ctx: RuleContext) -> None:
         seen = set()
@@ -463,6 +448,7 @@ class MissingAttentionScale(Rule):
             """,
             line=5,
             column=18,
+            page=True,
         ),
         # The Annotated Transformer's attention() without its `/ math.sqrt(d_k)`.
         Invalid(

@@ -29,20 +29,6 @@ class UnmaskedPadding(Rule):
     much padding the batch happened to have and on whatever values sit in the padded slots:
     results differ between batch sizes, and training learns from garbage.
 
-    ## Example
-    ```python
-    def forward(self, x, key_padding_mask=None):
-        out, _ = self.attn(x, x, x)
-        return out
-    ```
-
-    ## Use instead
-    ```python
-    def forward(self, x, key_padding_mask=None):
-        out, _ = self.attn(x, x, x, key_padding_mask=key_padding_mask)
-        return out
-    ```
-
     ## Fix safety
     The fix is unsafe: masking changes the outputs of every padded sequence. It is offered only
     when the mask already is in the callee's own convention (a `key_padding_mask` for
@@ -57,6 +43,7 @@ class UnmaskedPadding(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = ("mask", "pad_sequence")
+    recipe = "unmasked_padding"
 
     def check(self, ctx: RuleContext) -> None:
         protocols = ctx.analysis.interface_parameters()
@@ -631,6 +618,7 @@ class UnmaskedPadding(Rule):
             def attend(q, k, v, attn_mask=None):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
             """,
+            page=True,
         ),
         # A pad_sequence batch straight into nn.MultiheadAttention.
         Invalid(

@@ -27,17 +27,6 @@ class UnslicedCausalMask(Rule):
     Not reported: sliced buffers (`self.mask[:T, :T]`, KV-cache offsets), masks built at the
     right size inside `forward`.
 
-    ## Example
-    ```python
-    attn_scores.masked_fill_(self.mask.bool(), -torch.inf)
-    ```
-
-    ## Use instead
-    ```python
-    T = attn_scores.size(-1)
-    attn_scores.masked_fill_(self.mask[..., :T, :T].bool(), -torch.inf)
-    ```
-
     ## Fix safety
     The fix is safe: when the input is `context_length` long the slice is the whole buffer, so
     the output is bit-identical; shorter inputs used to raise. The fix slices the *last* rows
@@ -52,6 +41,7 @@ class UnslicedCausalMask(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.SAFE
     triggers = ("register_buffer",)
+    recipe = "unsliced_causal_mask"
 
     def check(self, ctx: RuleContext) -> None:
         seen = set()
@@ -570,6 +560,7 @@ class UnslicedCausalMask(Rule):
                 def forward(self, att, T):
                     return att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)][:, :, :T] == 0, float("-inf"))
             """,
+            page=True,
         ),
         # The functional torch.masked_fill.
         Invalid(

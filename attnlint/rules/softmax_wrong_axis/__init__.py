@@ -40,18 +40,6 @@ class SoftmaxWrongAxis(Rule):
     when a caller renormalises the weights a helper returns), mixtures of softmaxes, weights
     mixed across heads by a learned matrix (talking heads), and contrastive batch-by-batch logits.
 
-    ## Example
-    ```python
-    attn_scores = queries @ keys.transpose(1, 2)  # (b, n_q, n_k)
-    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=1)
-    ```
-
-    ## Use instead
-    ```python
-    attn_scores = queries @ keys.transpose(1, 2)  # (b, n_q, n_k)
-    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-    ```
-
     ## Fix safety
     The fix is unsafe: it changes which axis sums to one, and so every attention weight. When the
     dim comes from an `nn.Softmax` built in `__init__`, the fix edits that constructor; check that
@@ -64,6 +52,7 @@ class SoftmaxWrongAxis(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = ("softmax", "Softmax")
+    recipe = "softmax_wrong_axis"
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.softmax_sites:
@@ -392,6 +381,7 @@ class SoftmaxWrongAxis(Rule):
             """,
             line=8,
             column=19,
+            page=True,
         ),
         # 4-D scores, dim=1 is the heads axis.
         Invalid(

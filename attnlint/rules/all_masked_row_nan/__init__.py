@@ -29,18 +29,6 @@ class AllMaskedRowNan(Rule):
     `nan_to_num`) on the weights that every use sees, and SDPA. A guard on one branch only, or
     one whose result is thrown away (`_ = w.nan_to_num(0.0)`), does not count.
 
-    ## Example
-    ```python
-    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-    weights = scores.softmax(dim=-1)
-    ```
-
-    ## Use instead
-    ```python
-    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-    weights = scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
-    ```
-
     ## Fix safety
     The fix is unsafe: rows that were NaN become 0 (all other rows are bit-identical). It zeroes
     the rows whose every score is -inf after the softmax with `masked_fill`, which covers every
@@ -55,6 +43,7 @@ class AllMaskedRowNan(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = (r"\binf\b",)
+    recipe = "all_masked_row_nan"
 
     def check(self, ctx: RuleContext) -> None:
         reported = set()
@@ -494,6 +483,7 @@ class AllMaskedRowNan(Rule):
             """,
             line=4,
             column=8,
+            page=True,
         ),
         # HF-style attention_mask (1 = attend) with `== 0`, -math.inf.
         Invalid(

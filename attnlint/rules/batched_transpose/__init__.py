@@ -23,22 +23,6 @@ class BatchedTranspose(Rule):
     `b, n, d = x.shape`, `view`/`reshape`, a shape comment such as `# x: (batch, tokens, d)`, ...).
     `.T` on a 2-D weight or on unbatched activations is correct and is not reported.
 
-    ## Example
-    ```python
-    def forward(self, x):  # x: (batch, num_tokens, d_in)
-        queries = x @ self.W_q
-        keys = x @ self.W_k
-        attn_scores = queries @ keys.T
-    ```
-
-    ## Use instead
-    ```python
-    def forward(self, x):  # x: (batch, num_tokens, d_in)
-        queries = x @ self.W_q
-        keys = x @ self.W_k
-        attn_scores = queries @ keys.transpose(-2, -1)
-    ```
-
     ## Fix safety
     The fix is safe: `x.transpose(-2, -1)` is the same view as `x.T` on 2-D input (bit for bit),
     so it cannot change code that was right; on batched input it swaps only the last two axes,
@@ -52,6 +36,7 @@ class BatchedTranspose(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.SAFE
     triggers = (r"\.T\b",)
+    recipe = "batched_transpose"
     default_options = {"replacement": "transpose"}
     option_choices = {"replacement": ("transpose", "mT")}
 
@@ -272,6 +257,7 @@ class BatchedTranspose(Rule):
                 b, n, d = k.shape
                 return torch.matmul(q, k.float().transpose(-2, -1))
             """,
+            page=True,
         ),
         # A 3-D constructor in a script.
         Invalid(

@@ -30,18 +30,6 @@ class InvertedMaskConvention(Rule):
     Only masks whose convention the analysis can trace (and whose dtype is bool; float masks
     are additive in both APIs) are reported.
 
-    ## Example
-    ```python
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = future
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    ```
-
-    ## Use instead
-    ```python
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = future
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=~mask)
-    ```
-
     ## Fix safety
     The fix is unsafe: it changes which positions are attended (that is the point). For a causal
     mask, `is_causal=True` is often the cleaner fix.
@@ -53,6 +41,7 @@ class InvertedMaskConvention(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.UNSAFE
     triggers = ("mask", "scaled_dot_product_attention", "MultiheadAttention", "Transformer")
+    recipe = "inverted_mask_convention"
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.analysis.sites("mask_uses"):
@@ -444,6 +433,7 @@ class InvertedMaskConvention(Rule):
                 keep = torch.arange(T, device=k.device)[None, :] < lengths[:, None]
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
             """,
+            page=True,
         ),
         # No `mask` in the text; passed positionally.
         Invalid(

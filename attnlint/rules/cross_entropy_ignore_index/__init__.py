@@ -29,18 +29,6 @@ class CrossEntropyIgnoreIndex(Rule):
     ignore value before the loss (`targets[targets == pad] = -100`, `masked_fill`); padding
     values the analysis cannot read.
 
-    ## Example
-    ```python
-    targets = pad_sequence(targets, batch_first=True)  # pads with 0
-    loss = F.cross_entropy(logits.view(-1, vocab), targets.view(-1))
-    ```
-
-    ## Use instead
-    ```python
-    targets = pad_sequence(targets, batch_first=True)
-    loss = F.cross_entropy(logits.view(-1, vocab), targets.view(-1), ignore_index=0)
-    ```
-
     ## Fix safety
     The fix is unsafe: it changes the loss (padding stops contributing). If the padding value is
     also a real class id, ignoring it drops real targets: pad with -100 instead. With no padding
@@ -55,6 +43,7 @@ class CrossEntropyIgnoreIndex(Rule):
     # A finding needs a loss; the padding may come from anywhere (pad_sequence, list padding,
     # a tokenizer, a collate function).
     triggers = (r"cross_entropy|CrossEntropyLoss",)
+    recipe = "cross_entropy_ignore_index"
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.sites("loss_sites"):
@@ -470,6 +459,7 @@ class CrossEntropyIgnoreIndex(Rule):
             """,
             line=5,
             column=7,
+            page=True,
         ),
         # padding_value=-100 with ignore_index=0.
         Invalid(

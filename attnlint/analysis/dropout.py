@@ -1,0 +1,201 @@
+"""Dropout facts: functional dropout calls, SDPA's `dropout_p`, and how a function knows its mode.
+
+`F.dropout(x, p)` defaults to `training=True`: unlike `nn.Dropout`, it drops at evaluation and
+inference too unless the caller passes the mode. SDPA has no mode at all: `dropout_p` is applied
+whenever it is non-zero. What the analysis answers:
+
+- each functional dropout call, what it drops (attention weights or not) and its `training=`
+  argument (:class:`DropoutSite`, recorded by the evaluator);
+- the expression that tells this function whether it is training (:func:`mode_flag`):
+  `self.training` in an `nn.Module`'s methods, `module.training` in the module-level attention
+  functions Hugging Face passes the module to, a `training` parameter; None when nothing does;
+- whether a call's dropout already depends on the mode (:func:`depends_on_mode`): under an
+  `if self.training:` test, or a rate computed as `p if self.training else 0.0`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set
+
+import libcst as cst
+
+from attnlint.analysis.calls import argument
+from attnlint.analysis.names import qualify
+from attnlint.analysis.values import WEIGHTS, Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from attnlint.analysis import ModuleAnalysis
+    from attnlint.analysis.evaluator import FunctionFacts
+
+# Parameters that carry the mode into a function.
+MODE_PARAMETERS = ("training", "is_training", "train")
+# Parameters that carry the module (whose `.training` is the mode) into a module-level function.
+MODULE_PARAMETERS = ("module", "self_attn", "attn_module")
+
+
+@dataclass
+class DropoutSite:
+    """`F.dropout(x, p)` (or `torch.dropout(x, p, train)`)."""
+
+    call: cst.Call
+    input: Value
+    # True for torch.nn.functional's dropout, whose `training` defaults to True; torch.dropout's
+    # `train` is required.
+    functional: bool
+    training_node: Optional[cst.BaseExpression]
+    p_node: Optional[cst.BaseExpression]
+
+    @property
+    def on_attention_weights(self) -> bool:
+        return self.input.softmax is not None or self.input.role == WEIGHTS
+
+    @property
+    def training_given(self) -> bool:
+        return self.training_node is not None
+
+    @property
+    def rate_is_zero(self) -> bool:
+        """A literal `p=0` / `p=0.0`: nothing is dropped in any mode."""
+        node = self.p_node
+        return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
+
+
+def record(evaluator, call: cst.Call, values: List[Value]) -> None:
+    """Called by the evaluator for `torch.dropout` and `torch.nn.functional.dropout`."""
+    qualified = qualify(call.func, evaluator.aliases) or ""
+    functional = "functional" in qualified or qualified.startswith("torch.nn.")
+    keyword = "training" if functional else "train"
+    training = argument(call, 2, keyword)
+    p = argument(call, 1, "p")
+    evaluator.facts.dropout_sites.append(
+        DropoutSite(
+            call=call,
+            input=values[0] if values else Value(kind="unknown"),
+            functional=functional,
+            training_node=training.value if training is not None else None,
+            p_node=p.value if p is not None else None,
+        )
+    )
+
+
+def sdpa_dropout(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """SDPA's `dropout_p` as written, when it is given and is not a literal zero."""
+    arg = argument(call, 4, "dropout_p")
+    if arg is None:
+        return None
+    node = arg.value
+    if isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0:
+        return None
+    return node
+
+
+def mode_flag(analysis: "ModuleAnalysis", function: "FunctionFacts") -> Optional[str]:
+    """The expression that says whether `function` runs in training mode, or None."""
+    for name in MODE_PARAMETERS:
+        if name in function.params:
+            return name
+    node = function.node
+    if function.class_name is not None and isinstance(node, cst.FunctionDef):
+        params = node.params.params
+        if params and params[0].name.value == "self" and _is_module_class(analysis, function.class_name, set()):
+            return "self.training"
+    for name in MODULE_PARAMETERS:
+        if name in function.params:
+            return f"{name}.training"
+    return None
+
+
+def _is_module_class(analysis: "ModuleAnalysis", name: str, seen: Set[str]) -> bool:
+    """An nn.Module subclass as far as this file shows: a `*Module` base (nn.Module,
+    PreTrainedModule-style bases), a local base that is one, or layers built in `__init__`."""
+    facts = analysis.classes.get(name)
+    if facts is None or name in seen:
+        return False
+    seen.add(name)
+    for base in facts.bases:
+        if not isinstance(base, str):
+            continue  # `Generic[T]`-style bases
+        if base.endswith("Module") or base.endswith("PreTrainedModel"):
+            return True
+        if base in analysis.classes and _is_module_class(analysis, base, seen):
+            return True
+    return any(value.kind == "module" for value in facts.attrs.values())
+
+
+def depends_on_mode(function: "FunctionFacts", call: cst.Call, rate: Optional[cst.BaseExpression]) -> bool:
+    """The call runs only in training (`if self.training:`, `... if self.training else ...`), or its
+    rate is computed from the mode (`p = self.p if self.training else 0.0`)."""
+    node = function.node
+    if node is None:
+        return False
+    guarded = _guarded_calls(node)
+    if id(call) in guarded:
+        return True
+    if rate is None:
+        return False
+    if _mentions_mode(rate):
+        return True
+    bound = _assignments_from_mode(node)
+    return any(isinstance(n, cst.Name) and n.value in bound for n in _walk(rate))
+
+
+def _mentions_mode(node: cst.CSTNode) -> bool:
+    for n in _walk(node):
+        if isinstance(n, cst.Name) and (n.value in MODE_PARAMETERS or "training" in n.value):
+            return True
+        if isinstance(n, cst.Attribute) and ("training" in n.attr.value or n.attr.value == "train"):
+            return True
+    return False
+
+
+def _guarded_calls(function_node: cst.CSTNode) -> Set[int]:
+    """ids of the calls inside a branch whose test reads the mode."""
+    found: Set[int] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            if _mentions_mode(node.test):
+                found.update(id(n) for n in _walk(node) if isinstance(n, cst.Call))
+
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            if _mentions_mode(node.test):
+                found.update(id(n) for n in _walk(node) if isinstance(n, cst.Call))
+
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+            # `if not self.training: return ...` guards everything after it in the block.
+            for index, stmt in enumerate(node.body):
+                if isinstance(stmt, cst.If) and _mentions_mode(stmt.test) and _leaves(stmt.body):
+                    for later in node.body[index + 1 :]:
+                        found.update(id(n) for n in _walk(later) if isinstance(n, cst.Call))
+                    break
+
+    function_node.visit(Visitor())
+    return found
+
+
+def _assignments_from_mode(function_node: cst.CSTNode) -> Set[str]:
+    names: Dict[str, bool] = {}
+    for n in _walk(function_node):
+        if isinstance(n, cst.Assign) and _mentions_mode(n.value):
+            for target in n.targets:
+                if isinstance(target.target, cst.Name):
+                    names[target.target.value] = True
+    return set(names)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block ends in `return` or `raise`."""
+    body = getattr(block, "body", ())
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    return isinstance(last, (cst.Return, cst.Raise))

@@ -1,0 +1,72 @@
+"""How a mask encodes "masked": as 0/1 values (bool, integer or float keep/ignore masks) or as an
+additive bias (0 where kept, -inf or a large negative number where masked).
+
+The two look alike as tensors and are easy to confuse: a 0/1 mask *added* to the scores, or handed
+to an API that adds float masks (SDPA's float `attn_mask`), shifts the kept logits by one and
+masks nothing. What shows a mask holds 0/1 values:
+
+- it is built here from a comparison, a triangle of ones, or lengths (its convention is known);
+- it is bool;
+- it is a mask parameter with a known convention (Hugging Face's `attention_mask`: 1 = keep) that
+  this function broadcasts itself (`mask[:, None, None, :]`, `.unsqueeze(1)`): the raw 2-D mask,
+  not one a caller already turned into a bias. A parameter used as it comes may be the caller's
+  additive mask (every Hugging Face attention layer receives one), so it is unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from attnlint.analysis.values import MaskFacts, Value
+
+_BROADCASTING_METHODS = ("unsqueeze", "view", "reshape", "expand", "repeat")
+
+
+def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optional[str]:
+    """Why `value` is a 0/1 mask (for messages), or None when the code does not show it."""
+    facts: Optional[MaskFacts] = value.mask
+    if facts is None or facts.scaled:  # `mask * -1e9`: a bias
+        return None
+    param = facts.param or value.param
+    if param is not None:
+        # A parameter: what its callers built (a triangle of ones, or of `finfo.min`) is not
+        # this function's business; only broadcasting the raw mask here shows it is 0/1.
+        if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
+            return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
+        return None
+    if facts.origin not in (None, "argument", "name"):  # a name is a role's fallback, not data flow
+        if facts.dtype == "bool" or facts.convention is not None:
+            return f"a {facts.dtype or '0/1'} mask built from {facts.origin}"
+        return None
+    return None
+
+
+def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
+    """`param[:, None, None, :]`, `param.unsqueeze(1)`, `param.view(b, 1, 1, n)` in the function."""
+    for node in _walk(function_node):
+        if isinstance(node, cst.Subscript) and _is_name(node.value, param):
+            if any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None"
+                for e in node.slice
+            ):
+                return True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _BROADCASTING_METHODS
+            and _is_name(node.func.value, param)
+        ):
+            return True
+    return False
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)

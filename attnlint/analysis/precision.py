@@ -1,0 +1,133 @@
+"""Precision evidence: can the tensors of a function be half precision, and what shows it.
+
+Two kinds of evidence, both things the code itself says:
+
+- *the file runs in half precision*: `.half()` / `.bfloat16()`, `torch.autocast` (and the older
+  `torch.cuda.amp.autocast`), `torch.float16` / `torch.half` / `torch.bfloat16` anywhere in it;
+- *the function is written for any dtype*: it takes a `dtype` parameter, or casts to an input's
+  dtype (`.to(q.dtype)`, `dtype=x.dtype`, `.type_as(x)`), so its inputs are not assumed float32.
+
+Float32-only code shows neither: the classic `masked_fill(mask == 0, -1e9)` in a float32 model
+has no precision problem, and the analysis says so by finding no evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, Optional, Tuple
+
+import libcst as cst
+
+from attnlint.analysis.names import qualify
+
+HALF_DTYPES = ("float16", "bfloat16")
+_DTYPE_NAMES = {
+    "torch.float16": "float16",
+    "torch.half": "float16",
+    "torch.bfloat16": "bfloat16",
+}
+
+
+@dataclass(frozen=True)
+class PrecisionEvidence:
+    dtypes: FrozenSet[str]  # the half dtypes the code can run in
+    reason: str  # what shows it, for messages: "the file calls `.half()`"
+
+    def __bool__(self) -> bool:
+        return bool(self.dtypes)
+
+
+NO_EVIDENCE = PrecisionEvidence(frozenset(), "")
+
+
+def file_evidence(module: cst.Module, aliases: Dict[str, str]) -> PrecisionEvidence:
+    """What in the file shows it runs in half precision (the first kind of each, in order)."""
+    dtypes, reasons = set(), []
+    for node in _walk(module):
+        found = _half_use(node, aliases)
+        if found is None:
+            continue
+        kinds, reason = found
+        new = set(kinds) - dtypes
+        if new:
+            dtypes |= new
+            reasons.append(reason)
+    return PrecisionEvidence(frozenset(dtypes), " and ".join(reasons)) if dtypes else NO_EVIDENCE
+
+
+def function_evidence(function_node: Optional[cst.CSTNode], aliases: Dict[str, str]) -> PrecisionEvidence:
+    """The function is written for any dtype: a `dtype` parameter or a cast to an input's dtype."""
+    if not isinstance(function_node, cst.FunctionDef):
+        return NO_EVIDENCE
+    params = function_node.params
+    for param in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+        if param.name.value == "dtype" or param.name.value.endswith("_dtype"):
+            return PrecisionEvidence(frozenset(HALF_DTYPES), f"`{function_node.name.value}` takes a `dtype`")
+    for node in _walk(function_node.body):
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            continue
+        method = node.func.attr.value
+        if method == "type_as" or (method == "to" and any(_is_dtype_of_tensor(a.value) for a in node.args)):
+            code = cst.Module([]).code_for_node(node.func.attr)
+            return PrecisionEvidence(
+                frozenset(HALF_DTYPES), f"`{function_node.name.value}` casts to its input's dtype (`.{code}(...)`)"
+            )
+        if any(
+            a.keyword is not None and a.keyword.value == "dtype" and _is_dtype_of_tensor(a.value) for a in node.args
+        ):
+            return PrecisionEvidence(
+                frozenset(HALF_DTYPES), f"`{function_node.name.value}` builds tensors in its input's dtype"
+            )
+    return NO_EVIDENCE
+
+
+def _is_dtype_of_tensor(node: cst.BaseExpression) -> bool:
+    """`q.dtype`, `self.q_proj.weight.dtype`, `hidden_states.dtype` (not `torch.float32`)."""
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "dtype"
+        and not (isinstance(node.value, cst.Name) and node.value.value == "torch")
+    )
+
+
+def _half_use(node: cst.CSTNode, aliases: Dict[str, str]) -> Optional[Tuple[Tuple[str, ...], str]]:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
+        if node.func.attr.value == "half":
+            return ("float16",), "the file calls `.half()`"
+        if node.func.attr.value == "bfloat16":
+            return ("bfloat16",), "the file calls `.bfloat16()`"
+    if isinstance(node, cst.Call):
+        qualified = qualify(node.func, aliases) or ""
+        if qualified.endswith(".autocast") or qualified == "autocast":
+            return _autocast_dtypes(node, qualified, aliases), "the file runs under `autocast`"
+    if isinstance(node, cst.Attribute):
+        dtype = _DTYPE_NAMES.get(qualify(node, aliases) or "")
+        if dtype is not None:
+            return (dtype,), f"the file uses `torch.{node.attr.value}`"
+    return None
+
+
+def _autocast_dtypes(call: cst.Call, qualified: str, aliases: Dict[str, str]) -> Tuple[str, ...]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            dtype = _DTYPE_NAMES.get(qualify(arg.value, aliases) or "")
+            return (dtype,) if dtype else HALF_DTYPES
+    device = None
+    positional = [a for a in call.args if a.keyword is None]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device_type":
+            device = arg.value
+    if device is None and positional and "cuda.amp" not in qualified and "cpu.amp" not in qualified:
+        device = positional[0].value
+    text = device.evaluated_value if isinstance(device, cst.SimpleString) else None
+    if "cpu.amp" in qualified or text == "cpu":
+        return ("bfloat16",)  # CPU autocast's default
+    if "cuda.amp" in qualified or text == "cuda":
+        return ("float16",)  # CUDA autocast's default
+    return HALF_DTYPES
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -1,0 +1,165 @@
+"""Where a view/reshape puts each element: the input's axes split into their smallest named parts
+("atoms"), and the order in which the target shape lists those atoms.
+
+`(b, n, h*d) -> (b, h, n, d)`: atoms b, n, h, d in memory order; the target lists b, h, n, d: the
+order changes (n and h swap), so the view rereads memory as if it had been transposed.
+`(B, C, H, W) -> (B, g, C/g, H, W)` splits C into g, C/g in place: the atoms keep their order, a
+plain split. When the sizes do not factor into atoms both sides share, the order is unknown (None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from attnlint.analysis.symbolic import Sym, product
+
+if TYPE_CHECKING:  # pragma: no cover
+    from attnlint.analysis import ModuleAnalysis
+    from attnlint.analysis.flow import FunctionFacts
+    from attnlint.analysis.values import ViewSite
+
+
+@dataclass(frozen=True)
+class ViewOrder:
+    atoms: Tuple[Sym, ...]  # the input's axes split into parts, in memory order
+    # For each target axis, the atoms it holds (indices into `atoms`, in memory order).
+    groups: Tuple[Tuple[int, ...], ...]
+    split: bool  # some input axis is split into several atoms
+    merged: bool  # some target axis merges several atoms
+
+    @property
+    def order(self) -> Tuple[int, ...]:
+        """The atoms in the order the target lists them."""
+        return tuple(i for group in self.groups for i in group)
+
+    @property
+    def moves_data(self) -> bool:
+        """The target lists the atoms in another order than memory: a transpose was meant."""
+        return self.order != tuple(range(len(self.atoms)))
+
+
+def view_order(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optional[ViewOrder]:
+    source, target = list(input_dims), list(target_dims)
+    atoms: List[Sym] = []
+    split = False
+    for dim in source:
+        if dim in target:
+            atoms.append(dim)
+            continue
+        parts = _factorisation(dim, [t for t in target if t not in source])
+        if parts is None:
+            atoms.append(dim)  # merged into a target axis, or nothing both sides name
+            continue
+        split = True
+        atoms += parts
+    groups: List[Tuple[int, ...]] = []
+    used: set = set()
+    merged = False
+    for dim in target:
+        free = [i for i, a in enumerate(atoms) if i not in used]
+        match = next((i for i in free if atoms[i] == dim), None)
+        if match is not None:
+            groups.append((match,))
+            used.add(match)
+            continue
+        parts = _factorisation(dim, [atoms[i] for i in free])
+        if parts is None:
+            return None
+        indices: List[int] = []
+        for part in parts:
+            indices.append(next(i for i in free if atoms[i] == part and i not in indices))
+        groups.append(tuple(sorted(indices)))
+        used.update(indices)
+        merged = True
+    if len(used) != len(atoms):
+        return None
+    return ViewOrder(tuple(atoms), tuple(groups), split, merged)
+
+
+def input_is_parameter(analysis: "ModuleAnalysis", function: "FunctionFacts", view: "ViewSite") -> bool:
+    """The view reads a learned parameter (`self.pos_bias.view(1, 1, h, d)`): its axes have no
+    meaning before training, so any consistent reading is as good as another."""
+    node = view.input_node
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        facts = analysis.classes.get(function.class_name) if function.class_name else None
+        value = facts.attrs.get(node.attr.value) if facts is not None else None
+        return bool(value is not None and value.is_parameter)
+    return False
+
+
+def _factorisation(dim: Sym, candidates: Sequence[Sym]) -> Optional[List[Sym]]:
+    """Two or three of the candidates (in their order) whose product is `dim`."""
+    for size in (2, 3):
+        for picks in combinations(range(len(candidates)), size):
+            chosen = [candidates[i] for i in picks]
+            if product(chosen) == dim:
+                return chosen
+    return None
+
+
+def call_in_tree(function_node: Optional[cst.CSTNode], view: "ViewSite") -> Optional[cst.Call]:
+    """The call as written: `torch.reshape(x, shape)` is recorded in method form (`x.reshape(...)`,
+    a node not in the tree); this finds the call whose first argument is the view's input."""
+    if function_node is None:
+        return None
+    for node in _walk(function_node):
+        if node is view.call:
+            return view.call
+    for node in _walk(function_node):
+        if isinstance(node, cst.Call) and node.args and node.args[0].value is view.input_node:
+            return node
+    return None
+
+
+def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
+    """The view's result is viewed or reshaped again in the same function (`x = x.reshape(b, h, r, q)`,
+    `x = x[:, :, 1:]`, `x.reshape(b, h, q, r)`: Transformer-XL's relative shift). Such code does index
+    arithmetic on memory on purpose; it does not use the result as a transposed operand."""
+    if function_node is None:
+        return False
+    name = None
+    statements = list(_statements(function_node))
+    for index, stmt in enumerate(statements):
+        if isinstance(stmt, cst.Assign) and any(n is call for n in _walk(stmt.value)):
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+                name = stmt.targets[0].target.value
+                later = statements[index + 1 :]
+                break
+    if name is None:
+        return False
+    for stmt in later:
+        for node in _walk(stmt):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            method = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if method not in ("view", "reshape"):
+                continue
+            operands = [func.value] if isinstance(func, cst.Attribute) else []
+            operands += [a.value for a in node.args[:1]]
+            if any(_names(o, name) for o in operands):
+                return True
+    return False
+
+
+def _names(node: cst.CSTNode, name: str) -> bool:
+    """`name`, or a subscript of it (`name[:, :, 1:]`)."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _statements(node: cst.CSTNode):
+    for child in _walk(node):
+        if isinstance(child, (cst.Assign, cst.Expr, cst.Return, cst.AugAssign, cst.AnnAssign)):
+            yield child
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -1,0 +1,30 @@
+"""Fixes in terms of nodes: what a fixer returns and the engine turns into text edits.
+
+A leaf module (it depends on diagnostics only), so that fixers build fixes without importing rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple
+
+import libcst as cst
+
+from attnlint.diagnostics import Applicability
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Replace one node's text by another node's code."""
+
+    old: cst.CSTNode
+    new: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class NodeFix:
+    """A fix in terms of nodes; the engine turns it into text edits using positions."""
+
+    message: str
+    applicability: Applicability
+    changes: Tuple[Replacement, ...]

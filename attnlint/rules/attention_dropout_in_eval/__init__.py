@@ -1,0 +1,105 @@
+"""ATN209 attention-dropout-in-eval."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from attnlint.analysis import dropout
+from attnlint.diagnostics import Applicability
+from attnlint.edits import NodeFix, Replacement
+from attnlint.fixers.keyword import set_keyword
+from attnlint.rules.attention_dropout_in_eval.examples import INVALID, VALID
+from attnlint.rules.base import FixAvailability, Rule, RuleContext
+
+
+class AttentionDropoutInEval(Rule):
+    """
+    ## What it does
+    Checks for dropout on attention weights that also runs at evaluation and inference:
+    - `F.dropout(weights, p)` with no `training=` argument (it defaults to `training=True`);
+    - `F.scaled_dot_product_attention(..., dropout_p=self.dropout)`, whose rate is applied
+      whenever it is non-zero, with nothing tying it to the module's mode.
+
+    Reported only where the function has a way to know its mode: a method of an `nn.Module`
+    (`self.training`), a module-level attention function given the module (`module.training`,
+    the Hugging Face convention), or a `training` parameter.
+
+    ## Why is this bad?
+    `model.eval()` switches `nn.Dropout` modules off, but not functional dropout: the weights of
+    every forward pass at evaluation and inference are still randomly zeroed and rescaled. Outputs
+    become non-deterministic, evaluation metrics are worse than the model, and generation samples
+    from a noisier model than the one trained. Nothing fails.
+
+    Not reported: `nn.Dropout` modules (they follow `model.eval()`), calls that pass `training=`,
+    dropout under `if self.training:` or with a rate computed as `p if self.training else 0.0`,
+    a rate that is a literal zero, SDPA's `dropout_p` taken from a parameter (the caller decides),
+    and functions with no way to know the mode.
+
+    ## Fix safety
+    The fix is safe: it adds `training=self.training` (or `module.training`, or the `training`
+    parameter) to the dropout call, or makes SDPA's rate `p if self.training else 0.0`. Training
+    behaviour is unchanged; only evaluation and inference stop dropping weights.
+    """
+
+    code = "ATN209"
+    name = "attention-dropout-in-eval"
+    summary = "dropout on attention weights that is not switched off at evaluation"
+    fix_availability = FixAvailability.ALWAYS
+    fix_applicability = Applicability.SAFE
+    triggers = ("dropout",)
+    recipe = "attention_dropout_in_eval"
+
+    def check(self, ctx: RuleContext) -> None:
+        for function in ctx.analysis.functions:
+            mode = dropout.mode_flag(ctx.analysis, function)
+            if mode is None:
+                continue
+            for site in function.dropout_sites:
+                if not site.functional or site.training_given or not site.on_attention_weights or site.rate_is_zero:
+                    continue
+                if dropout.depends_on_mode(function, site.call, site.p_node):
+                    continue
+                ctx.report(
+                    site.call,
+                    f"`{_short(ctx.code(site.call))}` has no `training=` argument: functional dropout defaults "
+                    "to training=True, so attention weights are dropped at evaluation and inference too; "
+                    f"pass training={mode}",
+                    fix=set_keyword(
+                        site.call, "training", mode, f"Pass `training={mode}`", applicability=Applicability.SAFE
+                    ),
+                )
+            for call in function.attention_calls:
+                if call.api != "sdpa":
+                    continue
+                rate = dropout.sdpa_dropout(call.call)
+                if (
+                    rate is None
+                    or _from_parameter(rate, function)
+                    or dropout.depends_on_mode(function, call.call, rate)
+                ):
+                    continue
+                rate_code = ctx.code(rate)
+                fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
+                ctx.report(
+                    call.call,
+                    f"scaled_dot_product_attention applies `dropout_p={_short(rate_code)}` in every mode, "
+                    f"evaluation and inference included; use `dropout_p={rate_code} if {mode} else 0.0`",
+                    fix=NodeFix(
+                        f"Apply the dropout only while training (`if {mode} else 0.0`)",
+                        Applicability.SAFE,
+                        (Replacement(rate, fixed),),
+                    ),
+                )
+
+    VALID = VALID
+    INVALID = INVALID
+
+
+def _from_parameter(rate: cst.BaseExpression, function) -> bool:
+    """`dropout_p=dropout` with `dropout` a parameter: the caller picks the rate for the mode."""
+    return isinstance(rate, cst.Name) and rate.value in function.params
+
+
+def _short(code: str, limit: int = 60) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -1,0 +1,605 @@
+"""ATN209's examples: run as tests (tests/test_rule_examples.py); the flagged one is its page's."""
+
+from attnlint.rules.base import Invalid, Valid
+
+VALID = [
+    # The mode is passed.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = (q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5).softmax(dim=-1)
+                w = F.dropout(w, p=0.1, training=self.training)
+                return w @ v
+        """
+    ),
+    # Positional training argument.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = (q @ k.transpose(-2, -1) / 8.0).softmax(dim=-1)
+                return F.dropout(w, self.p, self.training) @ v
+        """
+    ),
+    # An nn.Dropout module follows model.eval().
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.attn_drop = nn.Dropout(p)
+            def forward(self, q, k, v):
+                w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+                return self.attn_drop(w) @ v
+        """
+    ),
+    # Hugging Face eager attention: the module's flag.
+    Valid(
+        """
+        from torch import nn
+        import torch
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+            attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+            return torch.matmul(attn_weights, value), attn_weights
+        """
+    ),
+    # Only while training.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = (q @ k.transpose(-2, -1) * self.scale).softmax(-1)
+                if self.training:
+                    w = F.dropout(w, p=self.p)
+                return w @ v
+        """
+    ),
+    # The rate itself depends on the mode.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                p = self.p if self.training else 0.0
+                w = F.dropout((q @ k.transpose(-2, -1) * self.scale).softmax(-1), p)
+                return w @ v
+        """
+    ),
+    # A plain function with no way to know the mode: nothing to pass.
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v, p=0.1):
+            w = torch.softmax(q @ k.transpose(-2, -1) / q.size(-1) ** 0.5, dim=-1)
+            return F.dropout(w, p) @ v
+        """
+    ),
+    # SDPA with the rate tied to the mode (nanoGPT).
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CausalSelfAttention(nn.Module):
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(
+                    q, k, v, dropout_p=self.dropout if self.training else 0, is_causal=True
+                )
+        """
+    ),
+    # SDPA with the rate from a parameter: the caller decides (HF's sdpa_attention_forward).
+    Valid(
+        """
+        import torch
+        def sdpa_attention_forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None):
+            return torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=attention_mask, dropout_p=dropout, scale=scaling
+            )
+        """
+    ),
+    # Dropout of hidden states, not of attention weights: another rule's business.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class MLP(nn.Module):
+            def forward(self, x):
+                return F.dropout(self.fc(x), p=0.1)
+        """
+    ),
+    # A literal zero rate drops nothing.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = (q @ k.transpose(-2, -1) * self.scale).softmax(-1)
+                return F.dropout(w, p=0.0) @ v
+        """
+    ),
+    # A training parameter passed on.
+    Valid(
+        """
+        import jax
+        import torch
+        import torch.nn.functional as F
+        def attend(q, k, v, rate, training):
+            w = torch.softmax(torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5, dim=-1)
+            w = F.dropout(w, rate, training=training)
+            return torch.einsum("bhij,bhjd->bhid", w, v)
+        """
+    ),
+    # A class that is not an nn.Module (no `self.training` to pass).
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+        class AttentionMath:
+            def __call__(self, q, k, v):
+                w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+                return F.dropout(w, self.p) @ v
+        """
+    ),
+    # torch.dropout takes the mode as a required argument.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+                return torch.dropout(w, self.p, self.training) @ v
+        """
+    ),
+    # SDPA without dropout.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0)
+        """
+    ),
+    # The mode decided by an if/else around the whole attention.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                if not self.training:
+                    return F.scaled_dot_product_attention(q, k, v)
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_dropout)
+        """
+    ),
+]
+
+INVALID = [
+    # A module's functional dropout with no training argument.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = (q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5).softmax(dim=-1)
+                w = F.dropout(w, p=0.1)
+                return w @ v
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = (q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5).softmax(dim=-1)
+                w = F.dropout(w, p=0.1, training=self.training)
+                return w @ v
+        """,
+        line=6,
+        page=True,
+    ),
+    # Hugging Face eager attention without the module's flag.
+    Invalid(
+        """
+        from torch import nn
+        import torch
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+            attn_weights = nn.functional.dropout(attn_weights, p=dropout)
+            return torch.matmul(attn_weights, value), attn_weights
+        """,
+        fixed="""
+        from torch import nn
+        import torch
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+            attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+            return torch.matmul(attn_weights, value), attn_weights
+        """,
+        line=8,
+    ),
+    # Positional rate.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class SelfAttention(nn.Module):
+            def __init__(self, d, p):
+                super().__init__()
+                self.qkv = nn.Linear(d, 3 * d)
+                self.p = p
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                w = torch.softmax(q @ k.transpose(-2, -1) / q.size(-1) ** 0.5, dim=-1)
+                return F.dropout(w, self.p) @ v
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class SelfAttention(nn.Module):
+            def __init__(self, d, p):
+                super().__init__()
+                self.qkv = nn.Linear(d, 3 * d)
+                self.p = p
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                w = torch.softmax(q @ k.transpose(-2, -1) / q.size(-1) ** 0.5, dim=-1)
+                return F.dropout(w, self.p, training=self.training) @ v
+        """,
+    ),
+    # Imported by name.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from torch.nn.functional import dropout, softmax
+        class Attn(nn.Module):
+            def forward(self, q, k, v):
+                attn = softmax(q @ k.transpose(-1, -2) * self.scale, dim=-1)
+                attn = dropout(attn, self.attn_p)
+                return attn @ v
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+        from torch.nn.functional import dropout, softmax
+        class Attn(nn.Module):
+            def forward(self, q, k, v):
+                attn = softmax(q @ k.transpose(-1, -2) * self.scale, dim=-1)
+                attn = dropout(attn, self.attn_p, training=self.training)
+                return attn @ v
+        """,
+    ),
+    # Config dataclass holding the rate.
+    Invalid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        @dataclass
+        class Config:
+            n_embd: int = 64
+            attn_pdrop: float = 0.1
+        class Attention(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.config = config
+            def forward(self, q, k, v):
+                att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / q.size(-1) ** 0.5)
+                att = F.softmax(att, dim=-1)
+                att = F.dropout(att, p=self.config.attn_pdrop)
+                return att @ v
+        """,
+        fixed="""
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        @dataclass
+        class Config:
+            n_embd: int = 64
+            attn_pdrop: float = 0.1
+        class Attention(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.config = config
+            def forward(self, q, k, v):
+                att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / q.size(-1) ** 0.5)
+                att = F.softmax(att, dim=-1)
+                att = F.dropout(att, p=self.config.attn_pdrop, training=self.training)
+                return att @ v
+        """,
+    ),
+    # einsum attention in a module.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * self.scale
+                attn = sim.softmax(dim=-1)
+                attn = F.dropout(attn, p=self.dropout)
+                return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * self.scale
+                attn = sim.softmax(dim=-1)
+                attn = F.dropout(attn, p=self.dropout, training=self.training)
+                return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        """,
+    ),
+    # A helper method of the module.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class MultiHeadAttention(nn.Module):
+            def _attn(self, q, k, v):
+                scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                probs = F.softmax(scores, dim=-1)
+                return F.dropout(probs, self.dropout_p) @ v
+            def forward(self, x):
+                return self._attn(self.q(x), self.k(x), self.v(x))
+        """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class MultiHeadAttention(nn.Module):
+            def _attn(self, q, k, v):
+                scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                probs = F.softmax(scores, dim=-1)
+                return F.dropout(probs, self.dropout_p, training=self.training) @ v
+            def forward(self, x):
+                return self._attn(self.q(x), self.k(x), self.v(x))
+        """,
+    ),
+    # A module-level helper that gets the training flag but does not use it.
+    Invalid(
+        """
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v, p, training=False):
+            w = torch.softmax(q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5, dim=-1)
+            return F.dropout(w, p) @ v
+        """,
+        fixed="""
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v, p, training=False):
+            w = torch.softmax(q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5, dim=-1)
+            return F.dropout(w, p, training=training) @ v
+        """,
+    ),
+    # SDPA with a configured rate and nothing tying it to the mode.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CausalSelfAttention(nn.Module):
+            def __init__(self, dropout):
+                super().__init__()
+                self.dropout = dropout
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CausalSelfAttention(nn.Module):
+            def __init__(self, dropout):
+                super().__init__()
+                self.dropout = dropout
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
+        """,
+    ),
+    # SDPA with a literal rate.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def forward(self, q, k, v, mask):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.1)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def forward(self, q, k, v, mask):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.1 if self.training else 0.0)
+        """,
+    ),
+    # SDPA inside a HF-style module-level function given the module.
+    Invalid(
+        """
+        import torch.nn.functional as F
+        def sdpa_attention(module, query, key, value, attention_mask=None):
+            return F.scaled_dot_product_attention(
+                query, key, value, attn_mask=attention_mask, dropout_p=module.attention_dropout
+            )
+        """,
+        fixed="""
+        import torch.nn.functional as F
+        def sdpa_attention(module, query, key, value, attention_mask=None):
+            return F.scaled_dot_product_attention(
+                query, key, value, attn_mask=attention_mask, dropout_p=module.attention_dropout if module.training else 0.0
+            )
+        """,
+    ),
+    # Subclass of a local nn.Module base.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class BaseAttention(nn.Module):
+            pass
+        class LocalAttention(BaseAttention):
+            def forward(self, q, k, v):
+                attn = (q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1)
+                attn = F.dropout(attn, p=self.p)
+                return attn @ v
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class BaseAttention(nn.Module):
+            pass
+        class LocalAttention(BaseAttention):
+            def forward(self, q, k, v):
+                attn = (q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1)
+                attn = F.dropout(attn, p=self.p, training=self.training)
+                return attn @ v
+        """,
+    ),
+    # Time-major attention in a seq2seq decoder (bmm).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class DotAttention(nn.Module):
+            def forward(self, query, keys, values):
+                scores = torch.bmm(query, keys.transpose(1, 2)) / self.d ** 0.5
+                weights = F.softmax(scores, dim=-1)
+                weights = F.dropout(weights, p=self.p, inplace=False)
+                return torch.bmm(weights, values)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class DotAttention(nn.Module):
+            def forward(self, query, keys, values):
+                scores = torch.bmm(query, keys.transpose(1, 2)) / self.d ** 0.5
+                weights = F.softmax(scores, dim=-1)
+                weights = F.dropout(weights, p=self.p, inplace=False, training=self.training)
+                return torch.bmm(weights, values)
+        """,
+    ),
+    # Weights cast back to the input dtype, then dropped.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+                w = nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+                w = nn.functional.dropout(w, p=self.attention_dropout)
+                return torch.matmul(w, v)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v):
+                w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+                w = nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+                w = nn.functional.dropout(w, p=self.attention_dropout, training=self.training)
+                return torch.matmul(w, v)
+        """,
+    ),
+    # The weights named by role only (the analysis sees the softmax).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Head(nn.Module):
+            def __init__(self, n_embd, head_size, dropout):
+                super().__init__()
+                self.key = nn.Linear(n_embd, head_size, bias=False)
+                self.query = nn.Linear(n_embd, head_size, bias=False)
+                self.value = nn.Linear(n_embd, head_size, bias=False)
+                self.dropout = dropout
+            def forward(self, x):
+                k = self.key(x)
+                q = self.query(x)
+                wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+                wei = F.softmax(wei, dim=-1)
+                wei = F.dropout(wei, self.dropout)
+                return wei @ self.value(x)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Head(nn.Module):
+            def __init__(self, n_embd, head_size, dropout):
+                super().__init__()
+                self.key = nn.Linear(n_embd, head_size, bias=False)
+                self.query = nn.Linear(n_embd, head_size, bias=False)
+                self.value = nn.Linear(n_embd, head_size, bias=False)
+                self.dropout = dropout
+            def forward(self, x):
+                k = self.key(x)
+                q = self.query(x)
+                wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+                wei = F.softmax(wei, dim=-1)
+                wei = F.dropout(wei, self.dropout, training=self.training)
+                return wei @ self.value(x)
+        """,
+    ),
+    # A training guard elsewhere does not cover this call.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, x, q, k, v):
+                if self.training:
+                    x = x + 0.01 * torch.randn_like(x)
+                w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+                return F.dropout(w, self.p) @ v
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def forward(self, x, q, k, v):
+                if self.training:
+                    x = x + 0.01 * torch.randn_like(x)
+                w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+                return F.dropout(w, self.p, training=self.training) @ v
+        """,
+    ),
+]

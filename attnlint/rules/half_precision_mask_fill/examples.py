@@ -1,0 +1,500 @@
+"""ATN206's examples: run as tests (tests/test_rule_examples.py); the flagged one is its page's."""
+
+from attnlint.rules.base import Invalid, Valid
+
+VALID = [
+    # The classic float32 fill: nothing shows half precision.
+    Valid(
+        """
+        import math
+        import torch
+        def attention(q, k, v, mask):
+            scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+            scores = scores.masked_fill(mask == 0, -1e9)
+            return torch.softmax(scores, dim=-1) @ v
+        """
+    ),
+    # The scores' own dtype.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask, dtype):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+            return scores.softmax(-1).to(dtype) @ v
+        """
+    ),
+    # Within float16's range.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(mask, -1e4)
+            return scores.softmax(-1).to(q.dtype) @ v
+        """
+    ),
+    # -inf: ATN203's concern, not this rule's.
+    Valid(
+        """
+        import torch
+        model = None
+        def attention(q, k, v, mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(mask, float("-inf"))
+            return scores.softmax(-1) @ v
+        x = torch.randn(2, 3).half()
+        """
+    ),
+    # The half-precision fill constant.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, -65504.0)
+            return s.softmax(-1).type_as(q) @ v
+        """
+    ),
+    # Half precision elsewhere in the file, but this fill is in scores cast to float32 first.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q.float() @ k.float().transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v.float()
+        model = torch.nn.Linear(4, 4).half()
+        """
+    ),
+    # bf16 only: -1e9 fits bfloat16's range.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, -1e9)
+            return s.softmax(-1) @ v
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            pass
+        """
+    ),
+    # A fill from a parameter: unknown.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask, mask_value):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, mask_value)
+            return s.softmax(-1).to(q.dtype) @ v
+        """
+    ),
+    # A large fill on something that is not scores (a padded target tensor).
+    Valid(
+        """
+        import torch
+        def prepare(labels, pad_mask):
+            labels = labels.masked_fill(pad_mask, -1000000)
+            return labels.to(torch.float16)
+        """
+    ),
+    # Float32 module, float32 config: no evidence.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask):
+                att = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+                att = att.masked_fill(mask[:, :, : q.size(-2), : k.size(-2)] == 0, float("-1e10"))
+                return att.softmax(dim=-1) @ v
+        """
+    ),
+    # torch.where with the dtype's own min.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, keep):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(keep, s, torch.finfo(s.dtype).min)
+            return s.softmax(-1).to(q.dtype) @ v
+        """
+    ),
+    # An additive mask built in float32 (promotes the sum).
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, keep):
+            bias = torch.zeros(keep.shape).masked_fill(~keep, -1e9)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5 + bias
+            return s.softmax(-1).to(q.dtype) @ v
+        """
+    ),
+    # A named constant within the range.
+    Valid(
+        """
+        import torch
+        NEG = -30000.0
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, NEG)
+            return s.softmax(-1).half() @ v
+        """
+    ),
+    # A module attribute that is the dtype's min.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.dtype = torch.float16
+            def forward(self, q, k, v, mask):
+                s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                s = s.masked_fill(mask, torch.finfo(s.dtype).min)
+                return s.softmax(-1) @ v
+        """
+    ),
+    # Fill of weights after the softmax, not of scores.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            w = ((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5).softmax(-1)
+            w = w.masked_fill(mask, 0.0)
+            return (w @ v).to(q.dtype)
+        """
+    ),
+]
+
+INVALID = [
+    # A model run in half precision.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(mask == 0, -1e9)
+            return scores.softmax(dim=-1) @ v
+        model = torch.nn.Linear(64, 64).half()
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
+            return scores.softmax(dim=-1) @ v
+        model = torch.nn.Linear(64, 64).half()
+        """,
+        line=4,
+        page=True,
+    ),
+    # Written for any dtype: it casts back to the input's dtype.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            attn_weights = attn_weights.masked_fill(attention_mask == 0, -1e9)
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+            return torch.matmul(attn_weights, value)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            attn_weights = attn_weights.masked_fill(attention_mask == 0, torch.finfo(attn_weights.dtype).min)
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+            return torch.matmul(attn_weights, value)
+        """,
+    ),
+    # A dtype parameter with float32's finfo.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, keep, dtype=torch.float32):
+            q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(~keep, torch.finfo(torch.float32).min)
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, keep, dtype=torch.float32):
+            q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(~keep, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # Under autocast (CUDA: float16).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, x, mask):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                att = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+                att = att.masked_fill(mask == 0, -1e20)
+                return att.softmax(-1) @ v
+        def train_step(model, x, mask):
+            with torch.autocast("cuda"):
+                return model(x, mask)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, x, mask):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                att = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+                att = att.masked_fill(mask == 0, torch.finfo(att.dtype).min)
+                return att.softmax(-1) @ v
+        def train_step(model, x, mask):
+            with torch.autocast("cuda"):
+                return model(x, mask)
+        """,
+    ),
+    # A named module constant.
+    Invalid(
+        """
+        import torch
+        NEG_INF = -1e9
+        def attention(q, k, v, mask):
+            s = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, NEG_INF)
+            return s.softmax(-1).type_as(q) @ v
+        """,
+        fixed="""
+        import torch
+        NEG_INF = -1e9
+        def attention(q, k, v, mask):
+            s = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, torch.finfo(s.dtype).min)
+            return s.softmax(-1).type_as(q) @ v
+        """,
+    ),
+    # A module attribute set in __init__, and torch.float16 in the file.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mask_value = -1e9
+            def forward(self, q, k, v, mask):
+                s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                s = s.masked_fill(mask, self.mask_value)
+                return s.softmax(-1) @ v
+        def load(path):
+            return torch.load(path).to(torch.float16)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mask_value = -1e9
+            def forward(self, q, k, v, mask):
+                s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                s = s.masked_fill(mask, torch.finfo(s.dtype).min)
+                return s.softmax(-1) @ v
+        def load(path):
+            return torch.load(path).to(torch.float16)
+        """,
+    ),
+    # torch.where with a float32 min and a cast to the input's dtype: -inf in fp16.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, keep):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(keep, s, torch.finfo(torch.float32).min)
+            return s.softmax(-1).to(v.dtype) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, keep):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(keep, s, torch.finfo(s.dtype).min)
+            return s.softmax(-1).to(v.dtype) @ v
+        """,
+    ),
+    # In-place fill in a module written for mixed precision.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class SelfAttention(nn.Module):
+            def forward(self, x, pad_mask):
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+                dots.masked_fill_(pad_mask, -1e10)
+                attn = dots.softmax(dim=-1)
+                return torch.matmul(attn, v).to(x.dtype)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class SelfAttention(nn.Module):
+            def forward(self, x, pad_mask):
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+                dots.masked_fill_(pad_mask, torch.finfo(dots.dtype).min)
+                attn = dots.softmax(dim=-1)
+                return torch.matmul(attn, v).to(x.dtype)
+        """,
+    ),
+    # float("-1e9") spelled as a string.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, float("-1e9"))
+            return s.softmax(-1) @ v
+        x = torch.zeros(1, dtype=torch.half)
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        x = torch.zeros(1, dtype=torch.half)
+        """,
+    ),
+    # bfloat16 in the file and float32's min: beyond bfloat16's range too.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, torch.finfo(torch.float32).min)
+            return s.softmax(-1) @ v
+        model = torch.nn.Linear(8, 8).bfloat16()
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        model = torch.nn.Linear(8, 8).bfloat16()
+        """,
+    ),
+    # A helper that builds in the input's dtype.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, lengths):
+            T = k.size(-2)
+            keep = torch.arange(T, device=q.device)[None, :] < lengths[:, None]
+            scale = torch.tensor(q.size(-1) ** -0.5, dtype=q.dtype)
+            s = (q @ k.transpose(-2, -1)) * scale
+            s = s.masked_fill(~keep[:, None, None, :], -1e9)
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, lengths):
+            T = k.size(-2)
+            keep = torch.arange(T, device=q.device)[None, :] < lengths[:, None]
+            scale = torch.tensor(q.size(-1) ** -0.5, dtype=q.dtype)
+            s = (q @ k.transpose(-2, -1)) * scale
+            s = s.masked_fill(~keep[:, None, None, :], torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # The torch.masked_fill function.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask, dtype):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.masked_fill(s, mask, -1e9)
+            return s.softmax(-1).to(dtype) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, mask, dtype):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.masked_fill(s, mask, torch.finfo(s.dtype).min)
+            return s.softmax(-1).to(dtype) @ v
+        """,
+    ),
+    # Config dataclass model, run with .half() in main.
+    Invalid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        @dataclass
+        class Config:
+            d_model: int = 64
+            n_heads: int = 4
+        class Attention(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+            def forward(self, q, k, v, mask):
+                att = q @ k.transpose(-2, -1) / (q.size(-1) ** 0.5)
+                att = att.masked_fill(mask == 0, -100000.0)
+                return att.softmax(-1) @ v
+        if __name__ == "__main__":
+            m = Attention(Config()).half()
+        """,
+        fixed="""
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        @dataclass
+        class Config:
+            d_model: int = 64
+            n_heads: int = 4
+        class Attention(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+            def forward(self, q, k, v, mask):
+                att = q @ k.transpose(-2, -1) / (q.size(-1) ** 0.5)
+                att = att.masked_fill(mask == 0, torch.finfo(att.dtype).min)
+                return att.softmax(-1) @ v
+        if __name__ == "__main__":
+            m = Attention(Config()).half()
+        """,
+    ),
+    # A fill on scores that are not a plain name: reported, no fix.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)).masked_fill(mask, -1e9) * q.shape[-1] ** -0.5
+            return s.softmax(-1).to(q.dtype) @ v
+        """,
+        fixed=None,
+    ),
+    # torch.tensor-wrapped constant.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(mask, torch.tensor(-1e9), s)
+            return s.softmax(-1).type_as(v) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(mask, torch.finfo(s.dtype).min, s)
+            return s.softmax(-1).type_as(v) @ v
+        """,
+    ),
+]

@@ -1,0 +1,163 @@
+"""ATN208 mask-added-as-bias."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from attnlint.analysis import fill_values, mask_encoding
+from attnlint.analysis.values import ATTEND, MASKED
+from attnlint.diagnostics import Applicability
+from attnlint.edits import NodeFix, Replacement
+from attnlint.fixers.fill_value import dtype_min_fill
+from attnlint.rules.base import FixAvailability, Rule, RuleContext
+from attnlint.rules.mask_added_as_bias.examples import INVALID, VALID
+
+# A fill this close to zero leaves a masked key's weight within a factor e of a kept one.
+NEGLIGIBLE_FILL = 1.0
+
+
+class MaskAddedAsBias(Rule):
+    """
+    ## What it does
+    Checks for masks that mask nothing because their values are used as the wrong encoding:
+    - a 0/1 keep-mask (bool, integer or float) **added** to the scores as if it were an additive
+      `-inf` bias (`scores + mask`);
+    - a float 0/1 mask passed where an API adds float masks: SDPA's `attn_mask`,
+      `nn.MultiheadAttention`'s and `nn.Transformer*`'s masks;
+    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`).
+
+    A mask counts as 0/1 when the analysis shows it: built here from a comparison, a triangle of
+    ones or lengths; bool; or a mask parameter with a known convention (Hugging Face's
+    `attention_mask`) that the function broadcasts itself (`mask[:, None, None, :]`), so it is the
+    raw mask, not a bias a caller already made.
+
+    ## Why is this bad?
+    Adding 1 to the kept logits and 0 to the masked ones shifts every row by a constant where it
+    is fully kept and changes the masked keys' weights by a factor of e at most: padding and the
+    future are attended almost as much as real tokens. The model trains and produces plausible
+    output. SDPA adds a float `attn_mask` to the scores in the same way.
+
+    Not reported: additive masks built as biases (`(1.0 - mask) * torch.finfo(dtype).min`,
+    `masked_fill(~keep, -inf)`, `generate_square_subsequent_mask`), mask parameters used as they
+    come (in Hugging Face layers they are already biases), bool masks given to SDPA (see ATN205 for
+    their convention), and fills of the weights after the softmax.
+
+    ## Fix safety
+    The fix is unsafe: it changes the attention (that is the point). An added 0/1 mask becomes the
+    additive form, `(1.0 - mask.to(scores.dtype)) * torch.finfo(scores.dtype).min` for a keep
+    mask (`mask.to(...) * finfo.min` for a True = masked one); a float 0/1 mask given to an API
+    becomes bool in the API's convention (`mask.bool()` for SDPA's True = attend, `~mask.bool()`
+    for nn.MultiheadAttention's True = masked); a negligible fill becomes
+    `torch.finfo(scores.dtype).min`. Offered when the mask's convention is known, the scores are a
+    plain name and `torch` is imported.
+    """
+
+    code = "ATN208"
+    name = "mask-added-as-bias"
+    summary = "a 0/1 mask added to the scores (or given as a float attn_mask), or a fill that masks nothing"
+    fix_availability = FixAvailability.SOMETIMES
+    fix_applicability = Applicability.UNSAFE
+    triggers = (r"mask|tril|triu|where|keep|pad|length",)
+    recipe = "mask_added_as_bias"
+
+    def check(self, ctx: RuleContext) -> None:
+        aliases = ctx.analysis.aliases
+        torch_name = next((local for local, full in aliases.items() if full == "torch"), None)
+        for function in ctx.analysis.functions:
+            # Only fills that reach a softmax mask anything (linear attention fills with 0 on purpose).
+            reaching = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.fills}
+            for site in function.fill_sites:
+                if not site.on_scores or id(site) not in reaching:
+                    continue
+                if site.additive and site.fill is None:
+                    self._added(ctx, function, site, torch_name)
+                elif not site.additive:
+                    self._negligible_fill(ctx, function, site, torch_name)
+            for use in function.mask_uses:
+                self._float_mask_to_api(ctx, function, use)
+
+    def _added(self, ctx, function, site, torch_name) -> None:
+        reason = mask_encoding.zero_one_reason(site.mask, function.node)
+        if reason is None:
+            return
+        mask_code = ctx.code(site.mask_node)
+        fix = None
+        convention = site.mask.mask.convention
+        if torch_name is not None and _plain(site.receiver_node) and convention in (ATTEND, MASKED):
+            scores = ctx.code(site.receiver_node)
+            cast = f"{_atom(mask_code)}.to({scores}.dtype)"
+            masked = f"(1.0 - {cast})" if convention == ATTEND else cast
+            bias = cst.parse_expression(f"({masked} * {torch_name}.finfo({scores}.dtype).min)")
+            fix = NodeFix(
+                "Add the mask as a bias: `finfo(dtype).min` where masked, 0 where kept",
+                Applicability.UNSAFE,
+                (Replacement(site.mask_node, bias),),
+            )
+        ctx.report(
+            site.call,
+            f"`{_short(mask_code)}` is {reason}, added to the scores as if it were a -inf bias: kept "
+            "logits move by 1 and masked ones by 0, so nothing is masked",
+            fix=fix,
+        )
+
+    def _negligible_fill(self, ctx, function, site, torch_name) -> None:
+        constant = fill_values.fill_constant(site, ctx.analysis.aliases, function.node, ctx.module)
+        if constant is None or constant.value == float("-inf") or abs(constant.value) > NEGLIGIBLE_FILL:
+            return
+        fix = None
+        node = fill_values.fill_node(site)
+        if node is not None and torch_name is not None and _plain(site.receiver_node):
+            fix = dtype_min_fill(node, ctx.code(site.receiver_node), torch_name, Applicability.UNSAFE)
+        ctx.report(
+            site.call,
+            f"masked scores are filled with `{ctx.code(constant.node)}`, which masks nothing: a masked key "
+            "keeps a weight within a factor e of the others; fill with torch.finfo(scores.dtype).min",
+            fix=fix,
+        )
+
+    def _float_mask_to_api(self, ctx, function, use) -> None:
+        facts = use.mask.mask
+        if facts is None or facts.dtype != "float":
+            return
+        reason = mask_encoding.zero_one_reason(use.mask, function.node)
+        if reason is None:
+            return
+        code = ctx.code(use.mask_node)
+        fix = None
+        if facts.convention in (ATTEND, MASKED):
+            flip = facts.convention != use.expects
+            new = f"~{_atom(code)}.bool()" if flip else f"{_atom(code)}.bool()"
+            fix = NodeFix(
+                f"Pass the mask as bool in the API's convention (`{new}`)",
+                Applicability.UNSAFE,
+                (Replacement(use.mask_node, cst.parse_expression(new)),),
+            )
+        api = "scaled_dot_product_attention" if use.api == "sdpa" else use.api
+        ctx.report(
+            use.call,
+            f"`{_short(code)}` is {reason} in float, and {api} adds a float `{use.keyword}` to the scores: "
+            "1.0/0.0 masks nothing; pass it as bool",
+            fix=fix,
+        )
+
+    VALID = VALID
+    INVALID = INVALID
+
+
+def _plain(node) -> bool:
+    if isinstance(node, cst.Name):
+        return True
+    return isinstance(node, cst.Attribute) and _plain(node.value)
+
+
+def _atom(code: str) -> str:
+    """Parenthesise unless the expression binds tighter than a method call already."""
+    node = cst.parse_expression(code)
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
+        return code
+    return f"({code})"
+
+
+def _short(code: str, limit: int = 60) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."

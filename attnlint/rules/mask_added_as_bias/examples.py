@@ -1,0 +1,499 @@
+"""ATN208's examples: run as tests (tests/test_rule_examples.py); the flagged one is its page's."""
+
+from attnlint.rules.base import Invalid, Valid
+
+VALID = [
+    # The additive form.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, attention_mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            bias = (1.0 - attention_mask[:, None, None, :].to(scores.dtype)) * torch.finfo(scores.dtype).min
+            return (scores + bias).softmax(-1) @ v
+        """
+    ),
+    # A Hugging Face attention layer: the mask it receives is already a bias.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask[:, :, :, : key.shape[-2]]
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+            return torch.matmul(attn_weights, value)
+        """
+    ),
+    # masked_fill with -inf.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, lengths):
+            keep = torch.arange(k.size(-2))[None, :] < lengths[:, None]
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(~keep[:, None, None, :], float("-inf"))
+            return s.softmax(-1) @ v
+        """
+    ),
+    # An additive causal mask built with masked_fill.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v):
+            T = q.size(-2)
+            causal = torch.zeros(T, T).masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5 + causal
+            return s.softmax(-1) @ v
+        """
+    ),
+    # generate_square_subsequent_mask is additive.
+    Valid(
+        """
+        import torch.nn as nn
+        def forward(self, src):
+            mask = nn.Transformer.generate_square_subsequent_mask(src.size(1))
+            return self.encoder(src, mask=mask)
+        """
+    ),
+    # A bool mask to SDPA (its convention is ATN205's business).
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v):
+            T = q.size(-2)
+            keep = torch.tril(torch.ones(T, T, dtype=torch.bool))
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        """
+    ),
+    # A float additive mask to SDPA.
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v, attention_mask):
+            bias = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        """
+    ),
+    # A relative-position bias added: not a mask.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, rel_bias):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5 + rel_bias
+            return s.softmax(-1) @ v
+        """
+    ),
+    # A large fill.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask == 0, -1e4)
+            return s.softmax(-1) @ v
+        """
+    ),
+    # Zero fill of the weights after the softmax: a guard, not a mask.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            w = ((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5).softmax(-1)
+            w = w.masked_fill(mask, 0.0)
+            return w @ v
+        """
+    ),
+    # A mask parameter used as it comes (the caller's bias).
+    Valid(
+        """
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask=None):
+                s = (q @ k.transpose(-2, -1)) * self.scale
+                if mask is not None:
+                    s = s + mask
+                return s.softmax(-1) @ v
+        """
+    ),
+    # A float 0/1 mask multiplied, then turned into a bias.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v):
+            T = q.size(-2)
+            keep = torch.tril(torch.ones(T, T))
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + (keep - 1.0) * 1e9
+            return s.softmax(-1) @ v
+        """
+    ),
+    # SDPA with a causal flag only.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def attention(q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        """
+    ),
+    # nn.MultiheadAttention with a bool padding mask.
+    Valid(
+        """
+        import torch.nn as nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mha = nn.MultiheadAttention(64, 4, batch_first=True)
+            def forward(self, x, ids, pad_id):
+                return self.mha(x, x, x, key_padding_mask=(ids == pad_id))[0]
+        """
+    ),
+    # The where form with the dtype's min.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v, keep):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(keep.bool(), s, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """
+    ),
+    # A True = masked triangle scaled into a bias.
+    Valid(
+        """
+        import torch
+        def attention(q, k, v):
+            T = q.size(-2)
+            future = torch.triu(torch.ones(T, T), diagonal=1) * -1e9
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5 + future
+            return s.softmax(-1) @ v
+        """
+    ),
+    # Linear (chunked delta-rule) attention: no softmax follows, a zero fill is the mask.
+    Valid(
+        """
+        import torch
+        def chunk(q, k, v, decay, n):
+            mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=q.device), diagonal=1)
+            attn = (q @ k.transpose(-1, -2) * decay).masked_fill_(mask, 0)
+            return attn @ v
+        """
+    ),
+]
+
+INVALID = [
+    # A Hugging Face 0/1 attention_mask, broadcast here and added as is.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, attention_mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            mask = attention_mask[:, None, None, :].to(scores.dtype)
+            scores = scores + mask
+            return scores.softmax(dim=-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, attention_mask):
+            scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            mask = attention_mask[:, None, None, :].to(scores.dtype)
+            scores = scores + ((1.0 - mask.to(scores.dtype)) * torch.finfo(scores.dtype).min)
+            return scores.softmax(dim=-1) @ v
+        """,
+        line=5,
+        page=True,
+    ),
+    # BERT-style module.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+        class SelfAttention(nn.Module):
+            def forward(self, hidden_states, attention_mask):
+                q = self.query(hidden_states)
+                k = self.key(hidden_states)
+                v = self.value(hidden_states)
+                attention_scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+                extended_attention_mask = attention_mask.unsqueeze(1).unsqueeze(2)
+                attention_scores = attention_scores + extended_attention_mask
+                probs = nn.functional.softmax(attention_scores, dim=-1)
+                return torch.matmul(probs, v)
+        """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn as nn
+        class SelfAttention(nn.Module):
+            def forward(self, hidden_states, attention_mask):
+                q = self.query(hidden_states)
+                k = self.key(hidden_states)
+                v = self.value(hidden_states)
+                attention_scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+                extended_attention_mask = attention_mask.unsqueeze(1).unsqueeze(2)
+                attention_scores = attention_scores + ((1.0 - extended_attention_mask.to(attention_scores.dtype)) * torch.finfo(attention_scores.dtype).min)
+                probs = nn.functional.softmax(attention_scores, dim=-1)
+                return torch.matmul(probs, v)
+        """,
+    ),
+    # A triangle of ones added as a causal "mask".
+    Invalid(
+        """
+        import torch
+        def causal_attention(q, k, v):
+            T = q.size(-2)
+            causal = torch.tril(torch.ones(T, T, device=q.device))
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + causal
+            return torch.softmax(s, dim=-1) @ v
+        """,
+        fixed="""
+        import torch
+        def causal_attention(q, k, v):
+            T = q.size(-2)
+            causal = torch.tril(torch.ones(T, T, device=q.device))
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + ((1.0 - causal.to(s.dtype)) * torch.finfo(s.dtype).min)
+            return torch.softmax(s, dim=-1) @ v
+        """,
+    ),
+    # A bool padding mask from lengths, added.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, lengths):
+            keep = torch.arange(k.size(-2), device=k.device)[None, :] < lengths[:, None]
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + keep[:, None, None, :]
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, lengths):
+            keep = torch.arange(k.size(-2), device=k.device)[None, :] < lengths[:, None]
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + ((1.0 - keep[:, None, None, :].to(s.dtype)) * torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # A float keep mask given to SDPA.
+    Invalid(
+        """
+        import torch.nn.functional as F
+        def attention(q, k, v, attention_mask):
+            mask = attention_mask[:, None, None, :].float()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        """,
+        fixed="""
+        import torch.nn.functional as F
+        def attention(q, k, v, attention_mask):
+            mask = attention_mask[:, None, None, :].float()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.bool())
+        """,
+    ),
+    # A float triangle given to SDPA.
+    Invalid(
+        """
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v):
+            T = q.size(-2)
+            causal = torch.tril(torch.ones(T, T))
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+        """,
+        fixed="""
+        import torch
+        import torch.nn.functional as F
+        def attention(q, k, v):
+            T = q.size(-2)
+            causal = torch.tril(torch.ones(T, T))
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=causal.bool())
+        """,
+    ),
+    # A fill that masks nothing (a typo of -1e9).
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask == 0, -1e-9)
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, mask):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s.masked_fill(mask == 0, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # A zero fill of scores.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, pad_mask):
+                scores = torch.einsum("bhid,bhjd->bhij", q, k) * self.scale
+                scores = scores.masked_fill(pad_mask, 0)
+                return torch.einsum("bhij,bhjd->bhid", scores.softmax(dim=-1), v)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, pad_mask):
+                scores = torch.einsum("bhid,bhjd->bhij", q, k) * self.scale
+                scores = scores.masked_fill(pad_mask, torch.finfo(scores.dtype).min)
+                return torch.einsum("bhij,bhjd->bhid", scores.softmax(dim=-1), v)
+        """,
+    ),
+    # A where-fill that masks nothing.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, keep):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(keep, s, 1e-9)
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, keep):
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = torch.where(keep, s, torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # Added in place.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v, ids, pad_id):
+            keep = (ids != pad_id)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + keep[:, None, None, :].float()
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v, ids, pad_id):
+            keep = (ids != pad_id)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + ((1.0 - keep[:, None, None, :].float().to(s.dtype)) * torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # A True = masked triangle added (the future gets +1).
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v):
+            T = q.size(-2)
+            future = torch.triu(torch.ones(T, T), diagonal=1)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + future
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v):
+            T = q.size(-2)
+            future = torch.triu(torch.ones(T, T), diagonal=1)
+            s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            s = s + (future.to(s.dtype) * torch.finfo(s.dtype).min)
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # A config-driven module with its keep mask built from lengths.
+    Invalid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        @dataclass
+        class Config:
+            d_model: int = 64
+        class Attention(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+            def forward(self, q, k, v, lengths):
+                keep = torch.arange(k.size(-2))[None, :] < lengths[:, None]
+                att = torch.matmul(q, k.transpose(-2, -1)) / self.cfg.d_model ** 0.5
+                att = att + keep.unsqueeze(1).unsqueeze(2).float()
+                return torch.softmax(att, dim=-1) @ v
+        """,
+        fixed="""
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        @dataclass
+        class Config:
+            d_model: int = 64
+        class Attention(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+            def forward(self, q, k, v, lengths):
+                keep = torch.arange(k.size(-2))[None, :] < lengths[:, None]
+                att = torch.matmul(q, k.transpose(-2, -1)) / self.cfg.d_model ** 0.5
+                att = att + ((1.0 - keep.unsqueeze(1).unsqueeze(2).float().to(att.dtype)) * torch.finfo(att.dtype).min)
+                return torch.softmax(att, dim=-1) @ v
+        """,
+    ),
+    # A float padding mask for nn.MultiheadAttention (added to the logits).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mha = nn.MultiheadAttention(64, 4, batch_first=True)
+            def forward(self, x, ids, pad_id):
+                pad = (ids == pad_id).float()
+                return self.mha(x, x, x, key_padding_mask=pad)[0]
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mha = nn.MultiheadAttention(64, 4, batch_first=True)
+            def forward(self, x, ids, pad_id):
+                pad = (ids == pad_id).float()
+                return self.mha(x, x, x, key_padding_mask=pad.bool())[0]
+        """,
+    ),
+    # Mask added on the left.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v):
+            n = q.size(-2)
+            keep = torch.ones(n, n).tril()
+            s = keep + (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+            return s.softmax(-1) @ v
+        """,
+        fixed=None,
+    ),
+    # Broadcast by view in a module, added with no fix (scores not a plain name).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, attention_mask):
+                b, n = attention_mask.shape
+                m = attention_mask.view(b, 1, 1, n)
+                w = ((q @ k.transpose(-2, -1)) * self.scale + m).softmax(-1)
+                return w @ v
+        """,
+        fixed=None,
+    ),
+]

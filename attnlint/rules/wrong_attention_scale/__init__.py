@@ -1,0 +1,183 @@
+"""ATN104 wrong-attention-scale."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from attnlint.analysis.scores import ScaleKind
+from attnlint.diagnostics import Applicability
+from attnlint.edits import NodeFix, Replacement
+from attnlint.rules.base import FixAvailability, Rule, RuleContext
+from attnlint.rules.wrong_attention_scale.examples import INVALID, VALID
+
+_WHAT = {
+    ScaleKind.ROOT_MULTIPLIED: "multiplied by sqrt({head}) instead of divided",
+    ScaleKind.NO_ROOT: "divided by {head} without the square root",
+}
+
+
+class WrongAttentionScale(Rule):
+    """
+    ## What it does
+    Checks for attention scores that are scaled, but not by `1/sqrt(d_head)` of the contracted
+    (per-head) axis:
+    - multi-head code scaled by the model width instead of the per-head dimension;
+    - the root multiplied instead of divided (`* sqrt(d)`), or the dimension used without the root
+      (`/ d`);
+    - a quantity that is not the feature dimension at all (a sequence length, the tensor's rank);
+    - the scale applied to the weights *after* the softmax, which leaves the softmax unscaled.
+
+    The analysis compares the factor with the contracted axis symbolically (`dim // heads`,
+    `self.head_dim`, `q.shape[-1]`), so it reports only what it can evaluate.
+
+    ## Why is this bad?
+    With `h` heads, `1/sqrt(d_model)` is `sqrt(h)` times too small: the softmax is flattened
+    towards uniform. `* sqrt(d)` and `/ d` are off by a factor of `d` either way, and a scale after
+    the softmax rescales weights that no longer sum to one. The model trains, worse, and
+    checkpoints from the reference implementation give wrong outputs.
+
+    Not reported: a learned or configured temperature, cosine-similarity attention, a scale folded
+    into a projection's initialisation (T5), q and k each scaled by a fourth root, `scale=` given to
+    SDPA, single-head code where the model width *is* the head dimension, and any factor the
+    analysis cannot evaluate.
+
+    ## Fix safety
+    The fix is unsafe: it changes every attention weight, and a model trained with the wrong
+    scale needs retraining. It replaces the factor with the per-head dimension the code already
+    names (`self.head_dim`, `d_k`), else the operand's contracted axis (`q.shape[-1]`). It is
+    offered for a single `*` or `/` whose factor side is clear; a scale after the softmax has no fix.
+    """
+
+    code = "ATN104"
+    name = "wrong-attention-scale"
+    summary = "attention scores scaled by something other than 1/sqrt(d_head)"
+    fix_availability = FixAvailability.SOMETIMES
+    fix_applicability = Applicability.UNSAFE
+    triggers = ("softmax", "Softmax")
+    recipe = "wrong_attention_scale"
+
+    def check(self, ctx: RuleContext) -> None:
+        seen = set()
+        for site in ctx.analysis.softmax_sites:
+            scores = site.input.scores
+            if scores is None or id(scores.product) in seen:
+                continue
+            seen.add(id(scores.product))
+            verdict = scores.scale_verdict()
+            head = verdict.head_dim.text() if verdict.head_dim is not None else "d_head"
+            if verdict.kind == ScaleKind.WRONG_DIMENSION:
+                if not verdict.model_width and set(verdict.used.atoms()) & set(verdict.head_dim.atoms()):
+                    # Neither the width nor another quantity: sizes the analysis could not relate
+                    # (`h = self.heads` next to `heads`); unknown never fires.
+                    continue
+                what = "the model width" if verdict.model_width else "something other than the feature dimension"
+                message = (
+                    f"attention scores are scaled by 1/sqrt({verdict.used.text()}), {what}: the per-head "
+                    f"dimension here is {head}"
+                )
+            elif verdict.kind in _WHAT:
+                message = f"attention scores are {_WHAT[verdict.kind].format(head=head)}: use 1/sqrt({head})"
+            elif verdict.kind == ScaleKind.MISSING and _head_dim_factor(site.scaled_after, verdict.head_dim):
+                node, _factor = _head_dim_factor(site.scaled_after, verdict.head_dim)
+                ctx.report(
+                    node,
+                    "the scale is applied to the weights after the softmax: the softmax itself sees "
+                    f"unscaled scores; scale the scores by 1/sqrt({head}) before it",
+                )
+                continue
+            else:
+                continue
+            target = scores.scale_nodes[-1] if scores.scale_nodes else scores.product
+            function = ctx.analysis.function_of(site)
+            passed = _passed_by_caller(ctx, function, target)
+            if passed is not None:
+                # `scaling` is the callee's parameter: the wrong value is the caller's argument, and
+                # the callee (shared by other backends) keeps applying what it is given.
+                ctx.report(passed, message + " (passed by the caller)")
+                continue
+            ctx.report(target, message, fix=self._fix(ctx, scores))
+
+    @staticmethod
+    def _fix(ctx: RuleContext, scores) -> Optional[NodeFix]:
+        if len(scores.scale_nodes) != 1 or not isinstance(scores.scale_nodes[0], cst.BinaryOperation):
+            return None
+        node = scores.scale_nodes[0]
+        if scores.head_dim_names:
+            head = scores.head_dim_names[0]
+        elif scores.feature_dim is not None:
+            operand, axis = scores.feature_dim
+            head = f"{ctx.code(operand)}.shape[{axis}]"
+        else:
+            return None
+        if isinstance(node.operator, cst.Divide):
+            factor, new = node.right, f"{head} ** 0.5"
+        elif isinstance(node.operator, cst.Multiply) and _factor_like(node.right) != _factor_like(node.left):
+            factor = node.right if _factor_like(node.right) else node.left
+            new = f"{head} ** -0.5"
+        else:
+            return None
+        replacement = cst.parse_expression(new)
+        return NodeFix(f"Scale by 1/sqrt({head})", Applicability.UNSAFE, (Replacement(factor, replacement),))
+
+    VALID = VALID
+    INVALID = INVALID
+
+
+def _passed_by_caller(ctx: RuleContext, function, target) -> Optional[cst.BaseExpression]:
+    """For `scores * scaling` with `scaling` a parameter of the function: the argument a caller in
+    this file passes for it (where the wrong value is written), else None."""
+    if function is None or not isinstance(target, cst.BinaryOperation):
+        return None
+    names = [side.value for side in (target.left, target.right) if isinstance(side, cst.Name)]
+    params = [n for n in names if n in function.params]
+    if len(params) != 1 or not isinstance(function.node, cst.FunctionDef):
+        return None
+    param = params[0]
+    positional = [p.name.value for p in function.node.params.params]
+    if function.class_name is not None and positional[:1] == ["self"]:
+        positional = positional[1:]  # `self.attend(q, k, v, scaling)`: self is not an argument
+    position = positional.index(param) if param in positional else 99
+    for caller in ctx.analysis.functions:
+        for call in caller.calls:
+            if call.callee != function.name:
+                continue
+            for index, arg in enumerate(call.call.args):
+                if (arg.keyword is not None and arg.keyword.value == param) or (
+                    arg.keyword is None and index == position
+                ):
+                    return arg.value
+    return None
+
+
+def _head_dim_factor(scaled_after, head_dim):
+    """The factor multiplied into the weights after the softmax that is made of the head dimension
+    (`w / math.sqrt(d_k)`): a scale in the wrong place, not a temperature."""
+    if head_dim is None:
+        return None
+    atoms = set(head_dim.atoms())
+    for node, factor in reversed(scaled_after):
+        if factor is not None and not factor.is_const and set(factor.atoms()) <= atoms:
+            return node, factor
+    return None
+
+
+def _factor_like(node: cst.BaseExpression) -> bool:
+    """The side of a `*` that is the factor: a number, a power, a root, or a `scale` attribute."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.BinaryOperation)) and not _has_matmul(node):
+        return isinstance(node, (cst.Integer, cst.Float)) or isinstance(node.operator, (cst.Power, cst.Divide))
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        return name in ("sqrt", "rsqrt")
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        text = node.value if isinstance(node, cst.Name) else node.attr.value
+        return "scal" in text.lower()
+    return False
+
+
+def _has_matmul(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        return True
+    return any(_has_matmul(child) for child in node.children)

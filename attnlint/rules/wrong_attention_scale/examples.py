@@ -1,0 +1,601 @@
+"""ATN104's examples: run as tests (tests/test_rule_examples.py); the flagged one is its page's."""
+
+from attnlint.rules.base import Invalid, Valid
+
+VALID = [
+    # nanoGPT: the per-head dimension from the operand.
+    Valid(
+        """
+        import math
+        import torch.nn.functional as F
+        def forward(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            return F.softmax(att, dim=-1)
+        """
+    ),
+    # timm: head_dim from the module.
+    Valid(
+        """
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self, dim, num_heads=8):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = dim // num_heads
+                self.scale = self.head_dim ** -0.5
+                self.qkv = nn.Linear(dim, dim * 3)
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                attn = (q * self.scale) @ k.transpose(-2, -1)
+                return attn.softmax(dim=-1) @ v
+        """
+    ),
+    # Single head: the model width is the head dimension.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class SelfAttention(nn.Module):
+            def __init__(self, d_in, d_out):
+                super().__init__()
+                self.d_out = d_out
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+                self.W_value = nn.Linear(d_in, d_out, bias=False)
+            def forward(self, x):
+                queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+                scores = queries @ keys.transpose(-2, -1) / self.d_out ** 0.5
+                return torch.softmax(scores, dim=-1) @ values
+        """
+    ),
+    # A learned temperature.
+    Valid(
+        """
+        import torch
+        def attend(self, q, k, v):
+            b, h, n, d = q.shape
+            logits = q @ k.transpose(-2, -1) / self.temperature
+            return logits.softmax(-1) @ v
+        """
+    ),
+    # Cosine-similarity attention with a learned scale (Swin v2).
+    Valid(
+        """
+        import torch.nn.functional as F
+        def attend(self, q, k, v):
+            b, h, n, d = q.shape
+            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+            sim = (q @ k.transpose(-2, -1)) * self.logit_scale.exp()
+            return sim.softmax(dim=-1) @ v
+        """
+    ),
+    # q and k each by a fourth root.
+    Valid(
+        """
+        import torch
+        def attend(q, k, v):
+            b, h, n, d = q.shape
+            q = q * d ** -0.25
+            k = k * d ** -0.25
+            return torch.einsum("bhij,bhjd->bhid", torch.einsum("bhid,bhjd->bhij", q, k).softmax(-1), v)
+        """
+    ),
+    # SDPA with an explicit scale.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def attend(q, k, v):
+            b, h, n, d = q.shape
+            return F.scaled_dot_product_attention(q, k, v, scale=d ** -0.5)
+        """
+    ),
+    # A configured scale we cannot evaluate.
+    Valid(
+        """
+        def attend(self, q, k, v):
+            b, h, n, d = q.shape
+            s = (q @ k.transpose(-2, -1)) * self.config.attn_scale
+            return s.softmax(-1) @ v
+        """
+    ),
+    # d_k from the query's shape, via math.sqrt.
+    Valid(
+        """
+        import math
+        import torch
+        def attention(query, key, value):
+            d_k = query.size(-1)
+            scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+            return torch.softmax(scores, dim=-1) @ value
+        """
+    ),
+    # Multi-head with the per-head size passed in.
+    Valid(
+        """
+        import torch
+        def attend(x, wq, wk, heads):
+            b, n, dim = x.shape
+            dh = dim // heads
+            q = (x @ wq).view(b, n, heads, dh).transpose(1, 2)
+            k = (x @ wk).view(b, n, heads, dh).transpose(1, 2)
+            s = q @ k.transpose(-2, -1) / dh ** 0.5
+            return s.softmax(-1)
+        """
+    ),
+    # The weights rescaled after the softmax by a non-size (a gate).
+    Valid(
+        """
+        import torch
+        def attend(q, k, v, gate):
+            b, h, n, d = q.shape
+            w = (q @ k.transpose(-2, -1) * d ** -0.5).softmax(-1) * gate
+            return w @ v
+        """
+    ),
+    # T5: no runtime scale, folded into the init.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class T5Attention(nn.Module):
+            def __init__(self, d_model, d_kv):
+                super().__init__()
+                self.q = nn.Linear(d_model, d_kv, bias=False)
+                self.k = nn.Linear(d_model, d_kv, bias=False)
+                nn.init.normal_(self.q.weight, std=(d_model * d_kv) ** -0.5)
+            def forward(self, x):
+                return torch.matmul(self.q(x), self.k(x).transpose(-1, -2)).softmax(dim=-1)
+        """
+    ),
+    # einops heads with the per-head scale.
+    Valid(
+        """
+        import torch
+        from einops import rearrange
+        def attend(x, to_qkv, heads, dim_head):
+            q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=heads), to_qkv(x).chunk(3, dim=-1))
+            sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * dim_head ** -0.5
+            return sim.softmax(dim=-1)
+        """
+    ),
+    # baddbmm with the right alpha.
+    Valid(
+        """
+        import torch
+        def attend(q, k, bias):
+            bh, n, d = q.shape
+            s = torch.baddbmm(bias, q, k.transpose(1, 2), beta=1.0, alpha=d ** -0.5)
+            return s.softmax(-1)
+        """
+    ),
+    # Scale applied in place.
+    Valid(
+        """
+        import math
+        def attend(q, k, v):
+            b, h, n, d = q.shape
+            s = q @ k.transpose(-2, -1)
+            s /= math.sqrt(d)
+            return s.softmax(-1) @ v
+        """
+    ),
+]
+
+INVALID = [
+    # Multi-head code scaled by the model width.
+    Invalid(
+        """
+        import math
+        import torch.nn as nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, d_model, num_heads):
+                super().__init__()
+                self.d_model = d_model
+                self.num_heads = num_heads
+                self.head_dim = d_model // num_heads
+                self.qkv = nn.Linear(d_model, 3 * d_model)
+            def forward(self, x):
+                B, T, C = x.shape
+                q, k, v = self.qkv(x).split(self.d_model, dim=2)
+                q = q.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+                k = k.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_model)
+                return att.softmax(dim=-1)
+        """,
+        fixed="""
+        import math
+        import torch.nn as nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, d_model, num_heads):
+                super().__init__()
+                self.d_model = d_model
+                self.num_heads = num_heads
+                self.head_dim = d_model // num_heads
+                self.qkv = nn.Linear(d_model, 3 * d_model)
+            def forward(self, x):
+                B, T, C = x.shape
+                q, k, v = self.qkv(x).split(self.d_model, dim=2)
+                q = q.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+                k = k.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) / self.head_dim ** 0.5
+                return att.softmax(dim=-1)
+        """,
+        line=15,
+        page=True,
+    ),
+    # The root multiplied instead of divided.
+    Invalid(
+        """
+        import math
+        import torch
+        def attention(query, key, value):
+            batch, heads, tokens, d_k = query.shape
+            scores = torch.matmul(query, key.transpose(-2, -1)) * math.sqrt(d_k)
+            return torch.softmax(scores, dim=-1) @ value
+        """,
+        fixed="""
+        import math
+        import torch
+        def attention(query, key, value):
+            batch, heads, tokens, d_k = query.shape
+            scores = torch.matmul(query, key.transpose(-2, -1)) * d_k ** -0.5
+            return torch.softmax(scores, dim=-1) @ value
+        """,
+    ),
+    # The dimension without the root.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = q.shape
+            scores = (q @ k.transpose(-2, -1)) / d
+            return scores.softmax(-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = q.shape
+            scores = (q @ k.transpose(-2, -1)) / d ** 0.5
+            return scores.softmax(-1) @ v
+        """,
+    ),
+    # The sequence length, not the feature dimension.
+    Invalid(
+        """
+        import math
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = q.shape
+            scores = q @ k.transpose(-2, -1) / math.sqrt(n)
+            return torch.softmax(scores, dim=-1) @ v
+        """,
+        fixed="""
+        import math
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = q.shape
+            scores = q @ k.transpose(-2, -1) / d ** 0.5
+            return torch.softmax(scores, dim=-1) @ v
+        """,
+    ),
+    # The scale after the softmax.
+    Invalid(
+        """
+        import math
+        import torch
+        def attention(q, k, v):
+            b, h, n, d_k = q.shape
+            weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1) / math.sqrt(d_k)
+            return weights @ v
+        """,
+        fixed=None,
+    ),
+    # ViT with the model width in the scale attribute.
+    Invalid(
+        """
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8):
+                super().__init__()
+                self.heads = heads
+                self.dim_head = dim // heads
+                self.scale = dim ** -0.5
+                self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+            def forward(self, x):
+                b, n, _ = x.shape
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q = q.reshape(b, n, self.heads, self.dim_head).transpose(1, 2)
+                k = k.reshape(b, n, self.heads, self.dim_head).transpose(1, 2)
+                dots = (q @ k.transpose(-1, -2)) * self.scale
+                return dots.softmax(dim=-1)
+        """,
+        fixed="""
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8):
+                super().__init__()
+                self.heads = heads
+                self.dim_head = dim // heads
+                self.scale = dim ** -0.5
+                self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+            def forward(self, x):
+                b, n, _ = x.shape
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q = q.reshape(b, n, self.heads, self.dim_head).transpose(1, 2)
+                k = k.reshape(b, n, self.heads, self.dim_head).transpose(1, 2)
+                dots = (q @ k.transpose(-1, -2)) * self.dim_head ** -0.5
+                return dots.softmax(dim=-1)
+        """,
+    ),
+    # einsum with the width.
+    Invalid(
+        """
+        import torch
+        def attend(self, x, heads):
+            b, n, dim = x.shape
+            q = self.to_q(x).view(b, n, heads, dim // heads).transpose(1, 2)
+            k = self.to_k(x).view(b, n, heads, dim // heads).transpose(1, 2)
+            sim = torch.einsum("bhid,bhjd->bhij", q, k) * dim ** -0.5
+            return sim.softmax(dim=-1)
+        """,
+        fixed="""
+        import torch
+        def attend(self, x, heads):
+            b, n, dim = x.shape
+            q = self.to_q(x).view(b, n, heads, dim // heads).transpose(1, 2)
+            k = self.to_k(x).view(b, n, heads, dim // heads).transpose(1, 2)
+            sim = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+            return sim.softmax(dim=-1)
+        """,
+    ),
+    # Root multiplied, with d from the key's shape.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = k.shape
+            scores = torch.matmul(q, k.transpose(-1, -2)) * d ** 0.5
+            return torch.softmax(scores, dim=-1) @ v
+        """,
+        fixed="""
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = k.shape
+            scores = torch.matmul(q, k.transpose(-1, -2)) * d ** -0.5
+            return torch.softmax(scores, dim=-1) @ v
+        """,
+    ),
+    # Course code: d_out used in multi-head attention.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, d_in, d_out, num_heads):
+                super().__init__()
+                self.d_out = d_out
+                self.num_heads = num_heads
+                self.head_dim = d_out // num_heads
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+            def forward(self, x):
+                b, num_tokens, d_in = x.shape
+                keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                attn_scores = queries @ keys.transpose(2, 3)
+                return torch.softmax(attn_scores / self.d_out ** 0.5, dim=-1)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, d_in, d_out, num_heads):
+                super().__init__()
+                self.d_out = d_out
+                self.num_heads = num_heads
+                self.head_dim = d_out // num_heads
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+            def forward(self, x):
+                b, num_tokens, d_in = x.shape
+                keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                attn_scores = queries @ keys.transpose(2, 3)
+                return torch.softmax(attn_scores / self.head_dim ** 0.5, dim=-1)
+        """,
+    ),
+    # Divided by the head dimension itself.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Attn(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.head_dim = dim // heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv[0], qkv[1], qkv[2]
+                attn = (q @ k.transpose(-2, -1)) / self.head_dim
+                return attn.softmax(dim=-1) @ v
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Attn(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.head_dim = dim // heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv[0], qkv[1], qkv[2]
+                attn = (q @ k.transpose(-2, -1)) / self.head_dim ** 0.5
+                return attn.softmax(dim=-1) @ v
+        """,
+    ),
+    # The query length in a cross-attention helper.
+    Invalid(
+        """
+        import math
+        import torch
+        def cross_attention(q, k, v):
+            b, h, n_q, d = q.shape
+            s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(n_q)
+            return s.softmax(-1) @ v
+        """,
+        fixed="""
+        import math
+        import torch
+        def cross_attention(q, k, v):
+            b, h, n_q, d = q.shape
+            s = torch.matmul(q, k.transpose(-2, -1)) / d ** 0.5
+            return s.softmax(-1) @ v
+        """,
+    ),
+    # Weights multiplied by the scale after the softmax.
+    Invalid(
+        """
+        import torch
+        def attention(q, k, v):
+            b, h, n, d = q.shape
+            w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+            w = w * d ** -0.5
+            return w @ v
+        """,
+        fixed=None,
+    ),
+    # bmm over flattened heads, scaled by the width.
+    Invalid(
+        """
+        import math
+        import torch
+        def attend(self, x, heads):
+            b, n, dim = x.shape
+            q = self.wq(x).view(b, n, heads, dim // heads).transpose(1, 2).reshape(b * heads, n, dim // heads)
+            k = self.wk(x).view(b, n, heads, dim // heads).transpose(1, 2).reshape(b * heads, n, dim // heads)
+            s = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(dim)
+            return s.softmax(-1)
+        """,
+        fixed="""
+        import math
+        import torch
+        def attend(self, x, heads):
+            b, n, dim = x.shape
+            q = self.wq(x).view(b, n, heads, dim // heads).transpose(1, 2).reshape(b * heads, n, dim // heads)
+            k = self.wk(x).view(b, n, heads, dim // heads).transpose(1, 2).reshape(b * heads, n, dim // heads)
+            s = torch.bmm(q, k.transpose(1, 2)) / q.shape[-1] ** 0.5
+            return s.softmax(-1)
+        """,
+    ),
+    # Config dataclass: the width from the config.
+    Invalid(
+        """
+        from dataclasses import dataclass
+        import math
+        import torch
+        import torch.nn as nn
+        @dataclass
+        class Config:
+            n_embd: int
+            n_head: int
+        class CausalSelfAttention(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.n_head = config.n_head
+                self.n_embd = config.n_embd
+                self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+            def forward(self, x):
+                B, T, C = x.size()
+                q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C))
+                return torch.softmax(att, dim=-1)
+        """,
+        fixed="""
+        from dataclasses import dataclass
+        import math
+        import torch
+        import torch.nn as nn
+        @dataclass
+        class Config:
+            n_embd: int
+            n_head: int
+        class CausalSelfAttention(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.n_head = config.n_head
+                self.n_embd = config.n_embd
+                self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+            def forward(self, x):
+                B, T, C = x.size()
+                q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                att = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
+                return torch.softmax(att, dim=-1)
+        """,
+    ),
+    # Multiplied by the root of the head dimension named in the module.
+    Invalid(
+        """
+        import math
+        import torch
+        def attention(q, k, v, head_dim):
+            q = q.view(q.size(0), q.size(1), -1, head_dim)
+            k = k.view(k.size(0), k.size(1), -1, head_dim)
+            s = torch.einsum("bqhd,bkhd->bhqk", q, k) * math.sqrt(head_dim)
+            return s.softmax(dim=-1)
+        """,
+        fixed="""
+        import math
+        import torch
+        def attention(q, k, v, head_dim):
+            q = q.view(q.size(0), q.size(1), -1, head_dim)
+            k = k.view(k.size(0), k.size(1), -1, head_dim)
+            s = torch.einsum("bqhd,bkhd->bhqk", q, k) * head_dim ** -0.5
+            return s.softmax(dim=-1)
+        """,
+    ),
+    # Hugging Face style: the caller passes the model width's scale to the shared attention function.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            attn_weights = torch.matmul(query, key.transpose(-1, -2)) * scaling
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+            return torch.matmul(attn_weights, value)
+        class Attention(nn.Module):
+            def __init__(self, embed_dim, num_heads):
+                super().__init__()
+                self.embed_dim = embed_dim
+                self.num_heads = num_heads
+                self.head_dim = embed_dim // num_heads
+                self.scale = self.embed_dim ** -0.5
+                self.q_proj = nn.Linear(embed_dim, embed_dim)
+                self.k_proj = nn.Linear(embed_dim, embed_dim)
+                self.v_proj = nn.Linear(embed_dim, embed_dim)
+            def forward(self, hidden_states):
+                b, n, _ = hidden_states.shape
+                q = self.q_proj(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+                k = self.k_proj(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+                v = self.v_proj(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+                return eager_attention_forward(self, q, k, v, None, scaling=self.scale)
+        """,
+        fixed=None,
+        line=22,
+    ),
+]

@@ -1,0 +1,175 @@
+"""The new rules' fixes, proven on CPU by their recipes; and a wrong fix for each, rejected.
+
+Each case is attention code with the bug, the fix attnlint's engine makes (never written here),
+and a plausible wrong fix someone might write instead. The recipe must verify the first and
+refuse the second.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch")
+
+from attnlint.config import Settings
+from attnlint.engine import fix_source
+from attnlint.verify import verify
+
+CPU32 = {"devices": ("cpu",), "dtypes": {"cpu": ["float32"]}}
+
+MHA_WIDTH_SCALE = """
+import math
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model=64, num_heads=4):
+        super().__init__()
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(self.d_model, dim=2)
+        q = q.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = k.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        v = v.view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_model)
+        y = att.softmax(dim=-1) @ v
+        return self.out_proj(y.transpose(1, 2).reshape(B, T, C))
+"""
+
+HEADS_BY_VIEW = """
+import math
+import torch
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd=64, n_head=4):
+        super().__init__()
+        self.n_head = n_head
+        self.query = nn.Linear(n_embd, n_embd)
+        self.key = nn.Linear(n_embd, n_embd)
+        self.value = nn.Linear(n_embd, n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        q = self.query(x).view(B, T, self.n_head, hs).transpose(1, 2)
+        k = self.key(x).view(B, T, self.n_head, hs).transpose(1, 2)
+        v = self.value(x).view(B, self.n_head, T, hs)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+        y = att.softmax(dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+"""
+
+HALF_FILL = """
+import torch
+
+
+def attention(q, k, v, mask):
+    scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+    scores = scores.masked_fill(mask == 0, -1e9)
+    return scores.softmax(dim=-1).to(q.dtype) @ v
+"""
+
+CAUSAL_AND_MASK = """
+import torch
+import torch.nn.functional as F
+
+
+def decode_step(q, k, v, attn_mask):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=True)
+"""
+
+KEEP_ADDED = """
+import torch
+
+
+def attention(q, k, v, attention_mask):
+    scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+    mask = attention_mask[:, None, None, :].to(scores.dtype)
+    scores = scores + mask
+    return scores.softmax(dim=-1) @ v
+"""
+
+DROPOUT_ON = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d=32, p=0.3):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.p = p
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        w = torch.softmax(q @ k.transpose(-2, -1) / q.size(-1) ** 0.5, dim=-1)
+        return F.dropout(w, self.p) @ v
+"""
+
+CASES = [
+    # code, source, entry, params, (wrong-fix old, new)
+    ("ATN104", MHA_WIDTH_SCALE, "MultiHeadAttention", {}, ("/ math.sqrt(self.d_model)", "* math.sqrt(self.head_dim)")),
+    (
+        "ATN106",
+        HEADS_BY_VIEW,
+        "CausalSelfAttention",
+        {},
+        (".view(B, self.n_head, T, hs)", ".reshape(B, self.n_head, T, hs)"),
+    ),
+    ("ATN206", HALF_FILL, "attention", {"mask_format": "keep"}, ("-1e9)", "0.0)")),
+    (
+        "ATN207",
+        CAUSAL_AND_MASK,
+        "decode_step",
+        {},
+        (
+            "attn_mask=attn_mask, is_causal=True",
+            "attn_mask=attn_mask & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril(), is_causal=False",
+        ),
+    ),
+    (
+        "ATN208",
+        KEEP_ADDED,
+        "attention",
+        {},
+        ("scores = scores + mask", "scores = scores.masked_fill(mask == 0, -1e-3)"),
+    ),
+    ("ATN209", DROPOUT_ON, "SelfAttention", {}, ("F.dropout(w, self.p)", "F.dropout(w, self.p, training=False)")),
+]
+
+
+def _engine_fix(code: str, source: str) -> str:
+    fixed = fix_source(source, "model.py", Settings(select=[code]), unsafe=True).fixed_source
+    assert fixed != source, f"{code}: the engine made no fix"
+    return fixed
+
+
+@pytest.mark.parametrize("code,source,entry,params,wrong", CASES, ids=[c[0] for c in CASES])
+def test_engine_fix_is_verified(code, source, entry, params, wrong):
+    source = textwrap.dedent(source)
+    reports = verify(code, source, _engine_fix(code, source), entry=entry, params=params, **CPU32)
+    assert reports and all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
+    # The evidence shows the bug: a check about the original passed.
+    assert any("original" in c.name and c.passed for r in reports for c in r.checks)
+
+
+@pytest.mark.parametrize("code,source,entry,params,wrong", CASES, ids=[c[0] for c in CASES])
+def test_wrong_fix_is_rejected(code, source, entry, params, wrong):
+    source = textwrap.dedent(source)
+    old, new = wrong
+    assert old in source
+    reports = verify(code, source, source.replace(old, new), entry=entry, params=params, **CPU32)
+    assert reports and not all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
