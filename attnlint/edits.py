@@ -6,11 +6,13 @@ A leaf module (it depends on diagnostics only), so that fixers build fixes witho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Tuple
 
 from attnlint.diagnostics import Applicability
+
+if TYPE_CHECKING:  # pragma: no cover
+    # Annotations only: the registry (which a warm run imports) must not load LibCST.
+    import libcst as cst
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,6 @@ def test_warm_run_loads_no_engine_analysis_or_rule_module(warm_run):
     assert not rule_modules
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reporters import attnlint.rules.registry, whose attnlint.rules.base imports libcst at "
-    "module level (for annotations only); base.py belongs to the analysis, not to this change",
-)
 def test_warm_run_does_not_import_libcst(warm_run):
     _, warm = warm_run
     assert "libcst" not in warm["modules"]

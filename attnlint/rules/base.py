@@ -14,7 +14,6 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
-import libcst as cst
 
 from attnlint.diagnostics import DOCS_URL, Applicability
 
@@ -22,6 +21,8 @@ from attnlint.diagnostics import DOCS_URL, Applicability
 from attnlint.edits import NodeFix, Replacement  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
+    # Annotations only: a warm run (answered from the cache) imports the registry, never LibCST.
+    import libcst as cst
     from attnlint.analysis import ModuleAnalysis
 
 
