@@ -159,6 +159,9 @@ def _code_list(text: str, offset: int) -> Tuple[List[CodeSpan], int]:
     return codes, position
 
 
+# A loose `# noqa ...` that names one of attnlint's codes (or the bare prefix).
+_MENTIONS_OWN_CODE = re.compile(r"\bATN\d*\b", re.I)
+
 _MISSING_CODES = "expected a comma-separated list of codes (e.g., `# noqa: {example}`)."
 _MISSING_COLON = "expected `:` followed by a comma-separated list of codes (e.g., `# noqa: {example}`)."
 
@@ -185,8 +188,14 @@ def _parse_line_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap)
             LineDirective(comment.line, start, end, tuple(codes), comment.column, comment.column + len(text))
         )
         return
-    # `# noqa ATN103`, `# noqa : ATN103`, `# noqa-ish`: not a directive a reader can trust.
-    result.warnings.append(SuppressionWarning(comment.line, "`# noqa`", _MISSING_COLON.format(example=EXAMPLE_CODES)))
+    # `# noqa ATN103`, `# noqa : ATN103`, `# noqa-ish`: not a directive a reader can trust. It
+    # silences nothing; it is worth a warning when it was meant for attnlint. Other tools' loose
+    # forms (`# noqa F403`, common in flake8 projects) are theirs to judge: hundreds of warnings
+    # about them would bury the one that matters.
+    if _MENTIONS_OWN_CODE.search(rest):
+        result.warnings.append(
+            SuppressionWarning(comment.line, "`# noqa`", _MISSING_COLON.format(example=EXAMPLE_CODES))
+        )
 
 
 def _parse_file_noqa(comment: _Comment, match: "re.Match[str]", result: NoqaMap) -> None:

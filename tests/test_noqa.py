@@ -254,6 +254,15 @@ def test_malformed_line_noqa_silences_nothing_and_warns(comment):
     assert "comma-separated list of codes (e.g., `# noqa: ATN101, ATN203`)." in warning
 
 
+@pytest.mark.parametrize("comment", ["  # noqa F403", "  # noqa 42", "  # noqa E231 spacing"])
+def test_other_tools_loose_noqa_silences_nothing_without_a_warning(comment):
+    # flake8 projects write `# noqa F403` by the hundred (diffusers, speechbrain): not attnlint's
+    # to judge, and a warning for each would bury the one about an attnlint code.
+    source = T103.format(c=comment)
+    assert codes(source) == [("ATN103", 3, 17)]
+    assert warnings_of(source) == []
+
+
 def test_file_noqa_without_colon_does_not_silence_the_file():
     source = "# attnlint: noqa ATN103\n" + BOTH.format(c102="", c103="")
     assert [c for c, _, _ in codes(source)] == ["ATN102", "ATN103"]
