@@ -267,7 +267,16 @@ def matmul(
         return Value(
             kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
         )
-    return Value(kind="tensor", rank=rank, shape=shape if shape is not None and len(shape) == rank else None, node=node)
+    # A product carries the factors of both operands (`x @ W_q` with a plain weight tensor is
+    # as unscaled as `x` and `W_q` are; `W_q / sqrt(d)` scales every query).
+    return Value(
+        kind="tensor",
+        rank=rank,
+        shape=shape if shape is not None and len(shape) == rank else None,
+        node=node,
+        scaled=any_true(left.scaled, right.scaled) if left.scale is not None and right.scale is not None else None,
+        scale=_times(left.scale, right.scale),
+    )
 
 
 def _matmul_shape(left: Value, right: Value):

@@ -337,6 +337,7 @@ def _weight(sym) -> float:
 # ------------------------------------------------------------------------------------------
 from attnlint.analysis import handlers  # noqa: E402
 from attnlint.analysis.handlers import Call  # noqa: E402
+from attnlint.analysis.symbolic import ONE  # noqa: E402
 
 
 def _flow():
@@ -973,8 +974,15 @@ def _constructor(ev, call: Call):
     dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else "float"
     size_texts = tuple(flow.code(a.value) for a, _ in positional)
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
+    # A new tensor has had no factor multiplied into it (`torch.randn(d, d) / d ** 0.5` has).
     return Value(
-        kind="tensor", rank=rank, shape=shape, node=node, constructor=Constructor(qualified, dtype, size_texts)
+        kind="tensor",
+        rank=rank,
+        shape=shape,
+        node=node,
+        constructor=Constructor(qualified, dtype, size_texts),
+        scaled=False,
+        scale=ONE,
     )
 
 

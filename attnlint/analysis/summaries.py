@@ -144,7 +144,9 @@ def merge_into_param(param: Value, argument: Value) -> Value:
         shape=shape,
         param=param.param,
         node=param.node,
-        role=argument.role or param.role,
+        # Inside the function its own parameter names say what each input is: `attend(q, q, q)`
+        # in a self-attention smoke test passes queries for `k` and `v`.
+        role=param.role or argument.role,
         mask=argument.mask or param.mask,
         lengths=argument.lengths or param.lengths,
         sym=argument.sym if argument.sym is not None else param.sym,

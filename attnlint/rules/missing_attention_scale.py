@@ -65,6 +65,8 @@ class MissingAttentionScale(Rule):
             scores = site.input.scores
             if scores is None or scores.scaled is not False or id(scores.product) in seen:
                 continue
+            if site.scaled_after:
+                continue  # scaled, but after the softmax: a wrong scale, not a missing one
             if self._scaled_by_callers(ctx, site, scores):
                 continue
             seen.add(id(scores.product))
