@@ -758,6 +758,10 @@ class Evaluator:
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 return modules.self_call(self, node, func.attr.value)
             receiver = self.eval(func.value)
+            if receiver.kind == "module" and func.attr.value in ("eval", "train"):
+                # `model.eval()`, `model.train(False)`: the module itself, in another mode.
+                self.args(node)
+                return receiver.with_(node=node)
             if receiver.kind == "module" and receiver.user_class and func.attr.value not in ("forward", "__call__"):
                 return modules.user_method(self, node, receiver, func.attr.value)
             if receiver.kind == "module":
