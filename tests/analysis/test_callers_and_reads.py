@@ -63,3 +63,26 @@ def test_weights_that_are_printed_or_summed_are_not_renormalised_but_weights_div
     assert again.renormalized is True
     handed_on = only_softmax(analyse(source.format(after="sinkhorn(w)"))[0])
     assert handed_on.renormalized is True
+
+
+def test_a_product_with_a_learned_weight_has_an_unknown_scale():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch import nn
+
+        class Bilinear(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.left = nn.Parameter(torch.empty(d, d))
+                self.right = nn.Parameter(torch.empty(d, d))
+                nn.init.normal_(self.left, std=d ** -0.5)
+
+            def forward(self, x):
+                q = x @ self.left
+                k = x @ self.right
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores is None or scores.scaled is not False
