@@ -86,3 +86,23 @@ def test_a_product_with_a_learned_weight_has_an_unknown_scale():
     )
     scores = only_softmax(analysis).input.scores
     assert scores is None or scores.scaled is not False
+
+
+def test_a_model_switched_to_eval_is_still_the_model_its_callers_bind():
+    source = """
+    import torch
+    from torch import nn
+
+    class Attend(nn.Module):
+        def forward(self, q, k, padding_mask):
+            s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            return s.masked_fill(padding_mask, float("-inf")).softmax(dim=-1)
+
+    if __name__ == "__main__":
+        layer = Attend(){mode}
+        x = torch.randn(2, 3, 8, 4)
+        layer(x, x, torch.zeros(2, 1, 1, 3, dtype=torch.bool))
+    """
+    for mode in ("", ".eval()", ".train(False)"):
+        analysis, _ = analyse(source.format(mode=mode))
+        assert only_softmax(analysis).input.rank == 4, mode
