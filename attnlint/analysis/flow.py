@@ -778,6 +778,10 @@ class Evaluator:
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 return modules.self_call(self, node, func.attr.value)
             receiver = self.eval(func.value)
+            if receiver.kind == "module" and func.attr.value in ("eval", "train"):
+                # `model.eval()`, `model.train(False)`: the module itself, in another mode.
+                self.args(node)
+                return receiver.with_(node=node)
             if receiver.kind == "module" and receiver.user_class and func.attr.value not in ("forward", "__call__"):
                 return modules.user_method(self, node, receiver, func.attr.value)
             if receiver.kind == "module":
@@ -878,7 +882,8 @@ class Evaluator:
                 result = self.project.call(self, node, method, values, True, target=target)
                 if result is not None:
                     return result
-        escape([receiver] + values)
+        if method not in READING_METHODS:
+            escape([receiver] + values)
         return Value(kind="unknown", node=node)
 
     def update_in_place(self, receiver_node, value: Value) -> None:
@@ -929,6 +934,15 @@ def walk_nodes(node: cst.CSTNode):
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children))
+
+
+# Calls that read a tensor without handing it on to be changed: weights summed, printed or
+# compared in a smoke test are the weights the model uses, not weights normalised again.
+READING_METHODS = frozenset(
+    {"sum", "mean", "max", "min", "argmax", "argmin", "item", "tolist", "numel", "dim", "allclose",
+     "isnan", "isinf", "isfinite", "any", "all", "equal"}
+)
+READING_BUILTINS = frozenset({"print", "len", "isinstance", "repr", "str", "type", "id", "format", "hash"})
 
 
 def escape(values: Sequence[Value]) -> None:

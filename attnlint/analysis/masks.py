@@ -82,7 +82,12 @@ def is_mask_param(name: str) -> bool:
 
 def invert(mask: MaskFacts) -> MaskFacts:
     flipped = {ATTEND: MASKED, MASKED: ATTEND}.get(mask.convention or "")
-    return replace(mask, convention=flipped, dtype="bool" if mask.dtype != "float" else mask.dtype)
+    return replace(
+        mask,
+        convention=flipped,
+        dtype="bool" if mask.dtype != "float" else mask.dtype,
+        uniform_rows=frozenset(0.0 if v else 1.0 for v in mask.uniform_rows),
+    )
 
 
 def compare(mask: MaskFacts, op: cst.BaseCompOp, literal: Optional[float]) -> Optional[MaskFacts]:
@@ -100,7 +105,7 @@ def compare(mask: MaskFacts, op: cst.BaseCompOp, literal: Optional[float]) -> Op
     else:
         return None
     result = invert(mask) if flips else mask
-    return replace(result, dtype="bool")
+    return replace(result, dtype="bool", uniform_rows=frozenset(1.0 if v else 0.0 for v in result.uniform_rows))
 
 
 def triangular(kind: str, diagonal: int, dtype: Optional[str], size: tuple) -> MaskFacts:
@@ -145,7 +150,7 @@ def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
     axis; what True means is no longer known."""
     if mask is None:
         return None
-    return replace(mask, convention=None, can_mask_whole_row=None)
+    return replace(mask, convention=None, can_mask_whole_row=None, uniform_rows=frozenset())
 
 
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
@@ -156,7 +161,7 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
         return None
     if a is None or b is None:
         known = a or b
-        return replace(known, can_mask_whole_row=None, buffer_node=None)
+        return replace(known, can_mask_whole_row=None, buffer_node=None, uniform_rows=frozenset())
     # `causal | pad_mask`: OR-ing with a True = masked mask only makes sense for another one
     # (and `&` with True = attend): the operator tells the convention a mask lacks.
     joins = {MASKED: cst.BitOr, ATTEND: cst.BitAnd}
@@ -289,6 +294,25 @@ def comparison(ev, node: cst.Comparison, left, rights):
         shape = left.shape if left.rank == rank else None
         return Value(kind="tensor", rank=rank, shape=shape, node=node, mask=mask)
     return Value(kind="unknown", node=node)
+
+
+def literal_mask(rows: cst.BaseExpression) -> Optional[MaskFacts]:
+    """A 0/1 (or bool) matrix written out, with at least two rows: the truth values that fill a
+    whole row. Nothing for other literals (token ids, numbers)."""
+    if not isinstance(rows, (cst.List, cst.Tuple)) or len(rows.elements) < 2:
+        return None
+    uniform = set()
+    for row in rows.elements:
+        if not isinstance(row.value, (cst.List, cst.Tuple)) or not row.value.elements:
+            return None
+        values = [number(e.value) for e in row.value.elements]
+        if any(v not in (0.0, 1.0) for v in values):
+            return None
+        if len(set(values)) == 1:
+            uniform.add(values[0])
+    if not uniform:
+        return None
+    return MaskFacts(origin="literal", dtype="int", uniform_rows=frozenset(uniform))
 
 
 def _names_pad(node: cst.BaseExpression) -> bool:

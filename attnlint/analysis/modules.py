@@ -215,7 +215,8 @@ def user_function(ev, node: cst.Call, name: str, method: bool = False, values=No
     summary = _summary(ev, node, name, values, method=method)
     if summary is not None:
         return summary
-    _flow().escape(values)
+    if not (not method and name in _flow().READING_BUILTINS):
+        _flow().escape(values)
     return Value(kind="unknown", node=node)
 
 
@@ -285,3 +286,4 @@ def _self_weight_owners(node: cst.CSTNode) -> List[str]:
     for child in node.children:
         found.extend(_self_weight_owners(child))
     return found
+

@@ -270,7 +270,19 @@ def matmul(
         return Value(
             kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
         )
-    return Value(kind="tensor", rank=rank, shape=shape if shape is not None and len(shape) == rank else None, node=node)
+    # A product carries the factors of both operands (`x @ W_q` with a plain weight tensor is
+    # as unscaled as `x` and `W_q` are; `W_q / sqrt(d)` scales every query). A learned weight
+    # may have the scale folded into its initialisation (`nn.init.normal_(w, std=d ** -0.5)`):
+    # unknown.
+    known = left.scale is not None and right.scale is not None and not (left.is_parameter or right.is_parameter)
+    return Value(
+        kind="tensor",
+        rank=rank,
+        shape=shape if shape is not None and len(shape) == rank else None,
+        node=node,
+        scaled=any_true(left.scaled, right.scaled) if known else None,
+        scale=_times(left.scale, right.scale) if known else None,
+    )
 
 
 def _matmul_shape(left: Value, right: Value):

@@ -10,7 +10,7 @@ einsum/einops letter or the name of its size.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional, Tuple
 
 import libcst as cst
@@ -337,6 +337,7 @@ def _weight(sym) -> float:
 # ------------------------------------------------------------------------------------------
 from attnlint.analysis import handlers  # noqa: E402
 from attnlint.analysis.handlers import Call  # noqa: E402
+from attnlint.analysis.symbolic import ONE  # noqa: E402
 
 
 def _flow():
@@ -772,6 +773,14 @@ def _view_method(ev, call: Call):
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
+    mask = receiver.mask
+    if mask is not None and mask.uniform_rows and method in ("view", "reshape"):
+        # Rows of a literal mask stay rows while the last axis keeps its length.
+        before = receiver.size_of(-1) if receiver.shape is not None else None
+        after = sizes[-1] if sizes else None
+        if before is None or after is None or ev.resolve(before) != ev.resolve(after):
+            if not (before is None and after is not None and not after.is_const):
+                mask = replace(mask, uniform_rows=frozenset())
     # A reshape keeps the last (feature) axis only when it is not merged or split.
     return Value(
         kind="tensor",
@@ -781,7 +790,7 @@ def _view_method(ev, call: Call):
         scaled=receiver.scaled,
         scale=receiver.scale,
         feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
-        mask=receiver.mask,
+        mask=mask,
         node=node,
         **receiver.data_facts(),
     )
@@ -980,8 +989,15 @@ def _constructor(ev, call: Call):
     dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else "float"
     size_texts = tuple(flow.code(a.value) for a, _ in positional)
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
+    # A new tensor has had no factor multiplied into it (`torch.randn(d, d) / d ** 0.5` has).
     return Value(
-        kind="tensor", rank=rank, shape=shape, node=node, constructor=Constructor(qualified, dtype, size_texts)
+        kind="tensor",
+        rank=rank,
+        shape=shape,
+        node=node,
+        constructor=Constructor(qualified, dtype, size_texts),
+        scaled=False,
+        scale=ONE,
     )
 
 
@@ -1027,7 +1043,9 @@ def _tensor(ev, call: Call):
     if not isinstance(first, (cst.List, cst.Tuple)):
         # `torch.tensor(d_k)`: a 0-d tensor holding that number.
         return Value(kind="tensor", rank=inner.rank, node=call.node, sym=inner.sym if inner.rank in (None, 0) else None)
-    return Value(kind="tensor", rank=literal_rank(first), node=call.node)
+    from attnlint.analysis.masks import literal_mask
+
+    return Value(kind="tensor", rank=literal_rank(first), node=call.node, mask=literal_mask(first))
 
 
 @handlers.function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")

@@ -144,8 +144,10 @@ def merge_into_param(param: Value, argument: Value) -> Value:
         shape=shape,
         param=param.param,
         node=param.node,
-        role=argument.role or param.role,
-        mask=argument.mask or param.mask,
+        # Inside the function its own parameter names say what each input is: `attend(q, q, q)`
+        # in a self-attention smoke test passes queries for `k` and `v`.
+        role=param.role or argument.role,
+        mask=_merged_mask(param.mask, argument.mask),
         lengths=argument.lengths or param.lengths,
         sym=argument.sym if argument.sym is not None else param.sym,
         # The callee sees the caller's shapes, padding, masks and scales, not the caller's
@@ -156,6 +158,17 @@ def merge_into_param(param: Value, argument: Value) -> Value:
         fills=(),
         additive_fill=None,
     )
+
+
+def _merged_mask(named, passed):
+    """The callers' mask facts, except that an example written out in a smoke test
+    (`torch.tensor([[True, False], ...])`) says less than the parameter's name (`pad_mask`):
+    it adds only which of its rows are uniform."""
+    from dataclasses import replace as _replace
+
+    if passed is not None and passed.origin == "literal" and named is not None:
+        return _replace(named, uniform_rows=passed.uniform_rows)
+    return passed or named
 
 
 def _abstract(value: Value):

@@ -7,7 +7,7 @@ unknown never turns into a finding. Values are immutable; ``with_`` returns a ch
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -119,6 +119,10 @@ class MaskFacts:
     can_mask_whole_row: Optional[bool] = None
     # For masks built at a fixed size (a buffer from `context_length`): the size expressions.
     built_size: Tuple[str, ...] = ()
+    # For a mask written out as a literal (`torch.tensor([[1, 1, 0], [0, 0, 0]])`): the truth
+    # values (1.0 / 0.0) that fill some whole row. A row of True given to `masked_fill` fills
+    # every key of that query, whatever convention the code has in mind.
+    uniform_rows: FrozenSet[float] = frozenset()
     sliced: bool = False
     buffer_attr: Optional[str] = None  # `self.<attr>` when the mask is a registered buffer
     # Where the buffer was read (`self.mask` inside `self.mask.bool()`), to slice it there.

@@ -198,3 +198,39 @@ def test_pad_id_and_collate_imported_from_another_module_of_the_project(tmp_path
     alone = analyze_module(cst.parse_module(train.read_text()))
     (site,) = [s for f in alone.functions for s in f.loss_sites]
     assert not site.targets.padded
+
+
+LITERAL_MASK_ATTENTION = """
+import torch
+
+class PaddedAttention(torch.nn.Module):
+    def forward(self, q, k, v, keep):
+        s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+        s = s.masked_fill({fill_mask}, float("-inf"))
+        return s.softmax(dim=-1) @ v
+
+if __name__ == "__main__":
+    layer = PaddedAttention().eval()
+    x = torch.randn(2, 3, 8)
+    layer(x, x, x, torch.tensor({rows}))
+"""
+
+
+def _fill_mask_facts(fill_mask, rows):
+    from helpers import analyse
+
+    analysis, _ = analyse(LITERAL_MASK_ATTENTION.format(fill_mask=fill_mask, rows=rows))
+    (site,) = [s for f in analysis.functions if f.name == "forward" for s in f.fill_sites]
+    return site.mask.mask
+
+
+def test_a_literal_mask_passed_by_a_smoke_test_tells_which_rows_the_fill_covers_whole():
+    # `keep == 0` of a row of zeros is a row of True: masked_fill fills every key of it.
+    assert 1.0 in _fill_mask_facts("keep == 0", "[[1, 1, 0], [0, 0, 0]]").uniform_rows
+    # The same row through `keep.bool()` (True = kept) fills none of it.
+    assert 1.0 not in _fill_mask_facts("keep.bool()", "[[1, 1, 0], [0, 0, 0]]").uniform_rows
+    assert 1.0 in _fill_mask_facts("~keep.bool()", "[[1, 1, 0], [0, 0, 0]]").uniform_rows
+    # No uniform row, or not a 0/1 matrix (token ids): nothing is claimed.
+    for rows in ("[[1, 1, 0], [1, 0, 0]]", "[[3, 4, 0], [0, 0, 0]]"):
+        facts = _fill_mask_facts("keep == 0", rows)
+        assert facts is None or not facts.uniform_rows

@@ -55,7 +55,7 @@ class AllMaskedRowNan(Rule):
             partial = site.input.fills_partial
             for fill in site.input.fills:
                 facts = fill.mask.mask
-                if fill.fill != "-inf" or facts is None or not facts.can_mask_whole_row:
+                if fill.fill != "-inf" or facts is None or not (facts.can_mask_whole_row or _fills_a_whole_row(fill)):
                     continue
                 if id(fill.call) in reported:
                     continue
@@ -74,6 +74,31 @@ class AllMaskedRowNan(Rule):
                 )
 
     VALID = [
+        # The only caller passes a keep-mask in which every sequence keeps a token.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class MaskedSelfAttention(nn.Module):
+                def __init__(self, width=16):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, tokens, keep):
+                    q, k, v = self.qkv(tokens).chunk(3, dim=-1)
+                    logits = torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(~keep.bool()[:, None, :], float("-inf"))
+                    return torch.einsum("bqk,bkd->bqd", logits.softmax(dim=-1), v)
+
+
+            if __name__ == "__main__":
+                layer = MaskedSelfAttention().eval()
+                keep = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0]])
+                layer(torch.randn(2, 4, 16), keep)
+            """
+        ),
         # The first key (CLS) is never masked: no row can be emptied.
         Valid(
             """
@@ -417,6 +442,53 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # A mask named for nothing, but its caller writes one out with an empty sequence.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+
+
+            class MaskedSelfAttention(nn.Module):
+                def __init__(self, width=16):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, tokens, keep):
+                    q, k, v = self.qkv(tokens).chunk(3, dim=-1)
+                    logits = torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(~keep.bool()[:, None, :], float("-inf"))
+                    return torch.einsum("bqk,bkd->bqd", logits.softmax(dim=-1), v)
+
+
+            if __name__ == "__main__":
+                layer = MaskedSelfAttention().eval()
+                keep = torch.tensor([[1, 1, 1, 0], [0, 0, 0, 0]])
+                layer(torch.randn(2, 4, 16), keep)
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+
+            class MaskedSelfAttention(nn.Module):
+                def __init__(self, width=16):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, tokens, keep):
+                    q, k, v = self.qkv(tokens).chunk(3, dim=-1)
+                    logits = torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(~keep.bool()[:, None, :], float("-inf"))
+                    return torch.einsum("bqk,bkd->bqd", logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0), v)
+
+
+            if __name__ == "__main__":
+                layer = MaskedSelfAttention().eval()
+                keep = torch.tensor([[1, 1, 1, 0], [0, 0, 0, 0]])
+                layer(torch.randn(2, 4, 16), keep)
+            """,
+        ),
         # A script-level tensor named as a padding mask.
         Invalid(
             """
@@ -910,3 +982,9 @@ class AllMaskedRowNan(Rule):
             """,
         ),
     ]
+
+
+def _fills_a_whole_row(fill) -> bool:
+    """The mask is a literal with a row that is all True where the fill goes."""
+    filled = 0.0 if fill.keeps_where_true else 1.0
+    return filled in fill.mask.mask.uniform_rows

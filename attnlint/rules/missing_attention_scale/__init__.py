@@ -50,6 +50,8 @@ class MissingAttentionScale(Rule):
             scores = site.input.scores
             if scores is None or scores.scaled is not False or id(scores.product) in seen:
                 continue
+            if site.scaled_after:
+                continue  # scaled, but after the softmax: a wrong scale, not a missing one
             if self._scaled_by_callers(ctx, site, scores):
                 continue
             seen.add(id(scores.product))
@@ -73,6 +75,38 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # Notebook-style single head with plain weight tensors, scaled by the model width (one head).
+        Valid(
+            """
+            import torch
+
+            seq_len, d_model = 6, 12
+            embeddings = torch.randn(seq_len, d_model)
+            w_query = torch.randn(d_model, d_model)
+            w_key = torch.randn(d_model, d_model)
+            w_value = torch.randn(d_model, d_model)
+
+            query = embeddings @ w_query
+            key = embeddings @ w_key
+            value = embeddings @ w_value
+            scores = torch.matmul(query, key.T)
+            weights = (scores / d_model ** 0.5).softmax(dim=-1)
+            context = weights @ value
+            """
+        ),
+        # Scaled after the softmax: a wrong scale (ATN104's), not a missing one.
+        Valid(
+            """
+            import math
+            import torch
+
+
+            def attend(query, key, value):
+                scores = torch.matmul(query, key.transpose(-2, -1))
+                weights = torch.softmax(scores, dim=-1) / math.sqrt(query.size(-1))
+                return weights @ value
+            """
+        ),
         # GPT-Neo style: q/k come through helpers we do not follow (`_split_heads`): unknown, silent.
         Valid(
             """
@@ -342,6 +376,41 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # Module-level code with plain weight tensors: nothing scales the product.
+        Invalid(
+            """
+            import torch
+
+            seq_len, d_model = 6, 12
+            embeddings = torch.randn(seq_len, d_model)
+            w_query = torch.randn(d_model, d_model)
+            w_key = torch.randn(d_model, d_model)
+            w_value = torch.randn(d_model, d_model)
+
+            query = embeddings @ w_query
+            key = embeddings @ w_key
+            value = embeddings @ w_value
+            scores = torch.matmul(query, key.T)
+            weights = scores.softmax(dim=-1)
+            context = weights @ value
+            """,
+            fixed="""
+            import torch
+
+            seq_len, d_model = 6, 12
+            embeddings = torch.randn(seq_len, d_model)
+            w_query = torch.randn(d_model, d_model)
+            w_key = torch.randn(d_model, d_model)
+            w_value = torch.randn(d_model, d_model)
+
+            query = embeddings @ w_query
+            key = embeddings @ w_key
+            value = embeddings @ w_value
+            scores = torch.matmul(query, key.T) * query.shape[-1] ** -0.5
+            weights = scores.softmax(dim=-1)
+            context = weights @ value
+            """,
+        ),
         # q, k, v unpacked from a permuted fused projection, then bmm.
         Invalid(
             """

@@ -72,6 +72,32 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # The module's own softmax with its dim given; the smoke test passes one tensor as q, k and v.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, scale):
+                    super().__init__()
+                    self.scale = scale
+                    self.normalize = nn.Softmax(dim=2)
+
+                def forward(self, query, key, value):
+                    energy = torch.bmm(query, key.permute(0, 2, 1)) / self.scale
+                    weights = self.normalize(energy)
+                    return torch.bmm(weights, value), weights
+
+
+            if __name__ == "__main__":
+                layer = DotAttention(scale=8.0)
+                tokens = torch.randn(3, 7, 64)
+                context, weights = layer(tokens, tokens, tokens)
+                print(weights.sum(dim=-1))
+            """
+        ),
         # Dual softmax (LoFTR-style matching): both axes on purpose.
         Valid(
             """
@@ -355,6 +381,56 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # `nn.Softmax()` with no dim on 3-D scores: dim 0 (the batch). The parameters' names say
+        # which input is the query and which the key, whatever one tensor the caller passes.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, scale):
+                    super().__init__()
+                    self.scale = scale
+                    self.normalize = nn.Softmax()
+
+                def forward(self, query, key, value):
+                    energy = torch.bmm(query, key.permute(0, 2, 1)) / self.scale
+                    weights = self.normalize(energy)
+                    return torch.bmm(weights, value), weights
+
+
+            if __name__ == "__main__":
+                layer = DotAttention(scale=8.0)
+                tokens = torch.randn(3, 7, 64)
+                context, weights = layer(tokens, tokens, tokens)
+                print(weights.sum(dim=-1))
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, scale):
+                    super().__init__()
+                    self.scale = scale
+                    self.normalize = nn.Softmax(dim=-1)
+
+                def forward(self, query, key, value):
+                    energy = torch.bmm(query, key.permute(0, 2, 1)) / self.scale
+                    weights = self.normalize(energy)
+                    return torch.bmm(weights, value), weights
+
+
+            if __name__ == "__main__":
+                layer = DotAttention(scale=8.0)
+                tokens = torch.randn(3, 7, 64)
+                context, weights = layer(tokens, tokens, tokens)
+                print(weights.sum(dim=-1))
+            """,
+        ),
         # The course notes' CausalAttention with the softmax over queries.
         Invalid(
             """

@@ -1,0 +1,108 @@
+"""Facts a smoke test or a caller must not change: roles named by the callee's parameters, the
+scale of plain weight tensors, and weights that are only read after the softmax."""
+
+from __future__ import annotations
+
+from helpers import analyse, only_softmax
+
+SELF_ATTENTION_CALLED_WITH_ONE_TENSOR = """
+import torch
+
+def attend(q, k, v):
+    s = torch.bmm(q, k.transpose(1, 2))
+    return torch.softmax(s, dim=-1) @ v
+
+if __name__ == "__main__":
+    x = torch.randn(4, 5, 16)
+    attend(x, x, x)
+    query = torch.randn(4, 5, 16)
+    attend(query, query, query)
+"""
+
+
+def test_the_callee_parameter_names_give_the_roles_whatever_the_caller_passes():
+    site = only_softmax(analyse(SELF_ATTENTION_CALLED_WITH_ONE_TENSOR)[0])
+    assert site.input.scores is not None
+    assert site.input.rank == 3
+    assert site.key_axis() == -1
+
+
+def test_a_product_with_plain_weight_tensors_is_unscaled_and_a_scaled_weight_is_not():
+    source = """
+    import math
+    import torch
+
+    x = torch.randn(6, 12)
+    w_q = torch.randn(12, 12){q_factor}
+    w_k = torch.randn(12, 12)
+    queries = x @ w_q
+    keys = x @ w_k
+    weights = torch.softmax(queries @ keys.T, dim=-1)
+    """
+    plain = only_softmax(analyse(source.format(q_factor=""))[0]).input.scores
+    assert plain.scaled is False
+    scaled = only_softmax(analyse(source.format(q_factor=" / math.sqrt(12)"))[0]).input.scores
+    assert scaled.scaled is not False  # scaled (or at least not known unscaled): never reported
+
+
+def test_weights_that_are_printed_or_summed_are_not_renormalised_but_weights_divided_again_are():
+    source = """
+    import torch
+
+    def attend(q, k):
+        return torch.softmax(q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5, dim=-1)
+
+    if __name__ == "__main__":
+        q = torch.randn(2, 5, 8)
+        w = attend(q, q)
+        {after}
+    """
+    read = only_softmax(analyse(source.format(after="print(w.sum(-1), w.max().item(), len(w))"))[0])
+    assert read.renormalized is False
+    again = only_softmax(analyse(source.format(after="w = w / w.sum(-2, keepdim=True)"))[0])
+    assert again.renormalized is True
+    handed_on = only_softmax(analyse(source.format(after="sinkhorn(w)"))[0])
+    assert handed_on.renormalized is True
+
+
+def test_a_product_with_a_learned_weight_has_an_unknown_scale():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch import nn
+
+        class Bilinear(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.left = nn.Parameter(torch.empty(d, d))
+                self.right = nn.Parameter(torch.empty(d, d))
+                nn.init.normal_(self.left, std=d ** -0.5)
+
+            def forward(self, x):
+                q = x @ self.left
+                k = x @ self.right
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores is None or scores.scaled is not False
+
+
+def test_a_model_switched_to_eval_is_still_the_model_its_callers_bind():
+    source = """
+    import torch
+    from torch import nn
+
+    class Attend(nn.Module):
+        def forward(self, q, k, padding_mask):
+            s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            return s.masked_fill(padding_mask, float("-inf")).softmax(dim=-1)
+
+    if __name__ == "__main__":
+        layer = Attend(){mode}
+        x = torch.randn(2, 3, 8, 4)
+        layer(x, x, torch.zeros(2, 1, 1, 3, dtype=torch.bool))
+    """
+    for mode in ("", ".eval()", ".train(False)"):
+        analysis, _ = analyse(source.format(mode=mode))
+        assert only_softmax(analysis).input.rank == 4, mode
