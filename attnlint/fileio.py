@@ -140,3 +140,12 @@ def _replace_atomically(target: Path, data: bytes, mode: int) -> None:
         except OSError:
             pass
         raise
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write an output of attnlint's own (a report), replacing what is there: never half a file.
+
+    Unlike :func:`write_fixed` nothing is compared first: the file is attnlint's, not the user's."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _replace_atomically(target, data, 0o644)

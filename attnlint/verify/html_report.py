@@ -122,6 +122,6 @@ def _fmt(value: Optional[float]) -> str:
 
 
 def write_report(path: Path, findings: Sequence[FindingVerdict]) -> None:
-    from attnlint.engine import DecodedFile, write_atomically
+    from attnlint.fileio import write_new
 
-    write_atomically(path, DecodedFile(text="", encoding="utf-8", bom=False), render_report(findings))
+    write_new(path, render_report(findings).encode("utf-8"))

@@ -123,9 +123,10 @@ def wrong_scale_fixer(monkeypatch):
 
     def to_fix(node_fix, module, positions):
         fix = original(node_fix, module, positions)
-        if fix is None or "queries.shape[-1]" not in "".join(e.content for e in fix.edits):
+        # The right fix scales by the head dim the code names (`self.head_dim`).
+        if fix is None or "self.head_dim" not in "".join(e.content for e in fix.edits):
             return fix
-        edits = tuple(Edit(e.start, e.end, e.content.replace("queries.shape[-1]", "self.d_out")) for e in fix.edits)
+        edits = tuple(Edit(e.start, e.end, e.content.replace("self.head_dim", "self.d_out")) for e in fix.edits)
         return Fix(fix.message, fix.applicability, edits)
 
     monkeypatch.setattr(engine, "_to_fix", to_fix)

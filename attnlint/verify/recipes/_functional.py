@@ -95,7 +95,7 @@ def call_entry(entry: Any, w: Witness, params: Mapping[str, Any], *, training: b
         elif name == "attention_mask":
             kwargs[name] = w.keep.long()
         elif name in KEEP_NAMES:
-            kwargs[name] = w.key_mask() if fmt == "keep" else ~w.key_mask()
+            kwargs[name] = w.key_mask() if _means_keep(fmt, name) else ~w.key_mask()
         elif name in PADDING_NAMES:
             kwargs[name] = ~w.keep
         elif name == "lengths":
@@ -107,6 +107,15 @@ def call_entry(entry: Any, w: Witness, params: Mapping[str, Any], *, training: b
     if isinstance(entry, nn.Module):
         entry.train(training)
     return first_tensor(entry(**kwargs))
+
+
+def _means_keep(fmt: Any, name: str) -> bool:
+    """Does `name`'s True mean attend? `fmt` is one convention for every mask (`keep`/`masked`,
+    given by hand) or, as the verifier passes what the analysis knows, a map from parameter name to
+    its format (`sdpa_keep`, `keep`, `attention_mask`: True = attend; `key_padding`: True = masked)."""
+    if isinstance(fmt, Mapping):
+        fmt = fmt.get(name, "keep")
+    return fmt in ("keep", "sdpa_keep", "attention_mask")
 
 
 def run(entry: Any, w: Witness, params: Mapping[str, Any], *, training: bool = False, seed: Optional[int] = None):
