@@ -344,6 +344,16 @@ def score_facts(
         # Unknown rank: the size `q.size(-1)` reads (`d_k = q.size(-1)` names it).
         head_dim = ev.read_size(query, feature_axis, query_node if is_simple_node(query_node) else None)
     head_dim = ev.resolve(head_dim)
+    aliases = []
+    for value, axis, node in ((query, feature_axis, query_node), (key, key_feature_axis, key_node)):
+        if value.feature_last is False:
+            continue
+        size = value.size_of(axis)
+        if size is None and node is not None and is_simple_node(node):
+            size = ev.read_size(value, axis, node)
+        size = ev.resolve(size)
+        if size is not None and size != head_dim and size not in aliases:
+            aliases.append(size)
     return ScoreFacts(
         product=product,
         layout=layout,
@@ -354,6 +364,7 @@ def score_facts(
         padded=bool(query.padded or key.padded),
         scale=_times(query.scale, key.scale),
         head_dim=head_dim,
+        head_dim_aliases=tuple(aliases),
         size_atoms=tuple(sorted(_size_atoms(ev, query) | _size_atoms(ev, key), key=lambda a: a.key)),
         head_dim_names=ev.names_for(head_dim),
     )
@@ -548,7 +559,8 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         (Fraction(1, 2), ScaleKind.ROOT_MULTIPLIED),
         (Fraction(-1), ScaleKind.NO_ROOT),
     ):
-        if _same(factor, head_dim.power(exponent)):
+        # `k.size(-1) ** -0.5` scales `q @ k.T` correctly: both operands' contracted sizes count.
+        if any(_same(factor, size.power(exponent)) for size in (head_dim, *scores.head_dim_aliases)):
             return ScaleVerdict(kind, factor, head_dim)
     if head_dim.is_const or factor.is_const:
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a number: maybe the head dim

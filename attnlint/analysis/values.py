@@ -86,6 +86,9 @@ class ScoreFacts:
     scale: Optional[Sym] = None
     # The size of the contracted (per-head feature) axis, when the shapes show it.
     head_dim: Optional[Sym] = None
+    # The same size read from the other operand (`k.shape[-1]` where `head_dim` is `q.shape[-1]`):
+    # the contracted axes of a product are one size, whichever operand the code reads it from.
+    head_dim_aliases: Tuple[Any, ...] = ()
     # Where each factor was applied (the `*`/`/` expressions), for messages and fixes.
     scale_nodes: Tuple[cst.CSTNode, ...] = field(default=(), compare=False)
     # `baddbmm(bias, q, kᵀ)`: the product adds a bias inside (scaling its result scales the bias).

@@ -3,6 +3,29 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The scale read from the key operand: a product's contracted axes are one size.
+    Valid(
+        """
+        import math
+        import torch.nn.functional as F
+        import torch
+        def retrieve(query_vec, memory):
+            scores = query_vec @ memory.T / math.sqrt(memory.size(1))
+            return F.softmax(scores, dim=1) @ memory
+        if __name__ == "__main__":
+            n_queries, n_items, d = 4, 10, 16
+            retrieve(torch.randn(n_queries, d), torch.randn(n_items, d))
+        """
+    ),
+    Valid(
+        """
+        import torch
+        def attention(q, k, v):
+            # q, k, v: (batch, heads, seq, head_dim)
+            scores = torch.matmul(q, k.permute(0, 1, 3, 2)) / k.shape[3] ** 0.5
+            return torch.softmax(scores, dim=-1) @ v
+        """
+    ),
     # nanoGPT: the per-head dimension from the operand.
     Valid(
         """
