@@ -73,17 +73,8 @@ def test_relative_links_resolve(page):
 
 # Paths outside the repository: an absolute /work or /home path, or the project's private notes.
 _OUTSIDE = re.compile(r"(/work/|/home/|/root/|\.\./shared|shared/notes|shared/schemas)")
-# Files that still point at private notes; their owners are changing them. The test fails when
-# one is fixed but still listed, so this set can only shrink (to empty).
-KNOWN_OUTSIDE = {
-    "attnlint/verify/recipes/_masking.py",
-    "attnlint/verify/recipes/all_masked_row_nan.py",
-    "attnlint/verify/recipes/batched_transpose.py",
-    "attnlint/verify/recipes/missing_attention_scale.py",
-    "attnlint/verify/recipes/unmasked_padding.py",
-    "attnlint/verify/recipes/unsliced_causal_mask.py",
-    "attnlint/verify/tolerance.py",
-}
+# Nothing shipped may point at private notes (none does; keep it that way).
+KNOWN_OUTSIDE: set = set()
 
 
 def test_nothing_shipped_points_outside_the_repository():

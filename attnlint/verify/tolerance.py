@@ -1,6 +1,6 @@
 """How the harness decides that two outputs agree.
 
-Three rules, each for its own situation (see shared/notes/verification-facts.md):
+Three rules, each for its own situation (see docs/verify.md):
 
 * **Old code was already right** (2-D ``.T``, T == context_length, no padding): the fix must not
   change a single bit, so compare with :func:`torch.equal`, never a tolerance.

@@ -1,6 +1,6 @@
 """Shared machinery for the masking recipes (ATN201-ATN205).
 
-Masking bugs only show on the right witnesses (shared/notes/verification-facts.md): padded batches
+Masking bugs only show on the right witnesses (docs/verify.md): padded batches
 with sequences of lengths {T, T-2, 1, 0}, left *and* right padding, garbage in the padded slots,
 fully masked rows (an empty sequence, or left padding under a causal mask), inputs shorter than a
 mask buffer. This module builds those witnesses and the references the recipes compare against.

@@ -6,7 +6,7 @@ after the softmax, ``softmax(s).masked_fill(M.all(dim=-1, keepdim=True), 0.0)`` 
 ``masked_fill`` mask), which is what SDPA 2.13 returns there, and -- because the ``-inf`` came from
 ``masked_fill``, whose backward zeroes the masked positions -- keeps every gradient finite. The fixer
 refuses additive ``-inf`` masks: there the NaN reaches q/k gradients through the addition whatever
-is done after the softmax (shared/notes/verification-facts.md); this recipe is how that is shown.
+is done after the softmax (docs/verify.md); this recipe is how that is shown.
 
 Witness: lengths {T, T-2, 1, 0} padded to T = 7, right and left, garbage in the padded slots drawn
 twice. The entry is ``forward(x, <mask>)`` or, with ``params["call"] = "qkv"``, ``f(q, k, v, <mask>)``

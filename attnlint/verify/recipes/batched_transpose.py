@@ -2,7 +2,7 @@
 
 The bug: ``queries @ keys.T`` with ``keys`` of shape (batch, tokens, d). ``.T`` reverses *all* dims
 on a 3-D tensor, giving (d, tokens, batch). The product then crashes for almost every shape, and is
-silently wrong exactly on the cube batch = tokens = d (shared/notes/verification-facts.md). The fix
+silently wrong exactly on the cube batch = tokens = d (docs/verify.md). The fix
 rewrites ``X.T`` to ``X.transpose(-2, -1)``, which equals ``.T`` bit for bit on 2-D input.
 
 Evidence, per device and dtype (CPU: float64, float32; CUDA: float32 with TF32 off, fp16, bf16):

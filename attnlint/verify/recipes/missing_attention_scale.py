@@ -6,7 +6,7 @@ its softmax is sharper than the model it claims to be. The fix multiplies the pr
 the model width (``self.d_out ** -0.5``) in multi-head code is a wrong fix seen in public code; the
 per-head float64 reference rejects it (off by ``sqrt(heads)`` in every logit).
 
-Where the bug cannot be seen (shared/notes/verification-facts.md), and what this recipe does there:
+Where the bug cannot be seen (docs/verify.md), and what this recipe does there:
 
 * one key (``n_q = n_k = 1``): a softmax over one score is exactly 1 whatever the scale, so original
   and fixed must be ``torch.equal`` -- check ``single_key_bit_identical``;

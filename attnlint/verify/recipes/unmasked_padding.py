@@ -5,7 +5,7 @@ passes it on, so every real token also attends to the padded slots. The fix pass
 the callee's own convention (``key_padding_mask=key_padding_mask`` to ``nn.MultiheadAttention``,
 ``attn_mask=attn_mask`` to SDPA).
 
-Witness (shared/notes/verification-facts.md: the bug needs padded sequences with real values in the
+Witness (docs/verify.md: the bug needs padded sequences with real values in the
 padded slots): a batch of lengths {T, T-2, 1, 0} padded to T = 7, on the right and on the left, with
 large random garbage in the padded slots, drawn twice. Evidence, per device and dtype:
 

@@ -3,7 +3,7 @@
 The bug is a crash, not a wrong number: the buffer is (context_length, context_length) and the
 scores are (T, T), so the code only runs when every input is exactly ``context_length`` long, which
 is how it is usually tested. The safe fix slices the buffer to the current lengths,
-``self.mask[..., :S.size(-2), :S.size(-1)]``. Witnesses (shared/notes/verification-facts.md: the
+``self.mask[..., :S.size(-2), :S.size(-1)]``. Witnesses (docs/verify.md: the
 bug only shows when T < context_length), per device and dtype:
 
 1. ``short_input_original_raises_fixed_runs`` -- at T = 1, context_length // 2 and
