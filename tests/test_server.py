@@ -263,8 +263,9 @@ def test_utf8_position_encoding_is_honoured(tmp_path):
 
 
 NOTEBOOK_CELLS = [
+    # Scaled, so that the one finding is ATN103 (random q/k with no scale would also be ATN101).
     "%matplotlib inline\nimport torch\nkeys = torch.rand(2, 3, 4)\nqueries = torch.rand(2, 3, 4)",
-    "!pip install -q torch\nscores = queries @ keys.T\nweights = scores.softmax(-1)",
+    "!pip install -q torch\nscores = queries @ keys.T * queries.shape[-1] ** -0.5\nweights = scores.softmax(-1)",
 ]
 
 
@@ -300,14 +301,14 @@ def test_notebook_document_diagnostic_quick_fix_and_clean(tmp_path):
             fixed = apply_text_edits(NOTEBOOK_CELLS[1], edits_for(fix, cell_uris[1]))
             assert (
                 fixed
-                == "!pip install -q torch\nscores = queries @ keys.transpose(-2, -1)\nweights = scores.softmax(-1)"
+                == "!pip install -q torch\nscores = queries @ keys.transpose(-2, -1) * queries.shape[-1] ** -0.5\nweights = scores.softmax(-1)"
             )
 
             ignore = next(
                 a for a in fixes(await code_actions(client, cell_uris[1], diag)) if a.title.startswith("Ignore")
             )
             assert apply_text_edits(NOTEBOOK_CELLS[1], edits_for(ignore, cell_uris[1])).startswith(
-                "!pip install -q torch\nscores = queries @ keys.T  # noqa: ATN103\n"
+                "!pip install -q torch\nscores = queries @ keys.T * queries.shape[-1] ** -0.5  # noqa: ATN103\n"
             )
 
             (fix_all,) = await code_actions(client, cell_uris[1], diag, only=["source.fixAll.attnlint"])

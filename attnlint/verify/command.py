@@ -53,10 +53,14 @@ def run(
     output_format: str = "text",
     timeout_s: Optional[float] = None,
     config: Optional[Path] = None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: Optional[TextIO] = None,
+    err: Optional[TextIO] = None,
 ) -> int:
     from attnlint.config import load_settings
+
+    # The streams of the moment (a default bound at import would keep whatever sys.stdout was then).
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
     from attnlint.discovery import collect_files
 
     rule, targets = split_rule_and_targets(targets)
