@@ -1,26 +1,21 @@
-"""What a file costs before LibCST: the trigger pre-filter and the syntax check of skipped files.
+"""What a file costs before LibCST: the trigger pre-filter.
 
-Both run on every file of a tree, so both are built for throughput:
+It runs on every file of a tree, so it is built for throughput. The rules' triggers are regular
+expressions. One alternation of all of them is slow on files that match none (the regex engine
+tries every branch at every position; a branch that starts with ``\\b`` has no literal prefix to
+skip ahead with), so each trigger is searched on its own, behind a substring test of the literal
+text it cannot match without (``inf`` for ``\\binf\\b``), which runs at memory speed. A file that
+holds none of those literals costs a few ``in`` tests.
 
-- The rules' triggers are regular expressions. One alternation of all of them is slow on files
-  that match none (the regex engine tries every branch at every position; a branch that starts
-  with ``\\b`` has no literal prefix to skip ahead with), so each trigger is searched on its own,
-  behind a substring test of the literal text it cannot match without (``inf`` for ``\\binf\\b``),
-  which runs at memory speed. A file that holds none of those literals costs a few ``in`` tests.
-- A file that no rule can fire on is still checked for syntax errors. Compiling it to bytecode
-  finds every error the parser finds, about 2.5x faster than building the ``ast`` objects (most of
-  the time of ``ast.parse`` goes into making Python objects of the tree). Only when it fails is
-  the file parsed to an AST, so that what is reported is what the parser says, and errors found
-  after parsing (``return`` outside a function) are not reported as syntax errors.
+The syntax check of skipped files is CPython's, in :mod:`attnlint.parseguard` (the engine's guard
+before LibCST), so that one check decides what is a syntax error.
 """
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from functools import lru_cache
-from typing import Optional, Sequence, Tuple
+from typing import Sequence, Tuple
 
 try:  # Python 3.11+
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -77,25 +72,3 @@ def required_literal(pattern: str) -> str:
         best = "".join(run)
     return best
 
-
-def syntax_error(source: str) -> Optional[SyntaxError]:
-    """The SyntaxError CPython's parser raises for `source`, or None when it parses.
-
-    None too for what the parser cannot judge (null bytes, nesting beyond its limits): the
-    caller decides about those."""
-    try:
-        with warnings.catch_warnings():
-            # Compiling may warn (invalid escapes, `is` with a literal); that is not ours to say.
-            warnings.simplefilter("ignore")
-            compile(source, "<attnlint>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        pass  # the parser decides below: a compiler-only error is not a syntax error
-    else:
-        return None
-    try:
-        compile(source, "<attnlint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return exc
-    except (ValueError, RecursionError, MemoryError):  # null bytes, absurd nesting
-        return None
-    return None

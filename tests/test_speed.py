@@ -3,7 +3,6 @@ pool shares the work. Timings belong in scripts/benchmark.py, never here."""
 
 from __future__ import annotations
 
-import ast
 import json
 import multiprocessing
 import os
@@ -144,40 +143,6 @@ def test_per_trigger_search_agrees_with_one_alternation():
 )
 def test_required_literal(pattern, literal):
     assert prefilter.required_literal(pattern) == literal
-
-
-def _ast_error(source):
-    try:
-        compile(source, "<t>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        return (exc.msg, exc.lineno, exc.offset)
-    except (ValueError, RecursionError, MemoryError):
-        return None
-    return None
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        "x = 1\n",
-        "def f(:\n    pass\n",
-        "if True:\n  x = 1\n    y = 2\n",
-        "return 1\n",  # the compiler rejects it, the parser does not: not a syntax error
-        "def f(a, a):\n    pass\n",  # likewise
-        "nonlocal x\n",
-        "x = '\\d'\n",  # an invalid escape warns when compiled; it is no error
-        "x = 1 is 1\n",
-        "a\0b = 1\n",
-        "x = " + "(" * 300 + "1" + ")" * 300 + "\n",
-        "print 'python 2'\n",
-        "\tif x:\n  pass\n",
-    ],
-)
-def test_syntax_check_finds_what_the_parser_finds(source, recwarn):
-    error = prefilter.syntax_error(source)
-    expected = _ast_error(source)
-    assert (None if error is None else (error.msg, error.lineno, error.offset)) == expected
-    assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
 
 
 # ---------------------------------------------------------------------------------------------
