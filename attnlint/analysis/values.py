@@ -136,6 +136,25 @@ class MaskFacts:
     scaled: bool = False
 
 
+@dataclass(frozen=True)
+class MaskLengths:
+    """The query and key lengths where a mask meets the scores, and names in scope holding them.
+
+    What a fix needs to slice a fixed-size mask to the current lengths: `T` when the code has
+    unpacked it (`B, T, C = x.size()`), instead of re-reading `scores.size(-1)` at every bound.
+    """
+
+    queries: Optional[Sym]
+    keys: Optional[Sym]
+    query_names: Tuple[str, ...] = ()
+    key_names: Tuple[str, ...] = ()
+
+    @property
+    def square(self) -> bool:
+        """As many queries as keys, shown symbolically (self-attention without a KV cache)."""
+        return self.queries is not None and self.queries == self.keys
+
+
 @dataclass
 class FillSite:
     """`scores.masked_fill(mask, value)`: where masked scores get their fill."""
@@ -153,6 +172,8 @@ class FillSite:
     receiver_node: Optional[cst.BaseExpression] = None
     # What is filled is attention scores (not a zeros tensor becoming an additive mask).
     on_scores: bool = False
+    # The scores' query and key lengths at this fill (None when the scores' shape is unknown).
+    lengths: Optional[MaskLengths] = None
 
 
 @dataclass
@@ -165,6 +186,8 @@ class MaskUseSite:
     expects: str  # ATTEND or MASKED
     mask_node: cst.BaseExpression
     mask: "Value"
+    # The attention's query and key lengths at this call (None when unknown).
+    lengths: Optional[MaskLengths] = None
 
 
 @dataclass

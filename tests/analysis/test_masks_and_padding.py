@@ -234,3 +234,41 @@ def test_a_literal_mask_passed_by_a_smoke_test_tells_which_rows_the_fill_covers_
     for rows in ("[[1, 1, 0], [1, 0, 0]]", "[[3, 4, 0], [0, 0, 0]]"):
         facts = _fill_mask_facts("keep == 0", rows)
         assert facts is None or not facts.uniform_rows
+
+
+def test_lengths_where_a_mask_meets_the_scores_and_the_names_holding_them():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def self_attention(x, bias):
+            B, T, C = x.size()
+            att = x @ x.transpose(-2, -1)
+            return att.masked_fill(bias == 0, float("-inf"))
+
+        def cached(q, k_cache, causal):
+            batch, heads, n_new, d = q.shape
+            _, _, n_total, _ = k_cache.shape
+            scores = q @ k_cache.transpose(-2, -1)
+            return torch.where(causal, scores, float("-inf"))
+
+        def fused(q, k, v, causal):
+            b, h, t_q, d = q.shape
+            b, h, t_k, d = k.shape
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+
+        def unknown(scores, causal):
+            return scores.masked_fill(causal, float("-inf"))
+        """
+    )
+    square = function(analysis, "self_attention").fill_sites[0].lengths
+    assert square.square and square.query_names == ("T",) and square.key_names == ("T",)
+    cached = function(analysis, "cached").fill_sites[0].lengths
+    assert not cached.square
+    assert (cached.queries.text(), cached.keys.text()) == ("n_new", "n_total")
+    assert (cached.query_names, cached.key_names) == (("n_new",), ("n_total",))
+    fused = function(analysis, "fused").mask_uses[0].lengths
+    assert (fused.query_names, fused.key_names) == (("t_q",), ("t_k",))
+    # Nothing is known of the scores' shape: no lengths, and a fix must read them itself.
+    assert function(analysis, "unknown").fill_sites[0].lengths is None
