@@ -272,3 +272,51 @@ def test_lengths_where_a_mask_meets_the_scores_and_the_names_holding_them():
     assert (fused.query_names, fused.key_names) == (("t_q",), ("t_k",))
     # Nothing is known of the scores' shape: no lengths, and a fix must read them itself.
     assert function(analysis, "unknown").fill_sites[0].lengths is None
+
+
+def test_a_buffer_registered_on_one_branch_and_none_on_the_other_is_still_that_buffer():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, causal, n):
+                super().__init__()
+                if causal:
+                    self.register_buffer("mask", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+                else:
+                    self.mask = None
+                if causal:
+                    self.register_buffer("only_sometimes", torch.ones(n, n).triu(1).bool())
+
+            def forward(self, x, extra=None):
+                combined = self.mask if extra is None else extra & self.mask
+                if self.mask is not None:
+                    extra = self.mask if extra is None else extra & self.mask
+                return combined, extra, self.only_sometimes
+        """
+    )
+    cls = analysis.classes["Attention"]
+    assert cls.attrs["mask"].mask.built_size == ("n", "n")  # not the `self.mask = None` of the else
+    assert cls.attrs["only_sometimes"].mask.buffer_attr == "only_sometimes"
+    combined = env(analysis, "forward", "combined").mask
+    assert (combined.origin, combined.buffer_attr, combined.built_size) == ("causal", "mask", ("n", "n"))
+    # The parameter on one path, the buffer on the other: where the buffer came from is kept,
+    # what True means is not.
+    extra = env(analysis, "forward", "extra").mask
+    assert (extra.buffer_attr, extra.built_size, extra.sliced) == ("mask", ("n", "n"), False)
+    assert extra.convention is None and extra.can_mask_whole_row is None
+
+
+def test_a_mask_joined_with_none_is_that_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(T, causal):
+            mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1) if causal else None
+            return mask
+        """
+    )
+    assert env(analysis, "f", "mask").mask.convention == MASKED

@@ -1459,4 +1459,33 @@ class UnslicedCausalMask(Rule):
                     return [s.masked_fill(self.mask, float("-inf")).softmax(-1) for s in per_head_scores]
             """,
         ),
+        # The buffer exists only when causal, is combined with the caller's mask, and reaches
+        # the masked_fill through a helper function.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            def attend(q, k, v, keep=None):
+                scores = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                if keep is not None:
+                    scores = scores.masked_fill(~keep, float("-inf"))
+                return scores.softmax(-1) @ v
+
+            class Attention(nn.Module):
+                def __init__(self, causal=False, max_len=None):
+                    super().__init__()
+                    if causal and max_len is not None:
+                        self.register_buffer("keep", torch.ones(max_len, max_len, dtype=torch.bool).tril())
+                    else:
+                        self.keep = None
+
+                def forward(self, q, k, v, keep=None):
+                    if self.keep is not None:
+                        keep = self.keep if keep is None else keep & self.keep
+                    return attend(q, k, v, keep)
+            """,
+            line=20,
+            column=19,
+        ),
     ]
