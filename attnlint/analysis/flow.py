@@ -520,6 +520,10 @@ class Evaluator:
                     value = value.with_(role=role)
             if value.sym is None and value.kind == "unknown" and value.rank is None:
                 value = value.with_(sym=Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}"))
+            if self.record_attrs and value.mask is not None and value.mask.built_size and not value.mask.buffer_attr:
+                # `self.mask = torch.tril(...)` or an `nn.Parameter(..., requires_grad=False)` in
+                # __init__: a fixed-size mask kept on the module, as a registered buffer is.
+                value = value.with_(mask=replace(value.mask, buffer_attr=attr))
             self.env["self." + attr] = value
             if self.record_attrs and self.cls is not None:
                 self.cls.attrs[attr] = value

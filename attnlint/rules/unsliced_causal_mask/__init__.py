@@ -45,7 +45,9 @@ class UnslicedCausalMask(Rule):
     summary = "a mask buffer built at a fixed size is applied without slicing to the current length"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.SAFE
-    triggers = ("register_buffer",)
+    # A fixed-size mask kept on the module: a registered buffer, or a tensor attribute built in
+    # __init__ (`self.mask = torch.tril(...)`).
+    triggers = ("register_buffer", "tril", "triu")
     recipe = "unsliced_causal_mask"
 
     def check(self, ctx: RuleContext) -> None:
@@ -544,6 +546,18 @@ class UnslicedCausalMask(Rule):
                     return self.mask[:T, :T]
                 def forward(self, att):
                     return att.masked_fill(self.get_mask(att.size(-1)), float("-inf"))
+            """
+        ),
+        # A mask attribute rebuilt in forward at the current length is not fixed.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def forward(self, scores):
+                    T = scores.size(-1)
+                    self.future = torch.ones(T, T, device=scores.device).triu(1).bool()
+                    return scores.masked_fill(self.future, float("-inf")).softmax(-1)
             """
         ),
     ]
@@ -1487,5 +1501,57 @@ class UnslicedCausalMask(Rule):
             """,
             line=20,
             column=19,
+        ),
+        # A plain tensor attribute built in __init__ is as fixed as a registered buffer.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.future = torch.ones(block_size, block_size).triu(diagonal=1).bool()
+                def forward(self, q, k):
+                    B, H, T, D = q.shape
+                    w = (q @ k.transpose(-2, -1)) / D ** 0.5
+                    return w.masked_fill(self.future, float("-inf")).softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.future = torch.ones(block_size, block_size).triu(diagonal=1).bool()
+                def forward(self, q, k):
+                    B, H, T, D = q.shape
+                    w = (q @ k.transpose(-2, -1)) / D ** 0.5
+                    q_len, k_len = w.shape[-2:]
+                    return w.masked_fill(self.future[..., k_len - q_len:k_len, :k_len], float("-inf")).softmax(-1)
+            """,
+        ),
+        # A frozen nn.Parameter holding the mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, n_positions):
+                    super().__init__()
+                    self.keep = nn.Parameter(torch.tril(torch.ones(n_positions, n_positions)), requires_grad=False)
+                def forward(self, scores):
+                    return torch.softmax(scores.masked_fill(self.keep == 0, -1e9), dim=-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, n_positions):
+                    super().__init__()
+                    self.keep = nn.Parameter(torch.tril(torch.ones(n_positions, n_positions)), requires_grad=False)
+                def forward(self, scores):
+                    q_len, k_len = scores.shape[-2:]
+                    return torch.softmax(scores.masked_fill(self.keep[..., k_len - q_len:k_len, :k_len] == 0, -1e9), dim=-1)
+            """,
         ),
     ]
