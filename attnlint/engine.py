@@ -41,7 +41,7 @@ from attnlint.deepstack import call_with_deep_stack
 from attnlint.fileio import read_regular, write_fixed
 from attnlint.noqa import UNUSED_NOQA_CODE, NoqaMap, parse_noqa, unused_noqa
 from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
-from attnlint.parseguard import cpython_verdict
+from attnlint.parseguard import MAX_CHAIN, chain_too_long, cpython_verdict
 from attnlint.rules import registry
 from attnlint.rules.base import InsertBefore, NodeFix, Replacement, Rule, RuleContext
 
@@ -91,6 +91,14 @@ def check_source(
         return result
     if verdict.at_limit:  # LibCST must never see it (it can crash the process)
         _report_syntax_error(result, path, verdict.error, verdict.line, verdict.column)
+        return result
+    if chain_too_long(source):  # valid Python, but LibCST's parser would crash or take minutes
+        _report_internal_error(
+            result,
+            path,
+            f"an expression here chains more than {MAX_CHAIN:,} operators; LibCST, attnlint's parser, "
+            "would crash or take minutes on it",
+        )
         return result
     noqa = parse_noqa(source) if apply_noqa and not settings.ignore_noqa else NoqaMap()
     result.warnings = noqa.warnings
@@ -430,7 +438,7 @@ def _parses(source: str) -> bool:
     """Whether the text parses: CPython first (LibCST can crash on what CPython refuses at its
     limits), then LibCST, which must be able to read the result of a fix."""
     verdict = cpython_verdict(source)
-    return not verdict.at_limit and _libcst_parses(source)
+    return not verdict.at_limit and not chain_too_long(source) and _libcst_parses(source)
 
 
 def _libcst_parses(source: str) -> bool:

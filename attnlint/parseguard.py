@@ -12,6 +12,11 @@ levels, its recursion limit while building the AST), so it is asked first:
   Python than the interpreter running attnlint), but only when the text stays within CPython's
   bracket limit, which no Python version lifts.
 
+CPython also accepts what LibCST handles badly: one expression chaining thousands of operators
+(`a + a + ...`, `y.a.a...`, `f()()...`, `a and a and ...`) is a flat list for CPython but a nested
+tree for LibCST, whose native parser takes minutes on 10,000 links and crashes on 20,000 `and`s.
+`longest_chain` counts them from the tokens, and such a file is not given to LibCST.
+
 What no check here can rule out is isolated by the engine's process pool (a crashing worker costs
 one file, reported as ATN003).
 """
@@ -19,6 +24,7 @@ one file, reported as ATN003).
 from __future__ import annotations
 
 import io
+import re
 import symtable
 import tokenize
 from dataclasses import dataclass
@@ -27,6 +33,11 @@ from typing import Optional
 # CPython's tokenizer refuses deeper bracket nesting (MAXLEVEL in Parser/tokenizer.h, every
 # version since 3.0); LibCST has no such limit and overflows its native stack far beyond it.
 MAX_BRACKET_DEPTH = 200
+
+# The longest chain of operators, attribute links, call/subscript trailers or implicitly
+# concatenated strings in one expression that LibCST is given (2,000 `+` parse in about 3 s;
+# its time grows faster than the square of the length). Real code stays far below it.
+MAX_CHAIN = 2000
 
 _OPENERS = "([{"
 _CLOSERS = ")]}"
@@ -121,3 +132,80 @@ def _raw_depth(text: str) -> int:
         elif char in _CLOSERS:
             depth = max(depth - 1, 0)
     return deepest
+
+
+# Tokens that end an expression's chain at their bracket level.
+_SEPARATORS = {",", ";", ":", "=", ":=", "->"} | {
+    op + "=" for op in ("+", "-", "*", "/", "//", "%", "@", "**", "<<", ">>", "&", "|", "^")
+}
+_SEPARATOR_NAMES = {"if", "else", "for", "lambda", "return", "yield", "assert", "del", "import", "from", "with", "as"}
+_LINK_NAMES = {"and", "or", "not", "is", "in", "await"}
+
+
+# What cuts a chain short at any bracket level, and what may be a link: for the cheap scan that
+# rules nearly every file out.
+# (`==` is cut too: comparisons are one flat node for LibCST as well.)
+_PIECE = re.compile(r"[^,;:=]+")
+_LINKISH = re.compile(r"[.+\-*/%@&|^<>~(\['\"]|\b(?:and|or|not|is|in|await)\b")
+
+
+def chain_too_long(source: str, limit: int = MAX_CHAIN) -> bool:
+    """Whether some expression chains more than `limit` links (see `longest_chain`).
+
+    A cheap scan first: a chain cannot cross a comma, colon or `=`, so some text between two of
+    those must be longer than `limit` and hold that many link characters (prose in docstrings
+    may too). Only then are the tokens counted.
+    """
+    if len(source) <= limit:
+        return False
+    suspect = any(
+        piece.end() - piece.start() > limit and len(_LINKISH.findall(piece.group())) > limit
+        for piece in _PIECE.finditer(source)
+    )
+    return suspect and longest_chain(source) > limit
+
+
+def longest_chain(source: str) -> int:
+    """The most links in one expression chain at one bracket level (an estimate from tokens:
+    operators, `and`/`or`/`not`, `.`, call and subscript trailers, adjacent strings)."""
+    counts = [0]
+    longest = 0
+    previous = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            kind, text = token.type, token.string
+            link = False
+            if kind == tokenize.OP:
+                if text in _OPENERS:
+                    # A trailer (`f(...)`, `x[...]`) links to what precedes it.
+                    link = previous is not None and (previous.type in (tokenize.NAME, tokenize.STRING) or previous.string in ")]")
+                    if link:
+                        counts[-1] += 1
+                        longest = max(longest, counts[-1])
+                    counts.append(0)
+                    previous = token
+                    continue
+                if text in _CLOSERS:
+                    if len(counts) > 1:
+                        counts.pop()
+                    previous = token
+                    continue
+                link = text not in _SEPARATORS
+            elif kind == tokenize.NAME:
+                if text in _SEPARATOR_NAMES:
+                    counts[-1] = 0
+                link = text in _LINK_NAMES
+            elif kind == tokenize.STRING:
+                link = previous is not None and previous.type == tokenize.STRING
+            elif kind in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                counts = [0]
+            if kind == tokenize.OP and not link:
+                counts[-1] = 0
+            elif link:
+                counts[-1] += 1
+                longest = max(longest, counts[-1])
+            if kind not in (tokenize.NL, tokenize.COMMENT):
+                previous = token
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # only text CPython accepted is measured, and it tokenizes
+    return longest

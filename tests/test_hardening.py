@@ -153,10 +153,53 @@ def test_twenty_thousand_concatenated_strings_are_not_a_syntax_error():
     source = HEADER + "TABLE = (\n" + "".join(f'    "entry {i} "\n' for i in range(20_000)) + ")\n"
     result = engine.check_source(source, "strings.py")
     assert [d.code for d in result.diagnostics] == ["ATN003"]
-    assert "cannot parse this valid Python" in result.diagnostics[0].message
+    # 20,000 adjacent strings are one chain of 19,999 links: the guard keeps it from LibCST.
+    assert "chains more than 2,000 operators" in result.diagnostics[0].message
     # Without attention code in it the file is never handed to LibCST, and it is clean.
     plain = "TABLE = (\n" + "".join(f'    "entry {i} "\n' for i in range(20_000)) + ")\n"
     assert engine.check_source(plain, "strings.py").diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        " and ".join(["y"] * 20_000),  # LibCST's native parser segfaults (CPython: one flat BoolOp)
+        "y" + "()" * 2_500,  # call trailers: LibCST's time grows faster than the square
+        "(y\n" + " + y\n" * 2_500 + ")",  # a chain over many lines, inside brackets
+    ],
+    ids=["and-20k", "calls-2.5k", "sum-over-lines"],
+)
+def test_operator_chains_libcst_cannot_take_never_reach_it(expression, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("LibCST was given the file")
+
+    monkeypatch.setattr(engine.cst, "parse_module", refuse)
+    result = engine.check_source(HEADER + "x = " + expression + "\n", "chain.py")
+    assert [d.code for d in result.diagnostics] == ["ATN003"]
+    assert "chains more than 2,000 operators" in result.diagnostics[0].message
+
+
+def test_long_but_ordinary_lines_are_not_mistaken_for_chains():
+    from attnlint.parseguard import chain_too_long, longest_chain
+
+    table = "VOCAB = [" + ", ".join(f"'tok{i}'" for i in range(20_000)) + "]\n"
+    prose = '"""' + "This is not a chain, and it is long. " * 500 + '"""\n'
+    sums = "".join(f"x{i} = a + b * c - d.e.f(g)[h]\n" for i in range(5_000))
+    for source in (table, prose, sums):
+        assert not chain_too_long(source)
+    assert longest_chain("x = a.b.c(d)[e] + f\n") == 5  # . . ( [ + (the trailers link to what precedes)
+
+
+def test_an_imported_module_gets_the_guard_too(tmp_path):
+    # The project reader parses what a checked file imports: a hostile module next to it must
+    # not take the run down (it used to reach LibCST unguarded, and segfault).
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    (tmp_path / "deep.py").write_text("PAD = " + "(" * 2000 + "0" + ")" * 2000 + "\n", encoding="utf-8")
+    (tmp_path / "chained.py").write_text("PAD = " + " and ".join(["0"] * 5_000) + "\n", encoding="utf-8")
+    (tmp_path / "main.py").write_text("from deep import PAD\nfrom chained import PAD as P2\n" + T103, encoding="utf-8")
+    proc = attnlint("check", "--no-cache", "--output-format", "concise", "main.py", cwd=tmp_path)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert proc.stdout.splitlines()[0] == f"main.py:5:18: ATN103 [*] {MSG103}"
 
 
 def _crash_on(name):

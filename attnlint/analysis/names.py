@@ -126,13 +126,20 @@ def _asname(alias: cst.ImportAlias) -> str:
     return name.value if isinstance(name, cst.Name) else ""
 
 
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        left = _dotted(node.value)
-        return None if left is None else f"{left}.{node.attr.value}"
-    return None
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a name or attribute chain (else None). A loop, not recursion: a chain can be
+    thousands of links long."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+_dotted = dotted
 
 
 def qualify(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:

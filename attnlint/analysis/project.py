@@ -79,7 +79,7 @@ class Project:
         result = None
         try:
             data = path.read_bytes()
-            if len(data) <= MAX_BYTES:
+            if len(data) <= MAX_BYTES and _safe_for_libcst(data):
                 # One level deep: an imported module's own imports are not followed, so the cost
                 # of a file stays bounded by what it imports directly (a package's `__init__` can
                 # import hundreds of modules, each importing more).
@@ -155,3 +155,15 @@ def _dotted(node) -> Optional[str]:
         left = _dotted(node.value)
         return None if left is None else f"{left}.{node.attr.value}"
     return None
+
+
+def _safe_for_libcst(data: bytes) -> bool:
+    """An imported file gets the checked files' guard: LibCST's native parser can take the
+    process down on text CPython refuses at its limits, or on very long operator chains."""
+    from attnlint.parseguard import chain_too_long, cpython_verdict
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False  # a coding cookie other than UTF-8: not worth the risk for an import
+    return not cpython_verdict(text).at_limit and not chain_too_long(text)

@@ -393,9 +393,11 @@ def _attribute_atom(ev, node: cst.Attribute):
     """`config.hidden_size`, `args.n_heads`: a number named by its expression in this scope."""
     from attnlint.analysis.symbolic import Sym
 
-    if not _flow().is_simple(node):
+    from attnlint.analysis.names import dotted
+
+    text = dotted(node)  # not LibCST's codegen: one per link of a chain adds up to n² work
+    if text is None:
         return None
-    text = _flow().code(node)
     sym = Sym.atom(f"{ev.scope}:{text}", text)
     ev.read_attributes.setdefault(text, sym)
     return sym

@@ -148,7 +148,15 @@ def _fmt(value: Fraction) -> str:
     return str(float(value))
 
 
+# Sizes and scales are small numbers: a power whose result would need more bits than this is not
+# one of them, and computing it (`2 ** 2 ** 2 ** ...` in a file) could take forever.
+_MAX_BITS = 4096
+
+
 def _rational_power(value: Fraction, exponent: Fraction) -> Optional[Fraction]:
+    bits = max(value.numerator.bit_length(), value.denominator.bit_length())
+    if bits > _MAX_BITS or bits * abs(exponent.numerator) > _MAX_BITS * exponent.denominator:
+        return None
     if exponent.denominator == 1:
         if value == 0 and exponent < 0:
             return None

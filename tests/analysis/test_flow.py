@@ -8,7 +8,7 @@ import pytest
 from attnlint.analysis import analyze_module, flow
 from attnlint.analysis.values import MASKED
 
-from helpers import analyse, only_softmax
+from helpers import analyse, env, only_softmax
 
 ATTENTION = """
 import torch
@@ -98,3 +98,27 @@ def test_queries_use_indexes_built_once():
         assert analysis.arguments_for(owner, "q") == []
         assert analysis.parent_of(site.call) is not None
     assert analysis.forward_of("A49").class_name == "A49"
+
+
+def test_a_power_tower_is_not_computed():
+    # `2 ** 2 ** 2 ** ...` has more digits than atoms in the universe: a size is never that.
+    from fractions import Fraction
+
+    from attnlint.analysis.symbolic import Sym
+
+    assert Sym.const(2).power(Fraction(2**40)) is None
+    assert Sym.const(2).power(Fraction(64)).int_value == 2**64
+    analysis, _ = analyse("x = " + "2 ** " * 60 + "2\n")
+    assert env(analysis, "<module>", "x").sym is None
+
+
+def test_an_attribute_chain_is_read_without_regenerating_its_code(monkeypatch):
+    # Rendering each prefix of `y.a.a...` with LibCST made a 1,000-link chain take minutes.
+    from attnlint.analysis import flow
+
+    calls = []
+    real = flow.code
+    monkeypatch.setattr(flow, "code", lambda node: calls.append(node) or real(node))
+    analysis, _ = analyse("x = y" + ".a" * 300 + "\n")
+    assert env(analysis, "<module>", "x").sym.text() == "y" + ".a" * 300
+    assert len(calls) < 5
