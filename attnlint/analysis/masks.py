@@ -349,10 +349,31 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     role = left.role if left.role == right.role else None
     from attnlint.analysis.shapes import broadcast
 
-    return Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
+    result = Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
+    for logits, term, logits_node, term_node in ((left, right, left_node, right_node), (right, left, right_node, left_node)):
+        if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
+            # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
+            # recorded like a fill of the scores; it counts where a softmax normalises the sum.
+            return _with_additive_fill(
+                ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
+            )
+    return result
 
 
-def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None):
+def _unmasked_tensor(value) -> bool:
+    """A tensor that is no mask, bias or weights itself (logits of some kind)."""
+    return (
+        value.kind == "tensor"
+        and value.mask is None
+        and value.additive_fill is None
+        and value.softmax is None
+        and value.scores is None
+        and not value.padded
+        and not value.lengths
+    )
+
+
+def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None, on_scores=True):
     from attnlint.analysis.values import FillSite
 
     fill = term.additive_fill
@@ -366,7 +387,7 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
             in_place=False,
             additive=True,
             receiver_node=scores_node,
-            on_scores=True,
+            on_scores=on_scores,
         )
         ev.facts.fill_sites.append(site)
         return scores.with_(fills=scores.fills + (site,))
@@ -379,7 +400,8 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
         fill=fill.fill,
         in_place=False,
         additive=True,
-        on_scores=True,
+        on_scores=on_scores,
+        source=fill,
     )
     ev.facts.fill_sites.append(site)
     return scores.with_(fills=scores.fills + (site,))
@@ -419,7 +441,20 @@ def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     diagonal = _flow().int_literal(diagonal_arg.value) if diagonal_arg is not None else 0
     if diagonal is None:
         return result
-    return result.with_(mask=triangular(kind, diagonal, ctor.dtype, ctor.sizes))
+    mask = triangular(kind, diagonal, ctor.dtype, ctor.sizes)
+    if ctor.function == "torch.full" and _full_value(source.node) not in (1.0,):
+        # `torch.full((T, T), finfo.min).triu(1)`: a triangle of a large negative number is an
+        # additive (bias) mask, not 0/1 values; of an unknown value, it may be one.
+        mask = replace(mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype)
+    return result.with_(mask=mask)
+
+
+def _full_value(node) -> Optional[float]:
+    """The fill value of a `torch.full(size, value)` call (None: not one, or not a number)."""
+    if not isinstance(node, cst.Call):
+        return None
+    fill = _flow()._arg(node, 1, "fill_value")
+    return number(fill.value) if fill is not None else None
 
 
 @handlers.function("torch.tril", "torch.triu")
@@ -527,17 +562,25 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
         in_place=in_place,
         receiver_node=receiver_node,
         on_scores=receiver.scores is not None,
+        float32_receiver=receiver.constructor is not None and receiver.constructor.half is False,
+        restores=fill != "-inf" and any(f.fill == "-inf" for f in receiver.fills),
     )
     ev.facts.fill_sites.append(site)
+    # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
+    # exactly the emptied rows: a guard before the softmax.
+    fills = (site,) if fill != "-inf" and receiver.fills else receiver.fills + (site,)
     if receiver.scores is None:
-        # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
-        result = receiver.with_(node=node, additive_fill=site)
-    elif fill != "-inf" and receiver.fills:
-        # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
-        # exactly the emptied rows: a guard before the softmax.
-        result = receiver.with_(node=node, fills=(site,))
+        # `zeros.masked_fill(mask, -inf)`: an additive mask in the making. A 0/1 mask filled with
+        # anything but 0/1 (`keep.masked_fill(keep == 0, -inf)`) holds a bias from here on, also
+        # where it goes as a parameter (which does not carry `additive_fill`).
+        bias = receiver.mask
+        if bias is not None and fill is not None and number(value_arg.value) not in (0.0, 1.0):
+            bias = replace(bias, scaled=True)
+        # Kept among the value's fills too: a tensor that is filled and then normalised
+        # (`logits.masked_fill_(~keep, -1e20)` before a softmax) is the scores, whatever made it.
+        result = receiver.with_(node=node, additive_fill=site, mask=bias, fills=fills)
     else:
-        result = receiver.with_(node=node, fills=receiver.fills + (site,))
+        result = receiver.with_(node=node, fills=fills)
     if in_place:
         ev.update_in_place(receiver_node, result)
     return result

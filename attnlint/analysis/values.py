@@ -62,6 +62,9 @@ class Constructor:
     function: str  # qualified name (`torch.ones`)
     dtype: Optional[str]
     sizes: Tuple[str, ...]  # the size arguments as written
+    # Built in a half dtype (True), in float32/float64 (False: also a float constructor's
+    # default), or in a dtype the code does not show (None: `dtype=q.dtype`, `zeros_like(x)`).
+    half: Optional[bool] = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,15 @@ class FillSite:
     receiver_node: Optional[cst.BaseExpression] = None
     # What is filled is attention scores (not a zeros tensor becoming an additive mask).
     on_scores: bool = False
+    # For an additive mask added to the scores (`scores + m`): the fill that built the mask
+    # (`m = zeros.masked_fill(mask, -1e9)`), where its constant is written.
+    source: Optional["FillSite"] = None
+    # What is filled is a tensor made here in float32 (`torch.zeros(n, n).masked_fill(...)`):
+    # added to half scores it promotes the sum, so its fill never meets a half dtype.
+    float32_receiver: bool = False
+    # A finite fill after a -inf one (`s.masked_fill(rows_all_masked, 0.0)`): a guard that
+    # restores the rows the -inf fill emptied, not a mask of its own.
+    restores: bool = False
 
 
 @dataclass
@@ -487,6 +499,10 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             continue
         elif f.name == "fills":
             continue
+        elif f.name == "additive_fill":
+            # Like score fills: a mask filled on one path (`if mask is not None: mask =
+            # mask.masked_fill(...)`) holds that fill wherever it is used.
+            changes[f.name] = va if vb is None or va is vb else (vb if va is None else None)
         elif f.name == "shape":
             changes[f.name] = _join_shapes(va, vb)
         elif va == vb:

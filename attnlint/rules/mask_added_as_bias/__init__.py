@@ -67,11 +67,11 @@ class MaskAddedAsBias(Rule):
             # Only fills that reach a softmax mask anything (linear attention fills with 0 on purpose).
             reaching = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.fills}
             for site in function.fill_sites:
-                if not site.on_scores or id(site) not in reaching:
+                if id(site) not in reaching:
                     continue
                 if site.additive and site.fill is None:
                     self._added(ctx, function, site, torch_name)
-                elif not site.additive:
+                elif not site.additive and not site.restores:
                     self._negligible_fill(ctx, function, site, torch_name)
             for use in function.mask_uses:
                 self._float_mask_to_api(ctx, function, use)

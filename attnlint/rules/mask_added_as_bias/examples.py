@@ -182,6 +182,47 @@ VALID = [
             return attn @ v
         """
     ),
+    # Every caller builds a bias before handing the mask over: a triangle of `finfo.min`, a
+    # keep-mask turned into 0/-inf with masked_fill, and `torch.where` with -inf.
+    Valid(
+        """
+        import torch
+
+
+        def attend(q, k, v, bias):
+            logits = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            logits = logits + bias
+            return logits.softmax(dim=-1) @ v
+
+
+        def run(q, k, v):
+            n = q.size(-2)
+            upper = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype).triu(1)
+            return attend(q, k, v, upper)
+
+
+        def run_keep(q, k, v):
+            keep = torch.ones(q.size(-2), q.size(-2)).tril()
+            return attend(q, k, v, keep.masked_fill(keep == 0, float("-inf")).masked_fill(keep == 1, 0.0))
+
+
+        def run_where(q, k, v):
+            keep = torch.ones(q.size(-2), q.size(-2), dtype=torch.bool).tril()
+            return attend(q, k, v, torch.where(keep, 0.0, float("-inf")))
+        """
+    ),
+    # A finite fill after the -inf one restores the rows it emptied: a guard, not a mask.
+    Valid(
+        """
+        import torch
+
+
+        def pooled(energy, key_padding_mask):
+            energy = energy.masked_fill(key_padding_mask, float("-inf"))
+            energy = energy.masked_fill(key_padding_mask.all(dim=-1, keepdim=True), 0.0)
+            return energy.softmax(dim=-1)
+        """
+    ),
 ]
 
 INVALID = [
@@ -495,5 +536,97 @@ INVALID = [
                 return w @ v
         """,
         fixed=None,
+    ),
+    # A helper adds whatever mask it gets; its only caller passes a bool lower triangle.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        def scores_with_bias(q, k, bias):
+            w = torch.einsum("bhid,bhjd->bhij", q, k) / q.shape[-1] ** 0.5
+            w = w + bias
+            return w.softmax(dim=-1)
+
+
+        class CausalBlock(nn.Module):
+            def __init__(self, width=32, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x):
+                b, n, c = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+                return scores_with_bias(q, k, allowed) @ v
+        """,
+        line=7,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+
+        def scores_with_bias(q, k, bias):
+            w = torch.einsum("bhid,bhjd->bhij", q, k) / q.shape[-1] ** 0.5
+            w = w + ((1.0 - bias.to(w.dtype)) * torch.finfo(w.dtype).min)
+            return w.softmax(dim=-1)
+
+
+        class CausalBlock(nn.Module):
+            def __init__(self, width=32, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x):
+                b, n, c = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+                return scores_with_bias(q, k, allowed) @ v
+        """,
+    ),
+    # A mask from lengths, passed to a method that adds it.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Pool(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.score = nn.Linear(d, d)
+
+            def weights(self, x, valid):
+                logits = self.score(x) @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                logits = logits + valid[:, None, :]
+                return torch.softmax(logits, dim=-1)
+
+            def forward(self, x, lengths):
+                valid = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                return self.weights(x, valid) @ x
+        """,
+        line=12,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+
+        class Pool(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.score = nn.Linear(d, d)
+
+            def weights(self, x, valid):
+                logits = self.score(x) @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                logits = logits + ((1.0 - valid[:, None, :].to(logits.dtype)) * torch.finfo(logits.dtype).min)
+                return torch.softmax(logits, dim=-1)
+
+            def forward(self, x, lengths):
+                valid = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                return self.weights(x, valid) @ x
+        """,
     ),
 ]
