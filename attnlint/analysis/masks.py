@@ -279,6 +279,12 @@ def comparison(ev, node: cst.Comparison, left, rights):
                 )
                 if convention:
                     mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
+        elif left.token_ids and literal == 0 and isinstance(comp.operator, _ID_COMPARISONS):
+            # `item_seq > 0`, `tokens == 0` on integer ids: id 0 is the padding.
+            keeps = isinstance(comp.operator, (cst.NotEqual, cst.GreaterThan))
+            mask = MaskFacts(
+                origin="padding", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
+            )
         elif rights and (rights[0].lengths or left.lengths):
             # `arange(T)[None, :] < lengths[:, None]`: True = a real token.
             op = comp.operator
@@ -294,6 +300,66 @@ def comparison(ev, node: cst.Comparison, left, rights):
         shape = left.shape if left.rank == rank else None
         return Value(kind="tensor", rank=rank, shape=shape, node=node, mask=mask)
     return Value(kind="unknown", node=node)
+
+
+_ID_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual)
+
+
+def integer_batch(rows: cst.BaseExpression) -> bool:
+    """A literal batch of integer ids (`[[3, 4, 5, 0], [7, 0, 0, 0]]`): at least two rows of
+    non-negative integers, not all 0/1 (a 0/1 matrix is a mask: see literal_mask)."""
+    if not isinstance(rows, (cst.List, cst.Tuple)) or len(rows.elements) < 2:
+        return False
+    values = []
+    for row in rows.elements:
+        if not isinstance(row.value, (cst.List, cst.Tuple)) or not row.value.elements:
+            return False
+        for e in row.value.elements:
+            if not isinstance(e.value, cst.Integer):
+                return False
+            values.append(int(e.value.evaluated_value))
+    return any(v > 1 for v in values)
+
+
+def embedded_names(body: cst.CSTNode, cls, aliases: Dict[str, str]) -> set:
+    """Names a function hands to an nn.Embedding (`self.embed(tokens)`, `F.embedding(ids, w)`)
+    before assigning them: they hold integer ids from the start of the body."""
+    assigned, found = set(), set()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.Name):
+            name = node.args[0].value.value
+            if name not in assigned and _is_embedding(node.func, cls, aliases):
+                found.add(name)
+        for child in node.children:
+            visit(child)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            assigned.update(t.value for t in targets if isinstance(t, cst.Name))
+
+    visit(body)
+    return found
+
+
+def _is_embedding(func: cst.BaseExpression, cls, aliases: Dict[str, str]) -> bool:
+    if canonical(qualify(func, aliases)) == "torch.nn.functional.embedding":
+        return True
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        module = cls.attrs.get(func.attr.value) if cls is not None else None
+        return module is not None and module.kind == "module" and module.module_type == "Embedding"
+    return False
+
+
+def product(a: MaskFacts, b: MaskFacts) -> MaskFacts:
+    """`keep_a * keep_b` of two 0/1 masks: 1 where both are 1, an `&` of two keep masks. In any
+    other convention the product means no one thing (True = masked would need an OR)."""
+    zero_rows = frozenset({0.0}) if 0.0 in a.uniform_rows | b.uniform_rows else frozenset()
+    dtype = a.dtype if a.dtype == b.dtype else ("float" if "float" in (a.dtype, b.dtype) else "int")
+    if a.convention == b.convention == ATTEND:
+        return replace(combine(a, b, cst.BitAnd()), dtype=dtype, uniform_rows=zero_rows)
+    return MaskFacts(origin="combined", dtype=dtype, uniform_rows=zero_rows)
 
 
 def literal_mask(rows: cst.BaseExpression) -> Optional[MaskFacts]:

@@ -1005,11 +1005,14 @@ def _constructor(ev, call: Call):
     else:
         rank = len(positional)
     dtype_arg = flow._arg(node, 99, "dtype")
-    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else "float"
+    default = "int" if qualified == "torch.randint" else "float"
+    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else default
     size_texts = tuple(flow.code(a.value) for a, _ in positional)
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
     # A new tensor has had no factor multiplied into it (`torch.randn(d, d) / d ** 0.5` has).
+    # `torch.randint(low, high, (b, n))`: a batch of random ids.
     return Value(
+        token_ids=qualified == "torch.randint" and rank is not None and rank >= 2,
         kind="tensor",
         rank=rank,
         shape=shape,
@@ -1079,9 +1082,15 @@ def _tensor(ev, call: Call):
     if not isinstance(first, (cst.List, cst.Tuple)):
         # `torch.tensor(d_k)`: a 0-d tensor holding that number.
         return Value(kind="tensor", rank=inner.rank, node=call.node, sym=inner.sym if inner.rank in (None, 0) else None)
-    from attnlint.analysis.masks import literal_mask
+    from attnlint.analysis.masks import integer_batch, literal_mask
 
-    return Value(kind="tensor", rank=literal_rank(first), node=call.node, mask=literal_mask(first))
+    return Value(
+        kind="tensor",
+        rank=literal_rank(first),
+        node=call.node,
+        mask=literal_mask(first),
+        token_ids=integer_batch(first) or call.name == "torch.LongTensor" and literal_rank(first) == 2,
+    )
 
 
 @handlers.function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")

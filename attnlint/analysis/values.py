@@ -440,6 +440,10 @@ class Value:
     # For attention weights: fully masked rows were zeroed on the way to this value (a guard
     # is a fact of the value that reaches a use, joined over paths like every other fact).
     guarded: bool = False
+    # Holds integer ids (token or item indices): the input of an nn.Embedding, an integer
+    # literal batch, `torch.randint`. Compared with 0 (the conventional pad id) it gives a
+    # padding mask.
+    token_ids: bool = False
     # The size of the last axis when the rank (so the shape) is not known: a projection's width.
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
@@ -468,7 +472,7 @@ class Value:
 
     def data_facts(self) -> dict:
         """The facts about the data (not the layout) that survive a reshape."""
-        return {"param": self.param, "lengths": self.lengths, "padding": self.padding}
+        return {"param": self.param, "lengths": self.lengths, "padding": self.padding, "token_ids": self.token_ids}
 
 
 UNKNOWN = Value(kind="unknown")

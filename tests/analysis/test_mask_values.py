@@ -4,7 +4,7 @@ new tensor is made in: the facts ATN203, ATN206 and ATN208 read."""
 from __future__ import annotations
 
 from attnlint.analysis import mask_encoding
-from attnlint.analysis.values import ATTEND
+from attnlint.analysis.values import ATTEND, MASKED
 
 from helpers import analyse, env, function, only_softmax
 
@@ -143,3 +143,83 @@ def test_a_finite_fill_after_a_minus_inf_one_restores_rows():
     first, second = function(analysis, "f").fill_sites
     assert not first.restores and second.restores
     assert only_softmax(analysis).input.fills == (second,)
+
+
+def test_ids_handed_to_an_embedding_compared_with_zero_give_a_padding_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(100, 16)
+
+            def forward(self, tokens, other):
+                keep = tokens > 0
+                blocked = tokens == 0
+                unknown = other == 0
+                return self.embed(tokens), keep, blocked, unknown
+        """
+    )
+    keep, blocked, unknown = (env(analysis, "forward", n, "Encoder") for n in ("keep", "blocked", "unknown"))
+    assert keep.mask.origin == "padding" and keep.mask.convention == ATTEND and keep.mask.can_mask_whole_row
+    assert blocked.mask.convention == MASKED
+    assert unknown.mask is None  # nothing shows `other` holds ids
+
+
+def test_a_name_reassigned_before_the_embedding_is_not_the_ids_parameter():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(100, 16)
+
+            def forward(self, x):
+                flag = x == 0
+                x = x.long()
+                return self.embed(x), flag
+        """
+    )
+    assert env(analysis, "forward", "flag", "Encoder").mask is None
+
+
+def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(n):
+            history = torch.tensor([[7, 3, 0], [0, 0, 0]])
+            random_ids = torch.randint(1, 50, (2, n))
+            counts = torch.tensor([0, 2])
+            valid = (history > 0).long()
+            causal = torch.tril(torch.ones(1, n, n, dtype=torch.long))
+            both = valid[:, None, :] * causal
+            random_pad = random_ids == 0
+            empty = counts > 0
+            return both, random_pad, empty
+        """
+    )
+    both = env(analysis, "f", "both").mask
+    assert both.convention == ATTEND and both.can_mask_whole_row and not both.scaled
+    assert env(analysis, "f", "random_pad").mask.convention == MASKED
+    assert env(analysis, "f", "empty").mask is None  # one row of numbers is not a batch of ids
+
+
+def test_a_keep_mask_times_a_number_is_a_bias_not_a_product_of_masks():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(lengths, n):
+            keep = torch.arange(n)[None, :] < lengths[:, None]
+            return keep * -1e9
+        """
+    )
+    assert function(analysis, "f").returns[0].mask.scaled
