@@ -404,6 +404,15 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         return _with_additive_fill(ev, right.with_(node=node), left, node, right_node, left_node)
     if left.kind == "scalar" and right.kind == "scalar":
         return Value(kind="scalar", node=node)
+    if (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Subtract)
+        and number(node.left) == 1.0
+        and right.mask is not None
+        and not right.mask.scaled
+    ):
+        # `1.0 - keep`: the complement of a 0/1 mask (on the way to `(1.0 - keep) * -1e4`).
+        return right.with_(node=node, mask=replace(invert(right.mask), dtype=right.mask.dtype), scores=None)
     for weights, other in ((left, right), (right, left)):
         scalar_like = other.kind == "scalar" or (
             other.rank is None and other.role is None and other.mask is None and other.softmax is None
@@ -424,6 +433,33 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
                 ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
             )
     return result
+
+
+def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
+    """`scores * keep`: logits multiplied by a 0/1 mask (not by a bias, not by a number) keep
+    their scale; the product is recorded like a fill whose masked entries become 0. None when
+    neither side is logits times a mask."""
+    from attnlint.analysis.values import FillSite
+
+    for logits, term, logits_node, term_node in ((left, right, node.left, node.right), (right, left, node.right, node.left)):
+        if term.mask is None or term.mask.scaled or term.softmax is not None or term.scores is not None:
+            continue
+        if logits.scores is None and not _unmasked_tensor(logits):
+            continue
+        site = FillSite(
+            call=node,
+            mask_node=term_node,
+            mask=term,
+            fill="finite",
+            in_place=False,
+            keeps_where_true=term.mask.convention == ATTEND,
+            receiver_node=logits_node,
+            on_scores=logits.scores is not None,
+            multiplied=True,
+        )
+        ev.facts.fill_sites.append(site)
+        return logits.with_(node=node, fills=logits.fills + (site,))
+    return None
 
 
 def _unmasked_tensor(value) -> bool:

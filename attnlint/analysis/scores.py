@@ -78,6 +78,10 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
                 node=node,
                 mask=masks.product(left.mask, right.mask),
             )
+        if isinstance(op, cst.Multiply):
+            masked = masks.multiplied_by_mask(ev, node, left, right)
+            if masked is not None:
+                return masked
         if sym is not None:
             # `dim // heads`, `head_dim ** -0.5` of parameters: numbers, as far as anyone can tell.
             return Value(kind="unknown", node=node, sym=sym)

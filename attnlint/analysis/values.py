@@ -165,6 +165,9 @@ class FillSite:
     # A finite fill after a -inf one (`s.masked_fill(rows_all_masked, 0.0)`): a guard that
     # restores the rows the -inf fill emptied, not a mask of its own.
     restores: bool = False
+    # `scores * mask`: the mask multiplied in, so masked scores become 0 (which a softmax still
+    # weighs as exp(0)), not -inf.
+    multiplied: bool = False
 
 
 @dataclass

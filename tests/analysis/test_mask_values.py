@@ -223,3 +223,41 @@ def test_a_keep_mask_times_a_number_is_a_bias_not_a_product_of_masks():
         """
     )
     assert function(analysis, "f").returns[0].mask.scaled
+
+
+def test_a_0_1_mask_multiplied_into_logits_is_recorded_as_a_zero_fill():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, lengths):
+            keep = (torch.arange(k.size(-2))[None, :] < lengths[:, None]).float()
+            s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            s = s * keep[:, None, :]
+            return s.softmax(-1)
+        """
+    )
+    site = only_softmax(analysis)
+    (fill,) = site.input.fills
+    assert fill.multiplied and fill.keeps_where_true and fill.on_scores
+    # Multiplying by a mask is no scale: the product keeps q.size(-1) ** -0.5.
+    assert site.input.scores.scale_verdict().kind.name == "CORRECT"
+
+
+def test_one_minus_a_keep_mask_is_its_complement_and_times_a_number_a_bias():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, lengths):
+            keep = (torch.arange(k.size(-2))[None, :] < lengths[:, None]).float()
+            dropped = 1.0 - keep
+            s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            s = s * keep + dropped * -10000.0
+            return s.softmax(-1)
+        """
+    )
+    dropped = env(analysis, "f", "dropped").mask
+    assert dropped.convention == MASKED and dropped.dtype == "float" and not dropped.scaled
+    multiplied, added = only_softmax(analysis).input.fills
+    assert multiplied.multiplied and added.additive and added.mask.mask.scaled

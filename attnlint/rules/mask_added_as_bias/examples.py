@@ -223,6 +223,32 @@ VALID = [
             return energy.softmax(dim=-1)
         """
     ),
+    # Multiplied, then the additive form on the masked entries; renormalised after the softmax; linear attention (no softmax).
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        def bert_style(q, k, v, lengths):
+            keep = (torch.arange(k.size(-2))[None, :] < lengths[:, None]).float()[:, None, :]
+            s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            s = s * keep + (1.0 - keep) * -10000.0
+            return F.softmax(s, dim=-1) @ v
+
+
+        def renormalised(vector, lengths):
+            mask = (torch.arange(vector.size(-1))[None, :] < lengths[:, None]).float()
+            result = F.softmax(vector * mask, dim=-1)
+            result = result * mask
+            return result / (result.sum(dim=-1, keepdim=True) + 1e-13)
+
+
+        def causal_linear_attention(q, k, v):
+            n = q.size(-2)
+            return ((q @ k.transpose(-2, -1)) * torch.tril(torch.ones(n, n))) @ v
+        """
+    ),
 ]
 
 INVALID = [
@@ -628,5 +654,41 @@ INVALID = [
                 valid = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
                 return self.weights(x, valid) @ x
         """,
+    ),
+    # Attention pooling: energies multiplied by a 0/1 mask from lengths before the softmax.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class AttentivePooling(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.query = nn.Parameter(torch.randn(dim))
+
+            def forward(self, states, lengths):
+                positions = torch.arange(states.size(1), device=states.device)
+                valid = (positions[None, :] < lengths[:, None]).to(states.dtype)
+                energies = states @ self.query
+                energies = energies * valid
+                weights = torch.softmax(energies, dim=1)
+                return (weights.unsqueeze(-1) * states).sum(1)
+        """,
+        line=14,
+    ),
+    # A bool keep-mask multiplied into einsum scores, inside the softmax call.
+    Invalid(
+        """
+        import torch
+
+
+        def attend(q, k, v, lengths):
+            n = k.size(-2)
+            keep = torch.arange(n, device=k.device)[None, :] < lengths[:, None]
+            logits = torch.einsum("bhqd,bhkd->bhqk", q, k) * q.size(-1) ** -0.5
+            return torch.softmax(keep[:, None, None, :] * logits, dim=-1) @ v
+        """,
+        line=8,
     ),
 ]
