@@ -261,3 +261,24 @@ def test_one_minus_a_keep_mask_is_its_complement_and_times_a_number_a_bias():
     assert dropped.convention == MASKED and dropped.dtype == "float" and not dropped.scaled
     multiplied, added = only_softmax(analysis).input.fills
     assert multiplied.multiplied and added.additive and added.mask.mask.scaled
+
+
+def test_mixed_precision_training_set_ups_are_evidence_of_half_precision():
+    import libcst as cst
+
+    from attnlint.analysis import precision
+    from attnlint.analysis.names import collect_aliases
+
+    def evidence(source):
+        module = cst.parse_module(source)
+        return precision.file_evidence(module, collect_aliases(module)).dtypes
+
+    assert evidence("import torch\nscaler = torch.cuda.amp.GradScaler()\n") == {"float16"}
+    assert evidence("args = TrainingArguments(output_dir='o', bf16=True)\n") == {"bfloat16"}
+    assert evidence("acc = Accelerator(mixed_precision='fp16')\n") == {"float16"}
+    assert evidence("t = pl.Trainer(precision='16-mixed')\n") == {"float16"}
+    assert evidence("p.add_argument('--fp16', action='store_true')\n") == {"float16"}
+    assert evidence("from apex import amp\nm, o = amp.initialize(m, o, opt_level='O1')\n") == {"float16"}
+    # Not about the training dtype.
+    assert not evidence("import torch\ntorch.set_printoptions(precision=16)\nt = pl.Trainer(precision=32)\n")
+    assert not evidence("args = TrainingArguments(output_dir='o', fp16=False)\n")

@@ -25,7 +25,9 @@ class HalfPrecisionMaskFill(Rule):
     Reported only when the analysis shows the scores can be half precision, and the message says
     what shows it: the function is written for any dtype (it casts to its input's dtype, or takes a
     `dtype`), or the file runs in half precision (`.half()`, `autocast`, `torch.float16`,
-    `torch.bfloat16`).
+    `torch.bfloat16`, or a mixed-precision training set-up: a `GradScaler`, apex's
+    `amp.initialize`, `fp16=True`, `mixed_precision="fp16"`, Lightning's `precision=16`, a
+    `--fp16` flag).
 
     ## Why is this bad?
     `scores.masked_fill(mask, -1e9)` on float16 scores raises `value cannot be converted to type

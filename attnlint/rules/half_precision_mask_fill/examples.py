@@ -217,6 +217,23 @@ VALID = [
         net = torch.nn.Linear(4, 4).half()
         """
     ),
+    # Precision 32 for Lightning and a print precision: float32.
+    Valid(
+        """
+        import torch
+
+
+        def attention(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(~keep, -1e9)
+            return scores.softmax(-1) @ v
+
+
+        def fit(lightning, model):
+            torch.set_printoptions(precision=16)
+            lightning.Trainer(precision=32).fit(model)
+        """
+    ),
 ]
 
 INVALID = [
@@ -635,5 +652,79 @@ INVALID = [
             return (s + bias[:, None, None, :]).softmax(-1) @ v
         """,
         line=5,
+    ),
+    # A training script with a --fp16 switch.
+    Invalid(
+        """
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask):
+                att = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+                att = att.masked_fill(mask == 0, -1e9)
+                return torch.bmm(att.softmax(dim=-1), v)
+
+
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fp16", action="store_true", help="train in half precision")
+            return parser.parse_args()
+        """,
+        fixed="""
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask):
+                att = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+                att = att.masked_fill(mask == 0, torch.finfo(att.dtype).min)
+                return torch.bmm(att.softmax(dim=-1), v)
+
+
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fp16", action="store_true", help="train in half precision")
+            return parser.parse_args()
+        """,
+        line=10,
+    ),
+    # Accelerate in fp16 mixed precision, torch.where with a float32-sized constant.
+    Invalid(
+        """
+        import torch
+
+
+        def attention(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            scores = torch.where(keep, scores, -1e30)
+            return scores.softmax(-1) @ v
+
+
+        def prepare(model, optimizer, Accelerator):
+            accelerator = Accelerator(mixed_precision="fp16")
+            return accelerator.prepare(model, optimizer)
+        """,
+        fixed="""
+        import torch
+
+
+        def attention(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            scores = torch.where(keep, scores, torch.finfo(scores.dtype).min)
+            return scores.softmax(-1) @ v
+
+
+        def prepare(model, optimizer, Accelerator):
+            accelerator = Accelerator(mixed_precision="fp16")
+            return accelerator.prepare(model, optimizer)
+        """,
+        line=6,
     ),
 ]
