@@ -6,7 +6,7 @@ A leaf module (it depends on diagnostics only), so that fixers build fixes witho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING, Tuple, Union
 
 from attnlint.diagnostics import Applicability
 
@@ -24,9 +24,21 @@ class Replacement:
 
 
 @dataclass(frozen=True)
+class InsertBefore:
+    """Insert a new statement line before `statement` (a SimpleStatementLine), at its indentation.
+
+    For fixes that name a value once (`q_len, k_len = s.shape[-2:]`) instead of repeating the
+    expression that computes it inside another expression.
+    """
+
+    statement: cst.SimpleStatementLine
+    code: str  # one statement, without indentation or newline
+
+
+@dataclass(frozen=True)
 class NodeFix:
     """A fix in terms of nodes; the engine turns it into text edits using positions."""
 
     message: str
     applicability: Applicability
-    changes: Tuple[Replacement, ...]
+    changes: Tuple[Union[Replacement, InsertBefore], ...]

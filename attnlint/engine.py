@@ -43,7 +43,7 @@ from attnlint.noqa import UNUSED_NOQA_CODE, NoqaMap, parse_noqa, unused_noqa
 from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
 from attnlint.parseguard import cpython_verdict
 from attnlint.rules import registry
-from attnlint.rules.base import NodeFix, Replacement, Rule, RuleContext
+from attnlint.rules.base import InsertBefore, NodeFix, Replacement, Rule, RuleContext
 
 # Many files (cache first, then a process pool) are run by attnlint.scheduling, which imports no
 # LibCST, so that a warm run never loads the parser; re-exported for the engine's callers.
@@ -291,6 +291,7 @@ def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optio
     if node_fix is None:
         return None
     edits = []
+    lines = None
     for change in node_fix.changes:
         if isinstance(change, Replacement):
             span = positions[change.old]
@@ -301,6 +302,17 @@ def _to_fix(node_fix: Optional[NodeFix], module: cst.Module, positions) -> Optio
                     module.code_for_node(change.new),
                 )
             )
+        elif isinstance(change, InsertBefore):
+            span = positions[change.statement]
+            start = Position(span.start.line, span.start.column)
+            if lines is None:
+                from attnlint.sourcetext import split_lines
+
+                lines = split_lines(module.code)  # Python's own line breaks, not str.splitlines
+            line = lines[span.start.line - 1] if span.start.line <= len(lines) else ""
+            indent = line[: len(line) - len(line.lstrip(" \t\f"))]
+            newline = module.default_newline
+            edits.append(Edit(start, start, f"{change.code}{newline}{indent}"))
         else:  # pragma: no cover - programming error in a rule
             raise TypeError(f"unknown change {change!r}")
     edits.sort(key=lambda e: (e.start, e.end))

@@ -482,3 +482,31 @@ def test_a_result_built_on_another_file_is_not_served_stale_from_the_cache(tmp_p
     # finding must go away (a cache keyed on train.py alone would keep reporting it).
     (tmp_path / "pkg" / "data.py").write_text(PROJECT_DATA.format(pad=-100), encoding="utf-8")
     assert engine.process_file(job, Settings()).diagnostics == []
+
+
+# An ATN204 buffer whose scores' shape is unknown: the fix inserts a line that reads the lengths.
+_UNSLICED_BUFFER = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "class A(nn.Module):\n"
+    "{i}def __init__(self, n):\n"
+    "{i}{i}super().__init__()\n"
+    "{i}{i}self.register_buffer('mask', torch.ones(n, n).triu(1).bool())\n"
+    "{i}def forward(self, s):\n"
+    "{i}{i}# the scores\n"
+    "{i}{i}s = s.masked_fill(self.mask, float('-inf'))\n"
+    "{i}{i}return s.softmax(-1)\n"
+)
+
+
+@pytest.mark.parametrize("indent,newline", [("    ", "\n"), ("\t", "\n"), ("  ", "\r\n")])
+def test_a_fix_inserts_a_line_at_the_statements_indentation_and_newline(indent, newline):
+    source = _UNSLICED_BUFFER.format(i=indent).replace("\n", newline)
+    fixed = fix_source(source, "x.py", Settings(select=["ATN204"])).fixed_source
+    expected = source.replace(
+        f"{indent}{indent}s = s.masked_fill(self.mask,",
+        f"{indent}{indent}q_len, k_len = s.shape[-2:]{newline}"
+        f"{indent}{indent}s = s.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len],",
+    )
+    assert fixed == expected
+    assert check_source(fixed, "x.py", Settings(select=["ATN204"])).diagnostics == []

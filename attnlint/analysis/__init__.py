@@ -390,6 +390,13 @@ def _analyze_function(
     body = block_statements(node.body)
     evaluator.run(body)
     facts.final_env = evaluator.env
+    if record_attrs and cls is not None:
+        # What __init__ leaves in each attribute, joined over its paths (a buffer registered on
+        # one branch and `self.mask = None` on the other), not whichever assignment came last.
+        for attr in list(cls.attrs):
+            final = evaluator.env.get("self." + attr)
+            if final is not None:
+                cls.attrs[attr] = final
     if any(masks.is_mask_param(name) for name in facts.params):
         # Only functions that take a mask need to know which names they use.
         uses = _NameUses()

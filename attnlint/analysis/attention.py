@@ -30,8 +30,17 @@ def sdpa(ev, call: Call):
     if mask_arg is not None and not (isinstance(mask_arg.value, cst.Name) and mask_arg.value.value == "None"):
         passed = ("attn_mask",)
         mask = ev.eval(mask_arg.value)
+        q_k = [v for v, a in zip(values, node.args) if a.keyword is None][:2]
         ev.facts.mask_uses.append(
-            MaskUseSite(call=node, api="sdpa", keyword="attn_mask", expects=ATTEND, mask_node=mask_arg.value, mask=mask)
+            MaskUseSite(
+                call=node,
+                api="sdpa",
+                keyword="attn_mask",
+                expects=ATTEND,
+                mask_node=mask_arg.value,
+                mask=mask,
+                lengths=masks.lengths_at(ev, q_k[0], q_k[1], -2, -2) if len(q_k) == 2 else None,
+            )
         )
     causal_arg = flow._arg(node, 5, "is_causal")
     positional = [v for v, a in zip(values, node.args) if a.keyword is None]

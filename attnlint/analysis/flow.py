@@ -401,8 +401,13 @@ class Evaluator:
         keys = set().union(*envs)
         merged: Env = {}
         for key in keys:
-            value = envs[0].get(key)
-            for other in envs[1:]:
+            present = envs
+            if key.startswith("self."):
+                # An attribute set on some paths only does not exist on the others: wherever it
+                # is read, it holds what those paths stored (`if causal: self.register_buffer(...)`).
+                present = [env for env in envs if key in env]
+            value = present[0].get(key)
+            for other in present[1:]:
                 value = join(value, other.get(key)) if value is not other.get(key) else value
             merged[key] = value if value is not None else UNKNOWN
         self.env = merged
@@ -519,6 +524,10 @@ class Evaluator:
                     value = value.with_(role=role)
             if value.sym is None and value.kind == "unknown" and value.rank is None:
                 value = value.with_(sym=Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}"))
+            if self.record_attrs and value.mask is not None and value.mask.built_size and not value.mask.buffer_attr:
+                # `self.mask = torch.tril(...)` or an `nn.Parameter(..., requires_grad=False)` in
+                # __init__: a fixed-size mask kept on the module, as a registered buffer is.
+                value = value.with_(mask=replace(value.mask, buffer_attr=attr))
             self.env["self." + attr] = value
             if self.record_attrs and self.cls is not None:
                 self.cls.attrs[attr] = value
@@ -694,7 +703,12 @@ class Evaluator:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             key = "self." + attr
             if key in self.env:
-                return self.env[key]
+                value = self.env[key]
+                if value.mask is not None and value.mask.buffer_attr == attr:
+                    # Each read of a buffer is where it is read (`if self.mask is not None:` may
+                    # have put it in the environment first).
+                    value = value.with_(mask=replace(value.mask, buffer_node=node))
+                return value
             if self.cls is not None and attr in self.cls.attrs:
                 value = self.cls.attrs[attr]
                 if value.mask is not None and value.mask.buffer_attr:

@@ -252,6 +252,24 @@ def _flow():
     return flow
 
 
+def lengths_at(ev, queries, keys, queries_axis: int = -2, keys_axis: int = -1):
+    """The query and key lengths where a mask meets attention: `queries`' axis `queries_axis`
+    and `keys`' axis `keys_axis` (the scores' last two axes, or SDPA's q and k), with the names
+    in scope that hold each. None when neither size is known."""
+    from attnlint.analysis.values import MaskLengths
+
+    n_q, n_k = (ev.resolve(v.size_of(a)) if v is not None else None for v, a in ((queries, queries_axis), (keys, keys_axis)))
+    if n_q is None and n_k is None:
+        return None
+
+    def names(size):
+        found = ev.names_for(size)
+        # Plain local names read best in a slice (`T`), then attributes (`self.n`).
+        return tuple(n for n in found if n.isidentifier()) + tuple(n for n in found if not n.isidentifier())
+
+    return MaskLengths(queries=n_q, keys=n_k, query_names=names(n_q), key_names=names(n_k))
+
+
 def comparison(ev, node: cst.Comparison, left, rights):
     """`mask == 0`, `tokens != pad_id`, `arange(T)[None] < lengths[:, None]`."""
     from attnlint.analysis.values import Value
@@ -490,6 +508,7 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
             additive=True,
             receiver_node=scores_node,
             on_scores=on_scores,
+            lengths=lengths_at(ev, scores, scores),
         )
         ev.facts.fill_sites.append(site)
         return scores.with_(fills=scores.fills + (site,))
@@ -504,6 +523,7 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
         additive=True,
         on_scores=on_scores,
         source=fill,
+        lengths=lengths_at(ev, scores, scores),
     )
     ev.facts.fill_sites.append(site)
     return scores.with_(fills=scores.fills + (site,))
@@ -666,6 +686,7 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
         on_scores=receiver.scores is not None,
         float32_receiver=receiver.constructor is not None and receiver.constructor.half is False,
         restores=fill != "-inf" and any(f.fill == "-inf" for f in receiver.fills),
+        lengths=lengths_at(ev, receiver, receiver),
     )
     ev.facts.fill_sites.append(site)
     # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
@@ -725,6 +746,7 @@ def _where(ev, call: Call):
             keeps_where_true=keep_when_true,
             receiver_node=node.args[1].value if keep_when_true else node.args[2].value,
             on_scores=kept.scores is not None,
+            lengths=lengths_at(ev, kept, kept),
         )
         ev.facts.fill_sites.append(site)
         return kept.with_(node=node, fills=kept.fills + (site,))

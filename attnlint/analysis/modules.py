@@ -274,6 +274,8 @@ def note_custom_init(ev, expr: cst.BaseExpression) -> None:
         module = ev.cls.attrs.get(attr)
         if module is not None:
             ev.cls.attrs[attr] = module.with_(custom_init=True)
+            if "self." + attr in ev.env:  # the attribute as __init__ goes on to see it
+                ev.env["self." + attr] = ev.env["self." + attr].with_(custom_init=True)
 
 
 def _self_weight_owners(node: cst.CSTNode) -> List[str]:

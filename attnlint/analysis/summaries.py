@@ -100,7 +100,7 @@ def informative(value: Optional[Value]) -> bool:
         or value.shape is not None
         or value.padded
         or value.token_ids
-        or (value.mask is not None and value.mask.convention is not None)
+        or (value.mask is not None and (value.mask.convention is not None or value.mask.buffer_attr is not None))
         or value.kind in ("module", "tuple")
         or value.scaled is True
         or (value.kind == "scalar" and value.int_value is not None)

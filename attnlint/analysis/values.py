@@ -139,6 +139,25 @@ class MaskFacts:
     scaled: bool = False
 
 
+@dataclass(frozen=True)
+class MaskLengths:
+    """The query and key lengths where a mask meets the scores, and names in scope holding them.
+
+    What a fix needs to slice a fixed-size mask to the current lengths: `T` when the code has
+    unpacked it (`B, T, C = x.size()`), instead of re-reading `scores.size(-1)` at every bound.
+    """
+
+    queries: Optional[Sym]
+    keys: Optional[Sym]
+    query_names: Tuple[str, ...] = ()
+    key_names: Tuple[str, ...] = ()
+
+    @property
+    def square(self) -> bool:
+        """As many queries as keys, shown symbolically (self-attention without a KV cache)."""
+        return self.queries is not None and self.queries == self.keys
+
+
 @dataclass
 class FillSite:
     """`scores.masked_fill(mask, value)`: where masked scores get their fill."""
@@ -168,6 +187,8 @@ class FillSite:
     # `scores * mask`: the mask multiplied in, so masked scores become 0 (which a softmax still
     # weighs as exp(0)), not -inf.
     multiplied: bool = False
+    # The scores' query and key lengths at this fill (None when the scores' shape is unknown).
+    lengths: Optional[MaskLengths] = None
 
 
 @dataclass
@@ -180,6 +201,8 @@ class MaskUseSite:
     expects: str  # ATTEND or MASKED
     mask_node: cst.BaseExpression
     mask: "Value"
+    # The attention's query and key lengths at this call (None when unknown).
+    lengths: Optional[MaskLengths] = None
 
 
 @dataclass
@@ -512,6 +535,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             changes[f.name] = va if vb is None or va is vb else (vb if va is None else None)
         elif f.name == "shape":
             changes[f.name] = _join_shapes(va, vb)
+        elif f.name == "mask":
+            changes[f.name] = _join_masks(va, vb)
         elif va == vb:
             changes[f.name] = va
         else:
@@ -529,7 +554,57 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     )
     if changes.get("shape") is not None and changes.get("rank") != len(changes["shape"]):
         changes["shape"] = None
+    # A mask that is None on the other path (`self.mask = None` unless causal, `mask if c else
+    # None`): wherever it is used as a mask it is this one, since None masks nothing.
+    for none, other in ((a, b), (b, a)):
+        if other.mask is not None and is_none_literal(none):
+            changes["mask"] = other.mask
     return Value(**changes)
+
+
+def is_none_literal(value: Value) -> bool:
+    """The value of the literal `None`."""
+    return value.kind == "scalar" and isinstance(value.node, cst.Name) and value.node.value == "None"
+
+
+def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[MaskFacts]:
+    """Two masks of one origin (the causal buffer, or that buffer `&` a caller's mask): what both
+    paths agree on. Masks of different origins share nothing."""
+    if (a is None) != (b is None):
+        # A fixed-size buffer on one path only (`att_mask = self.mask` when causal): on that path
+        # it reaches the use unsliced. Only where it came from is kept, not what True means.
+        known = a or b
+        if known.buffer_attr is None:
+            return None
+        return MaskFacts(
+            origin=known.origin,
+            built_size=known.built_size,
+            sliced=known.sliced,
+            buffer_attr=known.buffer_attr,
+            buffer_node=known.buffer_node,
+        )
+    if a is None or b is None or a.origin != b.origin or a.origin is None:
+        return None
+    if a == b:
+        return a if a.buffer_node is not None else b
+
+    def agreed(name, unknown=None):
+        x, y = getattr(a, name), getattr(b, name)
+        return x if x == y else unknown
+
+    return MaskFacts(
+        origin=a.origin,
+        convention=agreed("convention"),
+        dtype=agreed("dtype"),
+        can_mask_whole_row=agreed("can_mask_whole_row"),
+        built_size=agreed("built_size", ()),
+        uniform_rows=a.uniform_rows & b.uniform_rows,
+        sliced=a.sliced or b.sliced,  # sliced on some path: whether the other is, is not shown
+        buffer_attr=agreed("buffer_attr"),
+        buffer_node=a.buffer_node if a.buffer_node is not None else b.buffer_node,
+        param=agreed("param"),
+        scaled=a.scaled or b.scaled,
+    )
 
 
 def _join_shapes(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:

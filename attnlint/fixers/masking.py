@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Collection, Optional
 
 import libcst as cst
 
-from attnlint.analysis.values import FillSite
+from attnlint.analysis.values import FillSite, MaskLengths
 from attnlint.diagnostics import Applicability
+from attnlint.edits import InsertBefore, NodeFix, Replacement
 from attnlint.fixers import bare_code
-from attnlint.edits import NodeFix, Replacement
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -62,17 +63,63 @@ def invert_mask(module: cst.Module, mask_node: cst.BaseExpression, expects: str)
     )
 
 
-def slice_buffer(module: cst.Module, buffer: cst.Attribute, rows: str, cols: str) -> NodeFix:
-    """`self.mask` -> `self.mask[..., cols - rows:cols, :cols]`, keeping any leading dims.
+@dataclass(frozen=True)
+class LengthReads:
+    """How to read the current lengths where a mask is used, for a fix that must name them."""
 
-    The last `rows` rows of the first `cols` columns: the queries are the *latest* positions.
-    With as many queries as keys this is the top-left `[:T, :T]`; while decoding with a KV cache
-    (one query, T keys) it is the last row, which a top-left slice would get wrong.
+    both: str  # `s.shape[-2:]`, or `q.size(-2), k.size(-2)`: (queries, keys)
+    keys: str  # `s.size(-1)`: the keys alone (when there are as many queries)
+
+
+def slice_buffer(
+    module: cst.Module,
+    buffer: cst.Attribute,
+    lengths: Optional[MaskLengths],
+    reads: Optional[LengthReads],
+    statement: Optional[cst.SimpleStatementLine],
+    taken: Collection[str],
+) -> Optional[NodeFix]:
+    """`self.mask` -> `self.mask[..., :T, :T]`, keeping any leading dims; the lengths named once.
+
+    The slice is the last Q rows of the first K columns (`[..., K - Q:K, :K]`): the queries are
+    the *latest* positions. With as many queries as keys (shown by the analysis) that is the
+    top-left `[..., :T, :T]`; while decoding with a KV cache (one query, T keys) it is the last
+    row, which a top-left slice would get wrong. The lengths are written by name: the names the
+    code already has for them (`T` from `B, T, C = x.size()`), else a new line before the
+    statement reads them once (`q_len, k_len = s.shape[-2:]`). None when neither can be done
+    (the statement cannot take a line before it).
     Safe: identical when the current length equals the size the buffer was built with; for
     shorter inputs the old code raised a shape error.
     """
-    new = cst.parse_expression(f"{module.code_for_node(buffer)}[..., {cols} - {rows}:{cols}, :{cols}]")
-    return NodeFix("Slice the mask buffer to the current lengths", Applicability.SAFE, (Replacement(buffer, new),))
+    code = module.code_for_node(buffer)
+    changes: list = []
+    if lengths is not None and lengths.square and lengths.query_names:
+        n = lengths.query_names[0]
+        sliced = f"{code}[..., :{n}, :{n}]"
+    elif lengths is not None and lengths.query_names and lengths.key_names:
+        q, k = lengths.query_names[0], lengths.key_names[0]
+        sliced = f"{code}[..., {k} - {q}:{k}, :{k}]"
+    elif reads is None or statement is None:
+        return None
+    elif lengths is not None and lengths.square:
+        n = fresh_name("seq_len", taken)
+        changes.append(InsertBefore(statement, f"{n} = {reads.keys}"))
+        sliced = f"{code}[..., :{n}, :{n}]"
+    else:
+        q, k = fresh_name("q_len", taken), fresh_name("k_len", taken)
+        changes.append(InsertBefore(statement, f"{q}, {k} = {reads.both}"))
+        sliced = f"{code}[..., {k} - {q}:{k}, :{k}]"
+    changes.append(Replacement(buffer, cst.parse_expression(sliced)))
+    return NodeFix("Slice the mask buffer to the current lengths", Applicability.SAFE, tuple(changes))
+
+
+def fresh_name(base: str, taken: Collection[str]) -> str:
+    """`base`, or `base_2`, `base_3`, ...: a name the function does not use yet."""
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def zero_fully_masked_rows(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, 
 from attnlint.diagnostics import DOCS_URL, Applicability
 
 # Re-exported: the engine and older plugins import the fix types from here.
-from attnlint.edits import NodeFix, Replacement  # noqa: F401
+from attnlint.edits import InsertBefore, NodeFix, Replacement  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     # Annotations only: a warm run (answered from the cache) imports the registry, never LibCST.

@@ -234,3 +234,89 @@ def test_a_literal_mask_passed_by_a_smoke_test_tells_which_rows_the_fill_covers_
     for rows in ("[[1, 1, 0], [1, 0, 0]]", "[[3, 4, 0], [0, 0, 0]]"):
         facts = _fill_mask_facts("keep == 0", rows)
         assert facts is None or not facts.uniform_rows
+
+
+def test_lengths_where_a_mask_meets_the_scores_and_the_names_holding_them():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def self_attention(x, bias):
+            B, T, C = x.size()
+            att = x @ x.transpose(-2, -1)
+            return att.masked_fill(bias == 0, float("-inf"))
+
+        def cached(q, k_cache, causal):
+            batch, heads, n_new, d = q.shape
+            _, _, n_total, _ = k_cache.shape
+            scores = q @ k_cache.transpose(-2, -1)
+            return torch.where(causal, scores, float("-inf"))
+
+        def fused(q, k, v, causal):
+            b, h, t_q, d = q.shape
+            b, h, t_k, d = k.shape
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+
+        def unknown(scores, causal):
+            return scores.masked_fill(causal, float("-inf"))
+        """
+    )
+    square = function(analysis, "self_attention").fill_sites[0].lengths
+    assert square.square and square.query_names == ("T",) and square.key_names == ("T",)
+    cached = function(analysis, "cached").fill_sites[0].lengths
+    assert not cached.square
+    assert (cached.queries.text(), cached.keys.text()) == ("n_new", "n_total")
+    assert (cached.query_names, cached.key_names) == (("n_new",), ("n_total",))
+    fused = function(analysis, "fused").mask_uses[0].lengths
+    assert (fused.query_names, fused.key_names) == (("t_q",), ("t_k",))
+    # Nothing is known of the scores' shape: no lengths, and a fix must read them itself.
+    assert function(analysis, "unknown").fill_sites[0].lengths is None
+
+
+def test_a_buffer_registered_on_one_branch_and_none_on_the_other_is_still_that_buffer():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, causal, n):
+                super().__init__()
+                if causal:
+                    self.register_buffer("mask", torch.tril(torch.ones(n, n, dtype=torch.bool)))
+                else:
+                    self.mask = None
+                if causal:
+                    self.register_buffer("only_sometimes", torch.ones(n, n).triu(1).bool())
+
+            def forward(self, x, extra=None):
+                combined = self.mask if extra is None else extra & self.mask
+                if self.mask is not None:
+                    extra = self.mask if extra is None else extra & self.mask
+                return combined, extra, self.only_sometimes
+        """
+    )
+    cls = analysis.classes["Attention"]
+    assert cls.attrs["mask"].mask.built_size == ("n", "n")  # not the `self.mask = None` of the else
+    assert cls.attrs["only_sometimes"].mask.buffer_attr == "only_sometimes"
+    combined = env(analysis, "forward", "combined").mask
+    assert (combined.origin, combined.buffer_attr, combined.built_size) == ("causal", "mask", ("n", "n"))
+    # The parameter on one path, the buffer on the other: where the buffer came from is kept,
+    # what True means is not.
+    extra = env(analysis, "forward", "extra").mask
+    assert (extra.buffer_attr, extra.built_size, extra.sliced) == ("mask", ("n", "n"), False)
+    assert extra.convention is None and extra.can_mask_whole_row is None
+
+
+def test_a_mask_joined_with_none_is_that_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(T, causal):
+            mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1) if causal else None
+            return mask
+        """
+    )
+    assert env(analysis, "f", "mask").mask.convention == MASKED

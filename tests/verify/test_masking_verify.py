@@ -129,13 +129,11 @@ EXPECTED_FIX = {
     (
         "ATN204",
         "CausalAttention",
-    ): "attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), "
-    ":attn_scores.size(-1)].bool(), -torch.inf)",
+    ): "attn_scores.masked_fill_(self.mask[..., :num_tokens, :num_tokens].bool(), -torch.inf)",
     (
         "ATN204",
         "CausalSelfAttention",
-    ): "att = att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, "
-    'float("-inf"))',
+    ): 'att = att.masked_fill(self.bias[..., :T, :T] == 0, float("-inf"))',
     ("ATN205", "CausalSdpaAttention"): "y = F.scaled_dot_product_attention(q, k, v, attn_mask=~future)",
     (
         "ATN205",
@@ -389,8 +387,8 @@ def test_atn204_slice_to_t_minus_one_is_rejected():
     fixed = linter_fixed("ATN204")
     wrong = replace_once(
         fixed,
-        "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
-        "self.mask[..., :attn_scores.size(-2) - 1, :attn_scores.size(-1) - 1]",
+        "self.mask[..., :num_tokens, :num_tokens]",
+        "self.mask[..., :num_tokens - 1, :num_tokens - 1]",
     )
     params = CASES[("ATN204", "CausalAttention")]
     (report,) = verify("ATN204", SOURCE, wrong, entry="CausalAttention", params=params, **FLOAT32)
@@ -409,8 +407,8 @@ def test_atn204_wrong_block_passes_at_full_length_and_is_caught_below_it():
     fixed = linter_fixed("ATN204")
     wrong = replace_once(
         fixed,
-        "self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)]",
-        "self.mask[..., :attn_scores.size(-2), -attn_scores.size(-1):]",
+        "self.mask[..., :num_tokens, :num_tokens]",
+        "self.mask[..., :num_tokens, -num_tokens:]",
     )
     params = CASES[("ATN204", "CausalAttention")]
     (report,) = verify("ATN204", SOURCE, wrong, entry="CausalAttention", params=params, **FLOAT32)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
-
 from attnlint.analysis import masks
 from attnlint.analysis.calls import positional
 from attnlint.diagnostics import Applicability
-from attnlint.fixers.masking import is_repeatable, slice_buffer
+from attnlint.fixers import names_in, statement_taking_a_line_before
+from attnlint.fixers.masking import LengthReads, is_repeatable, slice_buffer
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
 
@@ -33,6 +32,12 @@ class UnslicedCausalMask(Rule):
     (`[..., K - Q:K, :K]` for Q queries and K keys), which is `[:T, :T]` when Q = K and stays right
     while decoding with a KV cache (one query against T keys). `...` keeps leading dims, so
     `(1, 1, T, T)` buffers work too.
+
+    The lengths are written by name. When the code has names for them (`B, T, C = x.size()`),
+    the fix uses those: `self.bias[..., :T, :T]` where the scores are shown to be (T, T). Otherwise
+    it adds one line before the statement, `q_len, k_len = att.shape[-2:]`, and slices with
+    `[..., k_len - q_len:k_len, :k_len]`. Where no line can go before the statement (a one-line
+    `if` suite, a comprehension) the finding has no fix.
     """
 
     code = "ATN204"
@@ -40,29 +45,34 @@ class UnslicedCausalMask(Rule):
     summary = "a mask buffer built at a fixed size is applied without slicing to the current length"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.SAFE
-    triggers = ("register_buffer",)
+    # A fixed-size mask kept on the module: a registered buffer, or a tensor attribute built in
+    # __init__ (`self.mask = torch.tril(...)`).
+    triggers = ("register_buffer", "tril", "triu")
     recipe = "unsliced_causal_mask"
 
     def check(self, ctx: RuleContext) -> None:
         seen = set()
         # A function that asserts the lengths itself (`assert T == self.context_length`) uses
         # the whole buffer on purpose.
-        checked = [f for f in ctx.analysis.functions if not f.length_checked]
-        for fill in (site for f in checked for site in f.fill_sites):
-            rows = cols = None
-            if fill.receiver_node is not None and is_repeatable(fill.receiver_node):
-                subject = ctx.code(fill.receiver_node)
-                rows, cols = f"{subject}.size(-2)", f"{subject}.size(-1)"
-            self._check_mask(ctx, fill.mask, fill.mask_node, rows, cols, seen)
-        for use in (site for f in checked for site in f.mask_uses):
-            rows = cols = None
-            if use.api == "sdpa":
-                q, k = (positional(use.call, 0), positional(use.call, 1))
-                if q is not None and k is not None and is_repeatable(q) and is_repeatable(k):
-                    rows, cols = f"{ctx.code(q)}.size(-2)", f"{ctx.code(k)}.size(-2)"
-            self._check_mask(ctx, use.mask, use.mask_node, rows, cols, seen)
+        for function in ctx.analysis.functions:
+            if function.length_checked:
+                continue
+            for fill in function.fill_sites:
+                reads = None
+                if fill.receiver_node is not None and is_repeatable(fill.receiver_node):
+                    subject = ctx.code(fill.receiver_node)
+                    reads = LengthReads(both=f"{subject}.shape[-2:]", keys=f"{subject}.size(-1)")
+                self._check_mask(ctx, function, fill.mask, fill.mask_node, fill.lengths, reads, seen)
+            for use in function.mask_uses:
+                reads = None
+                if use.api == "sdpa":
+                    q, k = (positional(use.call, 0), positional(use.call, 1))
+                    if q is not None and k is not None and is_repeatable(q) and is_repeatable(k):
+                        q_len, k_len = f"{ctx.code(q)}.size(-2)", f"{ctx.code(k)}.size(-2)"
+                        reads = LengthReads(both=f"{q_len}, {k_len}", keys=k_len)
+                self._check_mask(ctx, function, use.mask, use.mask_node, use.lengths, reads, seen)
 
-    def _check_mask(self, ctx, value, mask_node, rows, cols, seen) -> None:
+    def _check_mask(self, ctx, function, value, mask_node, lengths, reads, seen) -> None:
         facts = value.mask
         if facts is None or facts.origin != "causal" or not facts.buffer_attr or not facts.built_size or facts.sliced:
             return  # a fixed-size mask that is not causal (Swin's window masks) is used whole by design
@@ -75,8 +85,11 @@ class UnslicedCausalMask(Rule):
             size = size[1:-1]  # torch.full((n, n), ...)
         # The sizes come from where the mask is used; slice in place only when the buffer is read
         # in that same expression (`mask = self.mask.bool()` earlier may precede the scores).
-        local = masks.buffer_read(mask_node, facts.buffer_attr) is buffer
-        fix = slice_buffer(ctx.module, buffer, rows, cols) if rows and local else None
+        fix = None
+        if masks.buffer_read(mask_node, facts.buffer_attr) is buffer:
+            statement = statement_taking_a_line_before(ctx.analysis, buffer)
+            taken = names_in(function.node or ctx.module) if statement is not None else ()
+            fix = slice_buffer(ctx.module, buffer, lengths, reads, statement, taken)
         ctx.report(
             buffer,
             f"`self.{facts.buffer_attr}` was built as ({size}) and is not sliced to the current length: "
@@ -535,6 +548,18 @@ class UnslicedCausalMask(Rule):
                     return att.masked_fill(self.get_mask(att.size(-1)), float("-inf"))
             """
         ),
+        # A mask attribute rebuilt in forward at the current length is not fixed.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def forward(self, scores):
+                    T = scores.size(-1)
+                    self.future = torch.ones(T, T, device=scores.device).triu(1).bool()
+                    return scores.masked_fill(self.future, float("-inf")).softmax(-1)
+            """
+        ),
     ]
 
     INVALID = [
@@ -558,9 +583,9 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
                 def forward(self, att, T):
-                    return att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)][:, :, :T] == 0, float("-inf"))
+                    q_len, k_len = att.shape[-2:]
+                    return att.masked_fill(self.bias[..., k_len - q_len:k_len, :k_len][:, :, :T] == 0, float("-inf"))
             """,
-            page=True,
         ),
         # The functional torch.masked_fill.
         Invalid(
@@ -582,7 +607,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len, dtype=torch.bool), 1))
                 def forward(self, scores):
-                    return torch.masked_fill(scores, self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], float("-inf"))
+                    q_len, k_len = scores.shape[-2:]
+                    return torch.masked_fill(scores, self.mask[..., k_len - q_len:k_len, :k_len], float("-inf"))
             """,
         ),
         # nn.Transformer.generate_square_subsequent_mask as a fixed-size buffer (no fix for nn.Transformer* masks).
@@ -619,7 +645,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer(tensor=torch.tril(torch.ones(n, n, dtype=torch.bool)), name="causal_mask")
                 def forward(self, s):
-                    return s.masked_fill(~self.causal_mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], float("-inf"))
+                    q_len, k_len = s.shape[-2:]
+                    return s.masked_fill(~self.causal_mask[..., k_len - q_len:k_len, :k_len], float("-inf"))
             """,
         ),
         # An additive -inf causal buffer added whole.
@@ -645,7 +672,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.full((block_size, block_size), float("-inf")), diagonal=1))
                 def forward(self, q, k):
                     att = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                    att = att + self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)]
+                    q_len, k_len = att.shape[-2:]
+                    att = att + self.mask[..., k_len - q_len:k_len, :k_len]
                     return att.softmax(-1)
             """,
         ),
@@ -693,7 +721,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", mask.bool())
                 def forward(self, x):
                     attn_scores = self.W_q(x) @ self.W_k(x).transpose(1, 2)
-                    attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)].bool(), -torch.inf)
+                    q_len, k_len = attn_scores.shape[-2:]
+                    attn_scores.masked_fill_(self.mask[..., k_len - q_len:k_len, :k_len].bool(), -torch.inf)
                     return attn_scores
             """,
             line=10,
@@ -721,7 +750,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
                                                 .view(1, 1, config.block_size, config.block_size))
                 def forward(self, att):
-                    return att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, float("-inf"))
+                    q_len, k_len = att.shape[-2:]
+                    return att.masked_fill(self.bias[..., k_len - q_len:k_len, :k_len] == 0, float("-inf"))
             """,
         ),
         # torch.where with a bool buffer.
@@ -744,7 +774,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)))
                 def forward(self, scores):
-                    return torch.where(self.causal[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], scores, float("-inf"))
+                    q_len, k_len = scores.shape[-2:]
+                    return torch.where(self.causal[..., k_len - q_len:k_len, :k_len], scores, float("-inf"))
             """,
         ),
         # SDPA attn_mask from a buffer.
@@ -769,7 +800,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.tril(torch.ones(context_length, context_length)).bool())
                 def forward(self, q, k, v):
-                    return F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[..., k.size(-2) - q.size(-2):k.size(-2), :k.size(-2)])
+                    q_len, k_len = q.size(-2), k.size(-2)
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[..., k_len - q_len:k_len, :k_len])
             """,
         ),
         # Additive use of a float causal buffer.
@@ -795,7 +827,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
                 def forward(self, q, k):
                     s = q @ k.transpose(-2, -1) * self.scale
-                    s = s.masked_fill(self.mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], float("-inf"))
+                    q_len, k_len = s.shape[-2:]
+                    s = s.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len], float("-inf"))
                     return s.softmax(-1)
             """,
         ),
@@ -849,7 +882,7 @@ class UnslicedCausalMask(Rule):
                     q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
                     v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
                     att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-                    att = att.masked_fill(self.bias[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)] == 0, float("-inf"))
+                    att = att.masked_fill(self.bias[..., :T, :T] == 0, float("-inf"))
                     att = F.softmax(att, dim=-1)
                     y = att @ v
                     y = y.transpose(1, 2).contiguous().view(B, T, C)
@@ -857,6 +890,7 @@ class UnslicedCausalMask(Rule):
             """,
             line=21,
             column=30,
+            page=True,
         ),
         # A bool triu buffer registered with persistent=False.
         Invalid(
@@ -885,7 +919,8 @@ class UnslicedCausalMask(Rule):
                     )
                 def forward(self, q, k, v):
                     scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                    scores = scores.masked_fill(self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], float("-inf"))
+                    q_len, k_len = scores.shape[-2:]
+                    scores = scores.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len], float("-inf"))
                     return scores.softmax(dim=-1) @ v
             """,
             line=11,
@@ -914,7 +949,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer(name="mask", tensor=torch.triu(torch.ones(context_length, context_length), diagonal=1))
                 def forward(self, q, k):
                     scores = q @ k.transpose(-2, -1)
-                    scores.masked_fill_(self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)].bool(), -torch.inf)
+                    q_len, k_len = scores.shape[-2:]
+                    scores.masked_fill_(self.mask[..., k_len - q_len:k_len, :k_len].bool(), -torch.inf)
                     return scores
             """,
             line=9,
@@ -959,7 +995,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len)).bool())
                 def _apply_mask(self, scores):
-                    return scores.masked_fill(~self.causal[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)], float("-inf"))
+                    q_len, k_len = scores.shape[-2:]
+                    return scores.masked_fill(~self.causal[..., k_len - q_len:k_len, :k_len], float("-inf"))
                 def forward(self, q, k):
                     return self._apply_mask(q @ k.transpose(-2, -1)).softmax(-1)
             """,
@@ -989,7 +1026,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("bias", torch.full((block_size, block_size), float("-inf")).triu(1))
                 def forward(self, q, k):
                     logits = q @ k.transpose(-2, -1)
-                    logits = logits + self.bias[..., logits.size(-1) - logits.size(-2):logits.size(-1), :logits.size(-1)]
+                    q_len, k_len = logits.shape[-2:]
+                    logits = logits + self.bias[..., k_len - q_len:k_len, :k_len]
                     return logits.softmax(-1)
             """,
             line=9,
@@ -1028,7 +1066,7 @@ class UnslicedCausalMask(Rule):
                     queries = self.W_query(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
                     keys = self.W_key(x).view(b, num_tokens, 4, d // 4).transpose(1, 2)
                     attn_scores = queries @ keys.transpose(2, 3)
-                    attn_scores.masked_fill_(self.mask[..., attn_scores.size(-1) - attn_scores.size(-2):attn_scores.size(-1), :attn_scores.size(-1)].bool(), -torch.inf)
+                    attn_scores.masked_fill_(self.mask[..., :num_tokens, :num_tokens].bool(), -torch.inf)
                     return attn_scores
             """,
             line=14,
@@ -1058,7 +1096,8 @@ class UnslicedCausalMask(Rule):
                     mask = torch.full((max_seq_len, max_seq_len), float("-inf"))
                     self.register_buffer("attn_bias", torch.triu(mask, diagonal=1), persistent=False)
                 def forward(self, q, k, v):
-                    return F.scaled_dot_product_attention(q, k, v, self.attn_bias[..., k.size(-2) - q.size(-2):k.size(-2), :k.size(-2)])
+                    q_len, k_len = q.size(-2), k.size(-2)
+                    return F.scaled_dot_product_attention(q, k, v, self.attn_bias[..., k_len - q_len:k_len, :k_len])
             """,
             line=10,
             column=55,
@@ -1103,7 +1142,7 @@ class UnslicedCausalMask(Rule):
                     k = self.key(x)
                     q = self.query(x)
                     wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
-                    wei = wei.masked_fill(self.tril[..., wei.size(-1) - wei.size(-2):wei.size(-1), :wei.size(-1)] == 0, float('-inf'))
+                    wei = wei.masked_fill(self.tril[..., :T, :T] == 0, float('-inf'))
                     wei = F.softmax(wei, dim=-1)
                     return wei @ self.value(x)
             """,
@@ -1152,7 +1191,8 @@ class UnslicedCausalMask(Rule):
                     n = config.max_position_embeddings
                     self.register_buffer("causal_mask", torch.tril(torch.ones(n, n, dtype=torch.bool)).view(1, 1, n, n), persistent=False)
                 def forward(self, attn_weights):
-                    attn_weights = torch.where(self.causal_mask[..., attn_weights.size(-1) - attn_weights.size(-2):attn_weights.size(-1), :attn_weights.size(-1)], attn_weights, float("-inf"))
+                    q_len, k_len = attn_weights.shape[-2:]
+                    attn_weights = torch.where(self.causal_mask[..., k_len - q_len:k_len, :k_len], attn_weights, float("-inf"))
                     return attn_weights.softmax(-1)
             """,
             line=9,
@@ -1183,10 +1223,12 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
                 def forward(self, q, k):
                     s = q @ k.transpose(-2, -1)
-                    return s.masked_fill(self.mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], float("-inf")).softmax(-1)
+                    q_len, k_len = s.shape[-2:]
+                    return s.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len], float("-inf")).softmax(-1)
                 def scores(self, q, k):
                     s = q @ k.transpose(-2, -1)
-                    return s.masked_fill(self.mask[..., s.size(-1) - s.size(-2):s.size(-1), :s.size(-1)], -1e9)
+                    q_len, k_len = s.shape[-2:]
+                    return s.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len], -1e9)
             """,
             line=9,
             column=29,
@@ -1214,7 +1256,8 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("mask", torch.triu(torch.full((seq_len, seq_len), -1e9), diagonal=1))
                 def forward(self, q, k, v):
                     att = torch.matmul(q, k.transpose(-2, -1))
-                    att = att + self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)]
+                    q_len, k_len = att.shape[-2:]
+                    att = att + self.mask[..., k_len - q_len:k_len, :k_len]
                     return torch.softmax(att, dim=-1) @ v
             """,
             line=9,
@@ -1240,7 +1283,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1))
                 def forward(self, att):
-                    return att.masked_fill(self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)].to(att.device).bool(), float("-inf"))
+                    q_len, k_len = att.shape[-2:]
+                    return att.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len].to(att.device).bool(), float("-inf"))
             """,
             line=8,
             column=31,
@@ -1281,7 +1325,8 @@ class UnslicedCausalMask(Rule):
                     super().__init__()
                     self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)).unsqueeze(0).unsqueeze(0))
                 def forward(self, scores):
-                    return scores.masked_fill(self.mask[..., scores.size(-1) - scores.size(-2):scores.size(-1), :scores.size(-1)] == 0, -1e4)
+                    q_len, k_len = scores.shape[-2:]
+                    return scores.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len] == 0, -1e4)
             """,
             line=8,
             column=34,
@@ -1308,7 +1353,8 @@ class UnslicedCausalMask(Rule):
                     self.block_size = block_size
                     self.register_buffer("mask", torch.triu(torch.ones(self.block_size, self.block_size), diagonal=1).bool())
                 def forward(self, att):
-                    return att.masked_fill(self.mask[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)], float("-inf"))
+                    q_len, k_len = att.shape[-2:]
+                    return att.masked_fill(self.mask[..., k_len - q_len:k_len, :k_len], float("-inf"))
             """,
             line=9,
             column=31,
@@ -1338,10 +1384,174 @@ class UnslicedCausalMask(Rule):
                     self.register_buffer("causal", torch.tril(torch.ones(n, n, dtype=torch.bool)))
                 def forward(self, q, k):
                     att = q @ k.transpose(-2, -1)
-                    att = torch.where(self.causal[..., att.size(-1) - att.size(-2):att.size(-1), :att.size(-1)], att, torch.tensor(float("-inf")))
+                    q_len, k_len = att.shape[-2:]
+                    att = torch.where(self.causal[..., k_len - q_len:k_len, :k_len], att, torch.tensor(float("-inf")))
                     return att.softmax(-1)
             """,
             line=10,
             column=26,
+        ),
+        # A KV cache: the lengths the code names are used as they are (the last rows).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class CachedAttention(nn.Module):
+                def __init__(self, max_positions):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(max_positions, max_positions)).bool())
+                def forward(self, q, k_cache):
+                    batch, heads, n_new, head_dim = q.shape
+                    _, _, n_total, _ = k_cache.shape
+                    scores = q @ k_cache.transpose(-2, -1) * head_dim ** -0.5
+                    return scores.masked_fill(~self.causal, float("-inf")).softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class CachedAttention(nn.Module):
+                def __init__(self, max_positions):
+                    super().__init__()
+                    self.register_buffer("causal", torch.tril(torch.ones(max_positions, max_positions)).bool())
+                def forward(self, q, k_cache):
+                    batch, heads, n_new, head_dim = q.shape
+                    _, _, n_total, _ = k_cache.shape
+                    scores = q @ k_cache.transpose(-2, -1) * head_dim ** -0.5
+                    return scores.masked_fill(~self.causal[..., n_total - n_new:n_total, :n_total], float("-inf")).softmax(-1)
+            """,
+        ),
+        # The new line's names do not clash with names the function already uses.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, s, q_len):
+                    s = s.masked_fill(self.mask, float("-inf"))
+                    return s.softmax(-1)[..., :q_len]
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, s, q_len):
+                    q_len_2, k_len = s.shape[-2:]
+                    s = s.masked_fill(self.mask[..., k_len - q_len_2:k_len, :k_len], float("-inf"))
+                    return s.softmax(-1)[..., :q_len]
+            """,
+        ),
+        # Reported, not fixed: a one-line `if` suite has no line of its own to read the lengths in.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, s, causal=True):
+                    if causal: s = s.masked_fill(self.mask, float("-inf"))
+                    return s.softmax(-1)
+            """,
+        ),
+        # Reported, not fixed: inside a comprehension the scores are the comprehension's own name.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class A(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1).bool())
+                def forward(self, per_head_scores):
+                    return [s.masked_fill(self.mask, float("-inf")).softmax(-1) for s in per_head_scores]
+            """,
+        ),
+        # The buffer exists only when causal, is combined with the caller's mask, and reaches
+        # the masked_fill through a helper function.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            def attend(q, k, v, keep=None):
+                scores = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                if keep is not None:
+                    scores = scores.masked_fill(~keep, float("-inf"))
+                return scores.softmax(-1) @ v
+
+            class Attention(nn.Module):
+                def __init__(self, causal=False, max_len=None):
+                    super().__init__()
+                    if causal and max_len is not None:
+                        self.register_buffer("keep", torch.ones(max_len, max_len, dtype=torch.bool).tril())
+                    else:
+                        self.keep = None
+
+                def forward(self, q, k, v, keep=None):
+                    if self.keep is not None:
+                        keep = self.keep if keep is None else keep & self.keep
+                    return attend(q, k, v, keep)
+            """,
+            line=20,
+            column=19,
+        ),
+        # A plain tensor attribute built in __init__ is as fixed as a registered buffer.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.future = torch.ones(block_size, block_size).triu(diagonal=1).bool()
+                def forward(self, q, k):
+                    B, H, T, D = q.shape
+                    w = (q @ k.transpose(-2, -1)) / D ** 0.5
+                    return w.masked_fill(self.future, float("-inf")).softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, block_size):
+                    super().__init__()
+                    self.future = torch.ones(block_size, block_size).triu(diagonal=1).bool()
+                def forward(self, q, k):
+                    B, H, T, D = q.shape
+                    w = (q @ k.transpose(-2, -1)) / D ** 0.5
+                    q_len, k_len = w.shape[-2:]
+                    return w.masked_fill(self.future[..., k_len - q_len:k_len, :k_len], float("-inf")).softmax(-1)
+            """,
+        ),
+        # A frozen nn.Parameter holding the mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, n_positions):
+                    super().__init__()
+                    self.keep = nn.Parameter(torch.tril(torch.ones(n_positions, n_positions)), requires_grad=False)
+                def forward(self, scores):
+                    return torch.softmax(scores.masked_fill(self.keep == 0, -1e9), dim=-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, n_positions):
+                    super().__init__()
+                    self.keep = nn.Parameter(torch.tril(torch.ones(n_positions, n_positions)), requires_grad=False)
+                def forward(self, scores):
+                    q_len, k_len = scores.shape[-2:]
+                    return torch.softmax(scores.masked_fill(self.keep[..., k_len - q_len:k_len, :k_len] == 0, -1e9), dim=-1)
+            """,
         ),
     ]
