@@ -271,6 +271,9 @@ class Evaluator:
         from attnlint.analysis.summaries import informative, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
+        body = getattr(self.facts.node, "body", None) if isinstance(self.facts.node, cst.FunctionDef) else None
+        embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -306,6 +309,7 @@ class Evaluator:
                 param=name,
                 lengths=_names_lengths(name),
                 sym=self.atom(name),
+                token_ids=name in embedded,
             )
             if default is not None and default.kind == "scalar" and default.int_value is not None:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)

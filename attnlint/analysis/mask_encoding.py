@@ -5,7 +5,8 @@ The two look alike as tensors and are easy to confuse: a 0/1 mask *added* to the
 to an API that adds float masks (SDPA's float `attn_mask`), shifts the kept logits by one and
 masks nothing. What shows a mask holds 0/1 values:
 
-- it is built here from a comparison, a triangle of ones, or lengths (its convention is known);
+- it is built from a comparison, a triangle of ones, or lengths (its convention is known), here
+  or by every caller in the file that passes it as a parameter;
 - it is bool;
 - it is a mask parameter with a known convention (Hugging Face's `attention_mask`: 1 = keep) that
   this function broadcasts itself (`mask[:, None, None, :]`, `.unsqueeze(1)`): the raw 2-D mask,
@@ -22,6 +23,15 @@ import libcst as cst
 from attnlint.analysis.values import MaskFacts, Value
 
 _BROADCASTING_METHODS = ("unsqueeze", "view", "reshape", "expand", "repeat")
+# Origins that say nothing about a mask's values: a parameter's or a name's convention (a
+# name is a role's fallback, not data flow).
+_UNBUILT = (None, "argument", "name")
+_ORIGIN_WORDS = {
+    "causal": "a triangle of ones",
+    "padding": "a comparison with the pad id",
+    "lengths": "sequence lengths",
+    "combined": "combined masks",
+}
 
 
 def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optional[str]:
@@ -29,16 +39,16 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
     facts: Optional[MaskFacts] = value.mask
     if facts is None or facts.scaled:  # `mask * -1e9`: a bias
         return None
+    if facts.origin not in _UNBUILT and (facts.dtype == "bool" or facts.convention is not None):
+        # Built from a comparison, a triangle of ones or lengths: here, or by every caller of
+        # this function (caller contexts bind the parameter to what they build), so 0/1 values.
+        return f"a {facts.dtype or '0/1'} mask built from {_ORIGIN_WORDS.get(facts.origin, facts.origin)}"
     param = facts.param or value.param
     if param is not None:
         # A parameter: what its callers built (a triangle of ones, or of `finfo.min`) is not
         # this function's business; only broadcasting the raw mask here shows it is 0/1.
         if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
             return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
-        return None
-    if facts.origin not in (None, "argument", "name"):  # a name is a role's fallback, not data flow
-        if facts.dtype == "bool" or facts.convention is not None:
-            return f"a {facts.dtype or '0/1'} mask built from {facts.origin}"
         return None
     return None
 

@@ -297,6 +297,12 @@ def comparison(ev, node: cst.Comparison, left, rights):
                 )
                 if convention:
                     mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
+        elif left.token_ids and literal == 0 and isinstance(comp.operator, _ID_COMPARISONS):
+            # `item_seq > 0`, `tokens == 0` on integer ids: id 0 is the padding.
+            keeps = isinstance(comp.operator, (cst.NotEqual, cst.GreaterThan))
+            mask = MaskFacts(
+                origin="padding", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
+            )
         elif rights and (rights[0].lengths or left.lengths):
             # `arange(T)[None, :] < lengths[:, None]`: True = a real token.
             op = comp.operator
@@ -312,6 +318,66 @@ def comparison(ev, node: cst.Comparison, left, rights):
         shape = left.shape if left.rank == rank else None
         return Value(kind="tensor", rank=rank, shape=shape, node=node, mask=mask)
     return Value(kind="unknown", node=node)
+
+
+_ID_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual)
+
+
+def integer_batch(rows: cst.BaseExpression) -> bool:
+    """A literal batch of integer ids (`[[3, 4, 5, 0], [7, 0, 0, 0]]`): at least two rows of
+    non-negative integers, not all 0/1 (a 0/1 matrix is a mask: see literal_mask)."""
+    if not isinstance(rows, (cst.List, cst.Tuple)) or len(rows.elements) < 2:
+        return False
+    values = []
+    for row in rows.elements:
+        if not isinstance(row.value, (cst.List, cst.Tuple)) or not row.value.elements:
+            return False
+        for e in row.value.elements:
+            if not isinstance(e.value, cst.Integer):
+                return False
+            values.append(int(e.value.evaluated_value))
+    return any(v > 1 for v in values)
+
+
+def embedded_names(body: cst.CSTNode, cls, aliases: Dict[str, str]) -> set:
+    """Names a function hands to an nn.Embedding (`self.embed(tokens)`, `F.embedding(ids, w)`)
+    before assigning them: they hold integer ids from the start of the body."""
+    assigned, found = set(), set()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.Name):
+            name = node.args[0].value.value
+            if name not in assigned and _is_embedding(node.func, cls, aliases):
+                found.add(name)
+        for child in node.children:
+            visit(child)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            assigned.update(t.value for t in targets if isinstance(t, cst.Name))
+
+    visit(body)
+    return found
+
+
+def _is_embedding(func: cst.BaseExpression, cls, aliases: Dict[str, str]) -> bool:
+    if canonical(qualify(func, aliases)) == "torch.nn.functional.embedding":
+        return True
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        module = cls.attrs.get(func.attr.value) if cls is not None else None
+        return module is not None and module.kind == "module" and module.module_type == "Embedding"
+    return False
+
+
+def product(a: MaskFacts, b: MaskFacts) -> MaskFacts:
+    """`keep_a * keep_b` of two 0/1 masks: 1 where both are 1, an `&` of two keep masks. In any
+    other convention the product means no one thing (True = masked would need an OR)."""
+    zero_rows = frozenset({0.0}) if 0.0 in a.uniform_rows | b.uniform_rows else frozenset()
+    dtype = a.dtype if a.dtype == b.dtype else ("float" if "float" in (a.dtype, b.dtype) else "int")
+    if a.convention == b.convention == ATTEND:
+        return replace(combine(a, b, cst.BitAnd()), dtype=dtype, uniform_rows=zero_rows)
+    return MaskFacts(origin="combined", dtype=dtype, uniform_rows=zero_rows)
 
 
 def literal_mask(rows: cst.BaseExpression) -> Optional[MaskFacts]:
@@ -356,6 +422,15 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         return _with_additive_fill(ev, right.with_(node=node), left, node, right_node, left_node)
     if left.kind == "scalar" and right.kind == "scalar":
         return Value(kind="scalar", node=node)
+    if (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Subtract)
+        and number(node.left) == 1.0
+        and right.mask is not None
+        and not right.mask.scaled
+    ):
+        # `1.0 - keep`: the complement of a 0/1 mask (on the way to `(1.0 - keep) * -1e4`).
+        return right.with_(node=node, mask=replace(invert(right.mask), dtype=right.mask.dtype), scores=None)
     for weights, other in ((left, right), (right, left)):
         scalar_like = other.kind == "scalar" or (
             other.rank is None and other.role is None and other.mask is None and other.softmax is None
@@ -367,10 +442,58 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     role = left.role if left.role == right.role else None
     from attnlint.analysis.shapes import broadcast
 
-    return Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
+    result = Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
+    for logits, term, logits_node, term_node in ((left, right, left_node, right_node), (right, left, right_node, left_node)):
+        if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
+            # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
+            # recorded like a fill of the scores; it counts where a softmax normalises the sum.
+            return _with_additive_fill(
+                ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
+            )
+    return result
 
 
-def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None):
+def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
+    """`scores * keep`: logits multiplied by a 0/1 mask (not by a bias, not by a number) keep
+    their scale; the product is recorded like a fill whose masked entries become 0. None when
+    neither side is logits times a mask."""
+    from attnlint.analysis.values import FillSite
+
+    for logits, term, logits_node, term_node in ((left, right, node.left, node.right), (right, left, node.right, node.left)):
+        if term.mask is None or term.mask.scaled or term.softmax is not None or term.scores is not None:
+            continue
+        if logits.scores is None and not _unmasked_tensor(logits):
+            continue
+        site = FillSite(
+            call=node,
+            mask_node=term_node,
+            mask=term,
+            fill="finite",
+            in_place=False,
+            keeps_where_true=term.mask.convention == ATTEND,
+            receiver_node=logits_node,
+            on_scores=logits.scores is not None,
+            multiplied=True,
+        )
+        ev.facts.fill_sites.append(site)
+        return logits.with_(node=node, fills=logits.fills + (site,))
+    return None
+
+
+def _unmasked_tensor(value) -> bool:
+    """A tensor that is no mask, bias or weights itself (logits of some kind)."""
+    return (
+        value.kind == "tensor"
+        and value.mask is None
+        and value.additive_fill is None
+        and value.softmax is None
+        and value.scores is None
+        and not value.padded
+        and not value.lengths
+    )
+
+
+def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None, on_scores=True):
     from attnlint.analysis.values import FillSite
 
     fill = term.additive_fill
@@ -384,7 +507,7 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
             in_place=False,
             additive=True,
             receiver_node=scores_node,
-            on_scores=True,
+            on_scores=on_scores,
             lengths=lengths_at(ev, scores, scores),
         )
         ev.facts.fill_sites.append(site)
@@ -398,7 +521,8 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
         fill=fill.fill,
         in_place=False,
         additive=True,
-        on_scores=True,
+        on_scores=on_scores,
+        source=fill,
         lengths=lengths_at(ev, scores, scores),
     )
     ev.facts.fill_sites.append(site)
@@ -439,7 +563,20 @@ def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     diagonal = _flow().int_literal(diagonal_arg.value) if diagonal_arg is not None else 0
     if diagonal is None:
         return result
-    return result.with_(mask=triangular(kind, diagonal, ctor.dtype, ctor.sizes))
+    mask = triangular(kind, diagonal, ctor.dtype, ctor.sizes)
+    if ctor.function == "torch.full" and _full_value(source.node) not in (1.0,):
+        # `torch.full((T, T), finfo.min).triu(1)`: a triangle of a large negative number is an
+        # additive (bias) mask, not 0/1 values; of an unknown value, it may be one.
+        mask = replace(mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype)
+    return result.with_(mask=mask)
+
+
+def _full_value(node) -> Optional[float]:
+    """The fill value of a `torch.full(size, value)` call (None: not one, or not a number)."""
+    if not isinstance(node, cst.Call):
+        return None
+    fill = _flow()._arg(node, 1, "fill_value")
+    return number(fill.value) if fill is not None else None
 
 
 @handlers.function("torch.tril", "torch.triu")
@@ -547,18 +684,26 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
         in_place=in_place,
         receiver_node=receiver_node,
         on_scores=receiver.scores is not None,
+        float32_receiver=receiver.constructor is not None and receiver.constructor.half is False,
+        restores=fill != "-inf" and any(f.fill == "-inf" for f in receiver.fills),
         lengths=lengths_at(ev, receiver, receiver),
     )
     ev.facts.fill_sites.append(site)
+    # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
+    # exactly the emptied rows: a guard before the softmax.
+    fills = (site,) if fill != "-inf" and receiver.fills else receiver.fills + (site,)
     if receiver.scores is None:
-        # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
-        result = receiver.with_(node=node, additive_fill=site)
-    elif fill != "-inf" and receiver.fills:
-        # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
-        # exactly the emptied rows: a guard before the softmax.
-        result = receiver.with_(node=node, fills=(site,))
+        # `zeros.masked_fill(mask, -inf)`: an additive mask in the making. A 0/1 mask filled with
+        # anything but 0/1 (`keep.masked_fill(keep == 0, -inf)`) holds a bias from here on, also
+        # where it goes as a parameter (which does not carry `additive_fill`).
+        bias = receiver.mask
+        if bias is not None and fill is not None and number(value_arg.value) not in (0.0, 1.0):
+            bias = replace(bias, scaled=True)
+        # Kept among the value's fills too: a tensor that is filled and then normalised
+        # (`logits.masked_fill_(~keep, -1e20)` before a softmax) is the scores, whatever made it.
+        result = receiver.with_(node=node, additive_fill=site, mask=bias, fills=fills)
     else:
-        result = receiver.with_(node=node, fills=receiver.fills + (site,))
+        result = receiver.with_(node=node, fills=fills)
     if in_place:
         ev.update_in_place(receiver_node, result)
     return result

@@ -3,7 +3,9 @@
 Two kinds of evidence, both things the code itself says:
 
 - *the file runs in half precision*: `.half()` / `.bfloat16()`, `torch.autocast` (and the older
-  `torch.cuda.amp.autocast`), `torch.float16` / `torch.half` / `torch.bfloat16` anywhere in it;
+  `torch.cuda.amp.autocast`), `torch.float16` / `torch.half` / `torch.bfloat16` anywhere in it,
+  or a training set-up in mixed precision (a `GradScaler`, apex `amp.initialize`,
+  `precision=16`, `fp16=True`, `mixed_precision="fp16"`, a `--fp16` flag);
 - *the function is written for any dtype*: it takes a `dtype` parameter, or casts to an input's
   dtype (`.to(q.dtype)`, `dtype=x.dtype`, `.type_as(x)`), so its inputs are not assumed float32.
 
@@ -100,10 +102,58 @@ def _half_use(node: cst.CSTNode, aliases: Dict[str, str]) -> Optional[Tuple[Tupl
         qualified = qualify(node.func, aliases) or ""
         if qualified.endswith(".autocast") or qualified == "autocast":
             return _autocast_dtypes(node, qualified, aliases), "the file runs under `autocast`"
+        trainer = _mixed_precision_setting(node, qualified)
+        if trainer is not None:
+            return trainer
     if isinstance(node, cst.Attribute):
         dtype = _DTYPE_NAMES.get(qualify(node, aliases) or "")
         if dtype is not None:
             return (dtype,), f"the file uses `torch.{node.attr.value}`"
+    return None
+
+
+# Trainer settings that turn on mixed precision: keyword -> {value as written: dtype}.
+_MIXED_PRECISION_KEYWORDS = {
+    "fp16": {True: "float16"},  # transformers' TrainingArguments(fp16=True)
+    "bf16": {True: "bfloat16"},
+    "mixed_precision": {"fp16": "float16", "bf16": "bfloat16"},  # accelerate's Accelerator
+    "precision": {16: "float16", "16": "float16", "16-mixed": "float16", "bf16": "bfloat16", "bf16-mixed": "bfloat16"},
+}
+# Command-line flags that switch a script to half precision (`parser.add_argument("--fp16")`).
+_HALF_FLAGS = {"--fp16": "float16", "--half": "float16", "--bf16": "bfloat16"}
+
+
+def _mixed_precision_setting(call: cst.Call, qualified: str) -> Optional[Tuple[Tuple[str, ...], str]]:
+    """Training set up in mixed precision: `GradScaler()` (only fp16 needs one), apex's
+    `amp.initialize`, `Trainer(precision=16)`, `TrainingArguments(fp16=True)`,
+    `Accelerator(mixed_precision="fp16")`, or a `--fp16` command-line flag."""
+    name = qualified.rsplit(".", 1)[-1] if qualified else getattr(call.func, "attr", getattr(call.func, "value", ""))
+    name = name.value if isinstance(name, cst.Name) else name
+    if name == "GradScaler":
+        return ("float16",), "the file trains with a `GradScaler`"
+    if qualified.endswith("amp.initialize"):
+        return ("float16",), "the file uses apex `amp.initialize`"
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _MIXED_PRECISION_KEYWORDS:
+            if arg.keyword.value == "precision" and name not in ("Trainer", "Fabric"):
+                continue  # `set_printoptions(precision=16)` is about printing
+            dtype = _MIXED_PRECISION_KEYWORDS[arg.keyword.value].get(_literal(arg.value))
+            if dtype is not None:
+                return (dtype,), f"the file sets `{arg.keyword.value}=` to {dtype} mixed precision"
+    if name == "add_argument" and call.args and isinstance(call.args[0].value, cst.SimpleString):
+        dtype = _HALF_FLAGS.get(call.args[0].value.evaluated_value)
+        if dtype is not None:
+            return (dtype,), f"the script takes a `{call.args[0].value.evaluated_value}` flag"
+    return None
+
+
+def _literal(node: cst.BaseExpression):
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
     return None
 
 

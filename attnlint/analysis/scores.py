@@ -61,6 +61,27 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
     if isinstance(op, (cst.Multiply, cst.Divide)):
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node, sym=sym)
+        if (
+            isinstance(op, cst.Multiply)
+            and left.mask is not None
+            and right.mask is not None
+            and not (left.mask.scaled or right.mask.scaled)
+        ):
+            # `valid[:, None, :] * causal`: a product of two 0/1 masks is a mask (an AND).
+            from attnlint.analysis.shapes import broadcast
+
+            ranks = [r for r in (left.rank, right.rank) if r is not None]
+            return Value(
+                kind="tensor",
+                rank=max(ranks) if len(ranks) == 2 else None,
+                shape=broadcast(left.shape, right.shape),
+                node=node,
+                mask=masks.product(left.mask, right.mask),
+            )
+        if isinstance(op, cst.Multiply):
+            masked = masks.multiplied_by_mask(ev, node, left, right)
+            if masked is not None:
+                return masked
         if sym is not None:
             # `dim // heads`, `head_dim ** -0.5` of parameters: numbers, as far as anyone can tell.
             return Value(kind="unknown", node=node, sym=sym)

@@ -571,6 +571,9 @@ DTYPE_METHODS = {
 def _identity_method(ev, call: Call):
     receiver = call.receiver
     ev.args(call.node)
+    if call.name == "type_as" and receiver.constructor is not None:
+        # `torch.zeros(n, n).type_as(scores)`: in the scores' dtype, which may be half.
+        receiver = receiver.with_(constructor=replace(receiver.constructor, half=None))
     return receiver.with_(node=call.node) if receiver.kind != "unknown" else receiver
 
 
@@ -589,7 +592,23 @@ def _dtype_method(ev, call: Call):
     mask = receiver.mask
     if mask is not None and dtype is not None:
         mask = replace(mask, dtype=dtype)
-    return receiver.with_(node=call.node, mask=mask)
+    constructor = receiver.constructor
+    if constructor is not None and (method not in ("to", "type") or any(_casts(a, ev.aliases) for a in args)):
+        # A cast changes what precision a new tensor is in (`.to(q.dtype)`: unknown).
+        half = {"half": True, "bfloat16": True, "float": False, "double": False}.get(method)
+        constructor = replace(constructor, dtype=dtype or constructor.dtype, half=half)
+    return receiver.with_(node=call.node, mask=mask, constructor=constructor)
+
+
+def _casts(arg: cst.Arg, aliases) -> bool:
+    """An argument of `.to(...)` that sets the dtype: `torch.float16`, `q.dtype`, `dtype=...`
+    (not a device)."""
+    if arg.keyword is not None:
+        return arg.keyword.value == "dtype"
+    value = arg.value
+    return _flow().dtype_of(value, aliases) is not None or (
+        isinstance(value, cst.Attribute) and value.attr.value == "dtype"
+    )
 
 
 @handlers.method("transpose", "swapaxes", "swapdims")
@@ -988,19 +1007,39 @@ def _constructor(ev, call: Call):
     else:
         rank = len(positional)
     dtype_arg = flow._arg(node, 99, "dtype")
-    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else "float"
+    default = "int" if qualified == "torch.randint" else "float"
+    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else default
     size_texts = tuple(flow.code(a.value) for a, _ in positional)
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None
     # A new tensor has had no factor multiplied into it (`torch.randn(d, d) / d ** 0.5` has).
+    # `torch.randint(low, high, (b, n))`: a batch of random ids.
     return Value(
+        token_ids=qualified == "torch.randint" and rank is not None and rank >= 2,
         kind="tensor",
         rank=rank,
         shape=shape,
         node=node,
-        constructor=Constructor(qualified, dtype, size_texts),
+        constructor=Constructor(qualified, dtype, size_texts, half=_half_dtype(dtype_arg, ev.aliases, dtype)),
         scaled=False,
         scale=ONE,
     )
+
+
+def _half_dtype(dtype_arg, aliases, dtype) -> Optional[bool]:
+    """Is a new tensor half precision: `dtype=torch.float16` yes, no dtype (float32) or
+    `torch.float32` no, `dtype=q.dtype` unknown (see Constructor.half)."""
+    if dtype != "float":
+        return None
+    if dtype_arg is None:
+        return False
+    from attnlint.analysis.names import qualify
+
+    name = (qualify(dtype_arg.value, aliases) or "").rsplit(".", 1)[-1]
+    if name in ("float16", "half", "bfloat16"):
+        return True
+    if name in ("float32", "float", "float64", "double"):
+        return False
+    return None
 
 
 @handlers.function(
@@ -1045,9 +1084,15 @@ def _tensor(ev, call: Call):
     if not isinstance(first, (cst.List, cst.Tuple)):
         # `torch.tensor(d_k)`: a 0-d tensor holding that number.
         return Value(kind="tensor", rank=inner.rank, node=call.node, sym=inner.sym if inner.rank in (None, 0) else None)
-    from attnlint.analysis.masks import literal_mask
+    from attnlint.analysis.masks import integer_batch, literal_mask
 
-    return Value(kind="tensor", rank=literal_rank(first), node=call.node, mask=literal_mask(first))
+    return Value(
+        kind="tensor",
+        rank=literal_rank(first),
+        node=call.node,
+        mask=literal_mask(first),
+        token_ids=integer_batch(first) or call.name == "torch.LongTensor" and literal_rank(first) == 2,
+    )
 
 
 @handlers.function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")

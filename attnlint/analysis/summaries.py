@@ -99,6 +99,7 @@ def informative(value: Optional[Value]) -> bool:
         value.rank is not None
         or value.shape is not None
         or value.padded
+        or value.token_ids
         or (value.mask is not None and (value.mask.convention is not None or value.mask.buffer_attr is not None))
         or value.kind in ("module", "tuple")
         or value.scaled is True

@@ -62,6 +62,9 @@ class Constructor:
     function: str  # qualified name (`torch.ones`)
     dtype: Optional[str]
     sizes: Tuple[str, ...]  # the size arguments as written
+    # Built in a half dtype (True), in float32/float64 (False: also a float constructor's
+    # default), or in a dtype the code does not show (None: `dtype=q.dtype`, `zeros_like(x)`).
+    half: Optional[bool] = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,18 @@ class FillSite:
     receiver_node: Optional[cst.BaseExpression] = None
     # What is filled is attention scores (not a zeros tensor becoming an additive mask).
     on_scores: bool = False
+    # For an additive mask added to the scores (`scores + m`): the fill that built the mask
+    # (`m = zeros.masked_fill(mask, -1e9)`), where its constant is written.
+    source: Optional["FillSite"] = None
+    # What is filled is a tensor made here in float32 (`torch.zeros(n, n).masked_fill(...)`):
+    # added to half scores it promotes the sum, so its fill never meets a half dtype.
+    float32_receiver: bool = False
+    # A finite fill after a -inf one (`s.masked_fill(rows_all_masked, 0.0)`): a guard that
+    # restores the rows the -inf fill emptied, not a mask of its own.
+    restores: bool = False
+    # `scores * mask`: the mask multiplied in, so masked scores become 0 (which a softmax still
+    # weighs as exp(0)), not -inf.
+    multiplied: bool = False
     # The scores' query and key lengths at this fill (None when the scores' shape is unknown).
     lengths: Optional[MaskLengths] = None
 
@@ -451,6 +466,10 @@ class Value:
     # For attention weights: fully masked rows were zeroed on the way to this value (a guard
     # is a fact of the value that reaches a use, joined over paths like every other fact).
     guarded: bool = False
+    # Holds integer ids (token or item indices): the input of an nn.Embedding, an integer
+    # literal batch, `torch.randint`. Compared with 0 (the conventional pad id) it gives a
+    # padding mask.
+    token_ids: bool = False
     # The size of the last axis when the rank (so the shape) is not known: a projection's width.
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
@@ -479,7 +498,7 @@ class Value:
 
     def data_facts(self) -> dict:
         """The facts about the data (not the layout) that survive a reshape."""
-        return {"param": self.param, "lengths": self.lengths, "padding": self.padding}
+        return {"param": self.param, "lengths": self.lengths, "padding": self.padding, "token_ids": self.token_ids}
 
 
 UNKNOWN = Value(kind="unknown")
@@ -510,6 +529,10 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             continue
         elif f.name == "fills":
             continue
+        elif f.name == "additive_fill":
+            # Like score fills: a mask filled on one path (`if mask is not None: mask =
+            # mask.masked_fill(...)`) holds that fill wherever it is used.
+            changes[f.name] = va if vb is None or va is vb else (vb if va is None else None)
         elif f.name == "shape":
             changes[f.name] = _join_shapes(va, vb)
         elif f.name == "mask":

@@ -15,7 +15,9 @@ class AllMaskedRowNan(Rule):
     Checks for scores filled with `-inf` (`masked_fill(mask, float("-inf"))`, `-torch.inf`,
     `-math.inf`, `-np.inf`, an additive `-inf` mask, `torch.where(keep, scores, -inf)`) from a
     padding or attention mask that can mask a whole row, followed by a softmax with nothing that
-    handles fully masked rows.
+    handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
+    compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
+    `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
 
     ## Why is this bad?
     The softmax of a row that is all `-inf` is `0/0 = NaN`. Such rows appear with an empty
@@ -437,6 +439,49 @@ class AllMaskedRowNan(Rule):
                 else:
                     w = torch.nan_to_num(w, nan=0.0)
                 return w @ v
+            """
+        ),
+        # Ids compared with the pad id, guarded after the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SequenceEncoder(nn.Module):
+                def __init__(self, n_items, d=32):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, d, padding_idx=0)
+                    self.qk = nn.Linear(d, 2 * d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
+                    s = s.masked_fill((item_seq == 0)[:, None, :], float("-inf"))
+                    w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+                    return w @ h
+            """
+        ),
+        # A tensor compared with 0 that nothing shows holds ids: unknown.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SequenceEncoder(nn.Module):
+                def __init__(self, n_items, d=32):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, d, padding_idx=0)
+                    self.qk = nn.Linear(d, 2 * d)
+
+                def forward(self, item_seq, features):
+                    h = self.items(item_seq)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
+                    s = s.masked_fill((features == 0)[:, None, :], float("-inf"))
+                    return torch.softmax(s, dim=-1) @ h
             """
         ),
     ]
@@ -980,6 +1025,96 @@ class AllMaskedRowNan(Rule):
                 s = s.masked_fill(blocked, float("-inf"))
                 return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
+        ),
+        # Item ids handed to an nn.Embedding, compared with the pad id 0: an empty history masks every key.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SequenceEncoder(nn.Module):
+                def __init__(self, n_items, d=32):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, d, padding_idx=0)
+                    self.qk = nn.Linear(d, 2 * d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
+                    s = s.masked_fill((item_seq == 0)[:, None, :], float("-inf"))
+                    return torch.softmax(s, dim=-1) @ h
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SequenceEncoder(nn.Module):
+                def __init__(self, n_items, d=32):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, d, padding_idx=0)
+                    self.qk = nn.Linear(d, 2 * d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
+                    s = s.masked_fill((item_seq == 0)[:, None, :], float("-inf"))
+                    return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
+            """,
+            line=15,
+        ),
+        # A generic `mask` whose only caller multiplies a pad-id keep mask into a causal one.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def masked_attention(q, k, v, mask):
+                w = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
+                w = w.masked_fill(mask == 0, -torch.inf)
+                return torch.matmul(w.softmax(dim=-1), v)
+
+
+            class Recommender(nn.Module):
+                def __init__(self, n_items, d=32):
+                    super().__init__()
+                    self.embed = nn.Embedding(n_items, d)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    causal = torch.tril(torch.ones(n, n, dtype=torch.long, device=history.device))
+                    mask = (history > 0).long()[:, None, :] * causal
+                    x = self.embed(history)
+                    return masked_attention(x, x, x, mask)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            def masked_attention(q, k, v, mask):
+                w = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
+                w = w.masked_fill(mask == 0, -torch.inf)
+                return torch.matmul(w.softmax(dim=-1).masked_fill(w.isneginf().all(dim=-1, keepdim=True), 0.0), v)
+
+
+            class Recommender(nn.Module):
+                def __init__(self, n_items, d=32):
+                    super().__init__()
+                    self.embed = nn.Embedding(n_items, d)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    causal = torch.tril(torch.ones(n, n, dtype=torch.long, device=history.device))
+                    mask = (history > 0).long()[:, None, :] * causal
+                    x = self.embed(history)
+                    return masked_attention(x, x, x, mask)
+            """,
+            line=7,
         ),
     ]
 

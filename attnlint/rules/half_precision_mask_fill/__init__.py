@@ -15,14 +15,19 @@ class HalfPrecisionMaskFill(Rule):
     """
     ## What it does
     Checks for masked attention scores filled with a large negative constant that does not
-    survive half precision, in code that can run in half precision:
+    survive half precision, in code that can run in half precision. The filled tensor is the
+    scores, a tensor a softmax normalises (additive attention energies), or a mask on its way to
+    the scores: an additive mask added to them, or a float mask handed to SDPA,
+    `nn.MultiheadAttention` or `nn.Transformer*` (which add it to theirs). The constant:
     - a constant beyond float16's range (`-1e9`, `-1e20`; float16 ends at ±65504);
     - float32's `torch.finfo(torch.float32).min`, beyond float16's and bfloat16's range.
 
     Reported only when the analysis shows the scores can be half precision, and the message says
     what shows it: the function is written for any dtype (it casts to its input's dtype, or takes a
     `dtype`), or the file runs in half precision (`.half()`, `autocast`, `torch.float16`,
-    `torch.bfloat16`).
+    `torch.bfloat16`, or a mixed-precision training set-up: a `GradScaler`, apex's
+    `amp.initialize`, `fp16=True`, `mixed_precision="fp16"`, Lightning's `precision=16`, a
+    `--fp16` flag).
 
     ## Why is this bad?
     `scores.masked_fill(mask, -1e9)` on float16 scores raises `value cannot be converted to type
@@ -33,10 +38,13 @@ class HalfPrecisionMaskFill(Rule):
 
     Not reported: float32-only code (the classic `masked_fill(mask == 0, -1e9)` in a float32 model),
     constants within the range (`-1e4`, `-65504`), `float("-inf")` (ATN203's business), fills in the
-    scores' own dtype (`torch.finfo(scores.dtype).min`), and fills the analysis cannot evaluate.
+    scores' own dtype (`torch.finfo(scores.dtype).min`), additive masks made in float32 here
+    (`torch.zeros(n, n).masked_fill(...)`: the sum is promoted to float32), and fills the analysis
+    cannot evaluate.
 
     ## Fix safety
-    The fix is safe: it fills with `torch.finfo(scores.dtype).min`. In float32 the softmax gives the
+    The fix is safe: it fills with `torch.finfo(scores.dtype).min` (the filled mask's own dtype, for
+    a mask). In float32 the softmax gives the
     same weights (exp underflows to exactly 0 either way; a fully masked row stays uniform); only
     half precision changes, from an error or NaN rows to the intended result. It is offered when the
     filled scores are a plain name and `torch` is imported.
@@ -54,8 +62,13 @@ class HalfPrecisionMaskFill(Rule):
         aliases = ctx.analysis.aliases
         torch_name = next((local for local, full in aliases.items() if full == "torch"), None)
         in_file = None
+        reaching = _fills_reaching_scores(ctx.analysis)
         for function in ctx.analysis.functions:
-            sites = [s for s in function.fill_sites if s.on_scores and not s.additive]
+            sites = [
+                s
+                for s in function.fill_sites
+                if not s.additive and (s.on_scores or (id(s) in reaching and not s.float32_receiver))
+            ]
             if not sites:
                 continue
             evidence = precision.function_evidence(function.node, aliases)
@@ -74,11 +87,14 @@ class HalfPrecisionMaskFill(Rule):
                     continue
                 written = ctx.code(constant.node)
                 dtypes = " and ".join(broken)
+                # A mask filled on its way to the scores (an additive mask) is named as such.
+                filled = "scores" if site.on_scores else "mask"
+                receiver = ctx.code(site.receiver_node) if _plain(site.receiver_node) else filled
                 ctx.report(
                     site.call,
-                    f"fill `{written}` is beyond the range of {dtypes} and the scores can be half precision "
+                    f"fill `{written}` is beyond the range of {dtypes} and the {filled} can be half precision "
                     f"({evidence.reason}): masked_fill raises, and a cast turns it into -inf (NaN rows); "
-                    "fill with torch.finfo(scores.dtype).min",
+                    f"fill with torch.finfo({receiver}.dtype).min",
                     fix=self._fix(site, torch_name),
                 )
 
@@ -92,6 +108,23 @@ class HalfPrecisionMaskFill(Rule):
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _fills_reaching_scores(analysis) -> set:
+    """Fills whose constant ends up in attention scores: filled tensors a softmax normalises
+    (whatever made them), the fills that built an additive mask added to the scores, and
+    those that built a float mask handed to an attention API (which adds it to its scores)."""
+    reaching = set()
+    for function in analysis.functions:
+        for softmax in function.softmax_sites:
+            reaching.update(id(fill) for fill in softmax.input.fills)
+        for fill in function.fill_sites:
+            if fill.source is not None:
+                reaching.add(id(fill.source))
+        for use in function.mask_uses:
+            if use.mask.additive_fill is not None:
+                reaching.add(id(use.mask.additive_fill))
+    return reaching
 
 
 def _plain(node) -> bool:

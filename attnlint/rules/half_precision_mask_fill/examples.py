@@ -166,6 +166,74 @@ VALID = [
             return (w @ v).to(q.dtype)
         """
     ),
+    # An additive mask made in float32 on purpose, for a half model: the sum is promoted.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self, d=32):
+                super().__init__()
+                self.mha = nn.MultiheadAttention(d, 4, batch_first=True)
+
+            def forward(self, x, future):
+                bias = torch.zeros(future.shape, dtype=torch.float32).masked_fill(future, -1e9)
+                return self.mha(x, x, x, attn_mask=bias.to(x.device))[0]
+
+
+        block = Block().half()
+        """
+    ),
+    # A float mask for nn.MultiheadAttention filled with its own dtype's min.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        def encode(layer: nn.MultiheadAttention, x, blocked):
+            additive = blocked.to(x.dtype)
+            additive = additive.masked_fill(blocked, torch.finfo(additive.dtype).min)
+            return layer(x, x, x, attn_mask=additive)[0]
+
+
+        x = torch.randn(3, 2, 8).half()
+        """
+    ),
+    # A large fill on a tensor no softmax normalises (a pairwise cost), in a half model's file.
+    Valid(
+        """
+        import torch
+
+
+        def costs(a, b, invalid):
+            c = torch.cdist(a, b)
+            c = c.masked_fill(invalid, 1e9)
+            return c.min(dim=-1).values
+
+
+        net = torch.nn.Linear(4, 4).half()
+        """
+    ),
+    # Precision 32 for Lightning and a print precision: float32.
+    Valid(
+        """
+        import torch
+
+
+        def attention(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            scores = scores.masked_fill(~keep, -1e9)
+            return scores.softmax(-1) @ v
+
+
+        def fit(lightning, model):
+            torch.set_printoptions(precision=16)
+            lightning.Trainer(precision=32).fit(model)
+        """
+    ),
 ]
 
 INVALID = [
@@ -496,5 +564,167 @@ INVALID = [
             s = torch.where(mask, torch.finfo(s.dtype).min, s)
             return s.softmax(-1).type_as(v) @ v
         """,
+    ),
+    # A float attn_mask filled on its way to nn.MultiheadAttention, in a model run with `.half()`.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class DecoderBlock(nn.Module):
+            def __init__(self, width=64):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(width, 8)
+
+            def forward(self, x, blocked=None):
+                if blocked is not None:
+                    blocked = blocked.float().masked_fill(blocked.bool(), -1e9)
+                return self.attn(x, x, x, attn_mask=blocked)[0]
+
+
+        if __name__ == "__main__":
+            block = DecoderBlock().half()
+        """,
+        line=12,
+    ),
+    # Additive (Bahdanau-style) energies, filled in place and normalised, under autocast.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class AdditiveAttention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(2 * dim, dim)
+                self.v = nn.Linear(dim, 1, bias=False)
+
+            def forward(self, hidden, encoder_outputs, src_mask):
+                src_len = encoder_outputs.shape[1]
+                hidden = hidden.unsqueeze(1).repeat(1, src_len, 1)
+                energy = self.v(torch.tanh(self.proj(torch.cat((hidden, encoder_outputs), dim=2)))).squeeze(2)
+                energy.masked_fill_(src_mask == 0, -1e10)
+                return F.softmax(energy, dim=1)
+
+
+        def train_step(model, batch):
+            with torch.autocast("cuda"):
+                return model(*batch)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class AdditiveAttention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(2 * dim, dim)
+                self.v = nn.Linear(dim, 1, bias=False)
+
+            def forward(self, hidden, encoder_outputs, src_mask):
+                src_len = encoder_outputs.shape[1]
+                hidden = hidden.unsqueeze(1).repeat(1, src_len, 1)
+                energy = self.v(torch.tanh(self.proj(torch.cat((hidden, encoder_outputs), dim=2)))).squeeze(2)
+                energy.masked_fill_(src_mask == 0, torch.finfo(energy.dtype).min)
+                return F.softmax(energy, dim=1)
+
+
+        def train_step(model, batch):
+            with torch.autocast("cuda"):
+                return model(*batch)
+        """,
+        line=16,
+    ),
+    # An additive padding bias made in the queries' dtype and added to the scores.
+    Invalid(
+        """
+        import torch
+
+
+        def attend(q, k, v, pad):
+            bias = torch.zeros(pad.shape, dtype=q.dtype, device=q.device).masked_fill(pad, -1e9)
+            s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            return (s + bias[:, None, None, :]).softmax(-1) @ v
+        """,
+        line=5,
+    ),
+    # A training script with a --fp16 switch.
+    Invalid(
+        """
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask):
+                att = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+                att = att.masked_fill(mask == 0, -1e9)
+                return torch.bmm(att.softmax(dim=-1), v)
+
+
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fp16", action="store_true", help="train in half precision")
+            return parser.parse_args()
+        """,
+        fixed="""
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask):
+                att = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+                att = att.masked_fill(mask == 0, torch.finfo(att.dtype).min)
+                return torch.bmm(att.softmax(dim=-1), v)
+
+
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fp16", action="store_true", help="train in half precision")
+            return parser.parse_args()
+        """,
+        line=10,
+    ),
+    # Accelerate in fp16 mixed precision, torch.where with a float32-sized constant.
+    Invalid(
+        """
+        import torch
+
+
+        def attention(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            scores = torch.where(keep, scores, -1e30)
+            return scores.softmax(-1) @ v
+
+
+        def prepare(model, optimizer, Accelerator):
+            accelerator = Accelerator(mixed_precision="fp16")
+            return accelerator.prepare(model, optimizer)
+        """,
+        fixed="""
+        import torch
+
+
+        def attention(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+            scores = torch.where(keep, scores, torch.finfo(scores.dtype).min)
+            return scores.softmax(-1) @ v
+
+
+        def prepare(model, optimizer, Accelerator):
+            accelerator = Accelerator(mixed_precision="fp16")
+            return accelerator.prepare(model, optimizer)
+        """,
+        line=6,
     ),
 ]

@@ -385,6 +385,25 @@ class InvertedMaskConvention(Rule):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
             """
         ),
+        # Ids equal to the pad id, kept in a module attribute: True = ignore, as nn.MultiheadAttention reads it.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, d=64):
+                    super().__init__()
+                    self.tok = nn.Embedding(vocab, d, padding_idx=0)
+                    self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+
+                def forward(self, ids):
+                    self.padding = ids == 0
+                    x = self.tok(ids)
+                    return self.attn(x, x, x, key_padding_mask=self.padding)[0]
+            """
+        ),
     ]
 
     INVALID = [
@@ -950,5 +969,47 @@ class InvertedMaskConvention(Rule):
                     T = tgt.size(1)
                     return self.decoder(tgt, memory, tgt_mask=~torch.tril(torch.ones(T, T, dtype=torch.bool)))
             """,
+        ),
+        # A helper marks the real tokens (ids above the pad id 0) for a key-padding argument.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def real_tokens(ids):
+                return ids > 0
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, d=64):
+                    super().__init__()
+                    self.tok = nn.Embedding(vocab, d, padding_idx=0)
+                    layer = nn.TransformerEncoderLayer(d, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+
+                def forward(self, ids):
+                    return self.encoder(self.tok(ids), src_key_padding_mask=real_tokens(ids))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            def real_tokens(ids):
+                return ids > 0
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, d=64):
+                    super().__init__()
+                    self.tok = nn.Embedding(vocab, d, padding_idx=0)
+                    layer = nn.TransformerEncoderLayer(d, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+
+                def forward(self, ids):
+                    return self.encoder(self.tok(ids), src_key_padding_mask=~real_tokens(ids))
+            """,
+            line=17,
         ),
     ]

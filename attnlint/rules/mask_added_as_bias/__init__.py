@@ -24,23 +24,28 @@ class MaskAddedAsBias(Rule):
       `-inf` bias (`scores + mask`);
     - a float 0/1 mask passed where an API adds float masks: SDPA's `attn_mask`,
       `nn.MultiheadAttention`'s and `nn.Transformer*`'s masks;
-    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`).
+    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`);
+    - a 0/1 mask **multiplied** into the scores before the softmax (`scores * mask`): a masked
+      score becomes 0, not -inf.
 
-    A mask counts as 0/1 when the analysis shows it: built here from a comparison, a triangle of
-    ones or lengths; bool; or a mask parameter with a known convention (Hugging Face's
-    `attention_mask`) that the function broadcasts itself (`mask[:, None, None, :]`), so it is the
-    raw mask, not a bias a caller already made.
+    A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
+    or lengths, here or by every caller that passes it in; bool; or a mask parameter with a known
+    convention (Hugging Face's `attention_mask`) that the function broadcasts itself
+    (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
 
     ## Why is this bad?
     Adding 1 to the kept logits and 0 to the masked ones shifts every row by a constant where it
     is fully kept and changes the masked keys' weights by a factor of e at most: padding and the
     future are attended almost as much as real tokens. The model trains and produces plausible
-    output. SDPA adds a float `attn_mask` to the scores in the same way.
+    output. SDPA adds a float `attn_mask` to the scores in the same way. Multiplying instead sets
+    masked scores to 0, and `exp(0)` weighs them like any average key.
 
     Not reported: additive masks built as biases (`(1.0 - mask) * torch.finfo(dtype).min`,
     `masked_fill(~keep, -inf)`, `generate_square_subsequent_mask`), mask parameters used as they
     come (in Hugging Face layers they are already biases), bool masks given to SDPA (see ATN205 for
-    their convention), and fills of the weights after the softmax.
+    their convention), fills of the weights after the softmax, a finite fill after a `-inf` one
+    (a guard for emptied rows), and a multiplied mask followed by the additive form
+    (`s * m + (1 - m) * -1e4`) or by renormalising the weights over the kept keys.
 
     ## Fix safety
     The fix is unsafe: it changes the attention (that is the point). An added 0/1 mask becomes the
@@ -48,7 +53,7 @@ class MaskAddedAsBias(Rule):
     mask (`mask.to(...) * finfo.min` for a True = masked one); a float 0/1 mask given to an API
     becomes bool in the API's convention (`mask.bool()` for SDPA's True = attend, `~mask.bool()`
     for nn.MultiheadAttention's True = masked); a negligible fill becomes
-    `torch.finfo(scores.dtype).min`. Offered when the mask's convention is known, the scores are a
+    `torch.finfo(scores.dtype).min`. A multiplied mask has no fix. Offered when the mask's convention is known, the scores are a
     plain name and `torch` is imported.
     """
 
@@ -66,12 +71,23 @@ class MaskAddedAsBias(Rule):
         for function in ctx.analysis.functions:
             # Only fills that reach a softmax mask anything (linear attention fills with 0 on purpose).
             reaching = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.fills}
+            # A mask multiplied in counts when nothing masks the scores after it (`s * m + (1 - m)
+            # * -1e4` is the additive form) and the weights are not renormalised over the kept
+            # keys afterwards (`w * m / (w * m).sum(-1)`, AllenNLP's masked_softmax).
+            multiplied_last = {
+                id(softmax.input.fills[-1])
+                for softmax in function.softmax_sites
+                if softmax.input.fills and softmax.input.fills[-1].multiplied and not softmax.renormalized
+            }
             for site in function.fill_sites:
-                if not site.on_scores or id(site) not in reaching:
+                if id(site) not in reaching:
                     continue
-                if site.additive and site.fill is None:
+                if site.multiplied:
+                    if id(site) in multiplied_last:
+                        self._multiplied(ctx, function, site)
+                elif site.additive and site.fill is None:
                     self._added(ctx, function, site, torch_name)
-                elif not site.additive:
+                elif not site.additive and not site.restores:
                     self._negligible_fill(ctx, function, site, torch_name)
             for use in function.mask_uses:
                 self._float_mask_to_api(ctx, function, use)
@@ -98,6 +114,17 @@ class MaskAddedAsBias(Rule):
             f"`{_short(mask_code)}` is {reason}, added to the scores as if it were a -inf bias: kept "
             "logits move by 1 and masked ones by 0, so nothing is masked",
             fix=fix,
+        )
+
+    def _multiplied(self, ctx, function, site) -> None:
+        reason = mask_encoding.zero_one_reason(site.mask, function.node)
+        if reason is None:
+            return
+        ctx.report(
+            site.call,
+            f"`{_short(ctx.code(site.mask_node))}` is {reason}, multiplied into the scores before the softmax: "
+            "a masked score becomes 0, and exp(0) still gives it weight; fill the masked scores with "
+            "torch.finfo(scores.dtype).min (masked_fill) instead",
         )
 
     def _negligible_fill(self, ctx, function, site, torch_name) -> None:

@@ -182,6 +182,73 @@ VALID = [
             return attn @ v
         """
     ),
+    # Every caller builds a bias before handing the mask over: a triangle of `finfo.min`, a
+    # keep-mask turned into 0/-inf with masked_fill, and `torch.where` with -inf.
+    Valid(
+        """
+        import torch
+
+
+        def attend(q, k, v, bias):
+            logits = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            logits = logits + bias
+            return logits.softmax(dim=-1) @ v
+
+
+        def run(q, k, v):
+            n = q.size(-2)
+            upper = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype).triu(1)
+            return attend(q, k, v, upper)
+
+
+        def run_keep(q, k, v):
+            keep = torch.ones(q.size(-2), q.size(-2)).tril()
+            return attend(q, k, v, keep.masked_fill(keep == 0, float("-inf")).masked_fill(keep == 1, 0.0))
+
+
+        def run_where(q, k, v):
+            keep = torch.ones(q.size(-2), q.size(-2), dtype=torch.bool).tril()
+            return attend(q, k, v, torch.where(keep, 0.0, float("-inf")))
+        """
+    ),
+    # A finite fill after the -inf one restores the rows it emptied: a guard, not a mask.
+    Valid(
+        """
+        import torch
+
+
+        def pooled(energy, key_padding_mask):
+            energy = energy.masked_fill(key_padding_mask, float("-inf"))
+            energy = energy.masked_fill(key_padding_mask.all(dim=-1, keepdim=True), 0.0)
+            return energy.softmax(dim=-1)
+        """
+    ),
+    # Multiplied, then the additive form on the masked entries; renormalised after the softmax; linear attention (no softmax).
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        def bert_style(q, k, v, lengths):
+            keep = (torch.arange(k.size(-2))[None, :] < lengths[:, None]).float()[:, None, :]
+            s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            s = s * keep + (1.0 - keep) * -10000.0
+            return F.softmax(s, dim=-1) @ v
+
+
+        def renormalised(vector, lengths):
+            mask = (torch.arange(vector.size(-1))[None, :] < lengths[:, None]).float()
+            result = F.softmax(vector * mask, dim=-1)
+            result = result * mask
+            return result / (result.sum(dim=-1, keepdim=True) + 1e-13)
+
+
+        def causal_linear_attention(q, k, v):
+            n = q.size(-2)
+            return ((q @ k.transpose(-2, -1)) * torch.tril(torch.ones(n, n))) @ v
+        """
+    ),
 ]
 
 INVALID = [
@@ -495,5 +562,133 @@ INVALID = [
                 return w @ v
         """,
         fixed=None,
+    ),
+    # A helper adds whatever mask it gets; its only caller passes a bool lower triangle.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        def scores_with_bias(q, k, bias):
+            w = torch.einsum("bhid,bhjd->bhij", q, k) / q.shape[-1] ** 0.5
+            w = w + bias
+            return w.softmax(dim=-1)
+
+
+        class CausalBlock(nn.Module):
+            def __init__(self, width=32, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x):
+                b, n, c = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+                return scores_with_bias(q, k, allowed) @ v
+        """,
+        line=7,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+
+        def scores_with_bias(q, k, bias):
+            w = torch.einsum("bhid,bhjd->bhij", q, k) / q.shape[-1] ** 0.5
+            w = w + ((1.0 - bias.to(w.dtype)) * torch.finfo(w.dtype).min)
+            return w.softmax(dim=-1)
+
+
+        class CausalBlock(nn.Module):
+            def __init__(self, width=32, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x):
+                b, n, c = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+                return scores_with_bias(q, k, allowed) @ v
+        """,
+    ),
+    # A mask from lengths, passed to a method that adds it.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Pool(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.score = nn.Linear(d, d)
+
+            def weights(self, x, valid):
+                logits = self.score(x) @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                logits = logits + valid[:, None, :]
+                return torch.softmax(logits, dim=-1)
+
+            def forward(self, x, lengths):
+                valid = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                return self.weights(x, valid) @ x
+        """,
+        line=12,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+
+        class Pool(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.score = nn.Linear(d, d)
+
+            def weights(self, x, valid):
+                logits = self.score(x) @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                logits = logits + ((1.0 - valid[:, None, :].to(logits.dtype)) * torch.finfo(logits.dtype).min)
+                return torch.softmax(logits, dim=-1)
+
+            def forward(self, x, lengths):
+                valid = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                return self.weights(x, valid) @ x
+        """,
+    ),
+    # Attention pooling: energies multiplied by a 0/1 mask from lengths before the softmax.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class AttentivePooling(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.query = nn.Parameter(torch.randn(dim))
+
+            def forward(self, states, lengths):
+                positions = torch.arange(states.size(1), device=states.device)
+                valid = (positions[None, :] < lengths[:, None]).to(states.dtype)
+                energies = states @ self.query
+                energies = energies * valid
+                weights = torch.softmax(energies, dim=1)
+                return (weights.unsqueeze(-1) * states).sum(1)
+        """,
+        line=14,
+    ),
+    # A bool keep-mask multiplied into einsum scores, inside the softmax call.
+    Invalid(
+        """
+        import torch
+
+
+        def attend(q, k, v, lengths):
+            n = k.size(-2)
+            keep = torch.arange(n, device=k.device)[None, :] < lengths[:, None]
+            logits = torch.einsum("bhqd,bhkd->bhqk", q, k) * q.size(-1) ** -0.5
+            return torch.softmax(keep[:, None, None, :] * logits, dim=-1) @ v
+        """,
+        line=8,
     ),
 ]

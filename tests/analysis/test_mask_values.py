@@ -1,0 +1,284 @@
+"""What a mask's values are (0/1 or a bias), where a fill's constant ends up, and what precision a
+new tensor is made in: the facts ATN203, ATN206 and ATN208 read."""
+
+from __future__ import annotations
+
+from attnlint.analysis import mask_encoding
+from attnlint.analysis.values import ATTEND, MASKED
+
+from helpers import analyse, env, function, only_softmax
+
+
+def test_a_mask_parameter_that_every_caller_builds_is_known_to_hold_0_1_values():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def add_bias(s, bias):
+            return (s + bias).softmax(-1)
+
+        def run(q, k):
+            n = q.size(-2)
+            return add_bias(q @ k.transpose(-2, -1), torch.ones(n, n, dtype=torch.bool).tril())
+        """
+    )
+    callee = function(analysis, "add_bias")
+    (site,) = [s for s in callee.fill_sites if s.additive]
+    assert site.mask.mask.origin == "causal" and site.mask.mask.convention == ATTEND
+    assert mask_encoding.zero_one_reason(site.mask, callee.node) is not None
+
+
+def test_masks_made_into_biases_are_not_0_1_values():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(n):
+            upper = torch.full((n, n), torch.finfo(torch.float16).min).triu(1)
+            keep = torch.ones(n, n).tril()
+            filled = keep.masked_fill(keep == 0, float("-inf"))
+            ones = torch.full((n, n), True).triu(1)
+            return upper, filled, ones
+        """
+    )
+    upper, filled, ones = (env(analysis, "f", name) for name in ("upper", "filled", "ones"))
+    assert upper.mask.scaled and mask_encoding.zero_one_reason(upper, None) is None
+    assert filled.mask.scaled and mask_encoding.zero_one_reason(filled, None) is None
+    # A triangle of True is still a 0/1 mask.
+    assert not ones.mask.scaled
+
+
+def test_a_filled_tensor_that_a_softmax_normalises_carries_its_fill():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        NEAR_INF = 1e20
+
+        def f(energy, keep):
+            if keep is not None:
+                energy.masked_fill_(~keep, -NEAR_INF)
+            return torch.softmax(energy, dim=1)
+        """
+    )
+    site = only_softmax(analysis)
+    (fill,) = site.input.fills
+    assert not fill.on_scores  # nothing shows `energy` is a Q·Kᵀ product
+    assert site.input.fills_partial  # filled on one path only
+
+
+def test_an_additive_mask_remembers_the_fill_that_built_it_on_every_path():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, v, bias, use_bias):
+            if use_bias:
+                bias = bias.masked_fill(bias.bool(), -1e8)
+            s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            return (s + bias).softmax(-1) @ v
+        """
+    )
+    facts = function(analysis, "f")
+    (built,) = [s for s in facts.fill_sites if not s.additive]
+    (added,) = [s for s in facts.fill_sites if s.additive]
+    assert added.source is built
+    assert env(analysis, "f", "bias").additive_fill is built
+
+
+def test_new_tensors_know_whether_they_are_half_precision():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, n):
+            default = torch.zeros(n, n)
+            explicit = torch.zeros(n, n, dtype=torch.float32)
+            half = torch.ones(n, n, dtype=torch.float16)
+            follows = torch.zeros(n, n, dtype=q.dtype)
+            cast = torch.zeros(n, n).to(q.dtype)
+            moved = torch.zeros(n, n).to(q.device)
+            typed = torch.zeros(n, n).type_as(q)
+            return default, explicit, half, follows, cast, moved, typed
+        """
+    )
+    half = {name: env(analysis, "f", name).constructor.half for name in ("default", "explicit", "half", "follows", "cast", "moved", "typed")}
+    assert half == {
+        "default": False,
+        "explicit": False,
+        "half": True,
+        "follows": None,
+        "cast": None,
+        "moved": False,
+        "typed": None,
+    }
+
+
+def test_a_float32_additive_mask_is_marked_as_such():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(pad, q):
+            a = torch.zeros(pad.shape).masked_fill(pad, -1e9)
+            b = torch.zeros(pad.shape, dtype=q.dtype).masked_fill(pad, -1e9)
+            return a, b
+        """
+    )
+    first, second = function(analysis, "f").fill_sites
+    assert first.float32_receiver and not second.float32_receiver
+
+
+def test_a_finite_fill_after_a_minus_inf_one_restores_rows():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(energy, key_padding_mask):
+            e = energy.masked_fill(key_padding_mask, float("-inf"))
+            e = e.masked_fill(key_padding_mask.all(-1, keepdim=True), 0.0)
+            return e.softmax(-1)
+        """
+    )
+    first, second = function(analysis, "f").fill_sites
+    assert not first.restores and second.restores
+    assert only_softmax(analysis).input.fills == (second,)
+
+
+def test_ids_handed_to_an_embedding_compared_with_zero_give_a_padding_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(100, 16)
+
+            def forward(self, tokens, other):
+                keep = tokens > 0
+                blocked = tokens == 0
+                unknown = other == 0
+                return self.embed(tokens), keep, blocked, unknown
+        """
+    )
+    keep, blocked, unknown = (env(analysis, "forward", n, "Encoder") for n in ("keep", "blocked", "unknown"))
+    assert keep.mask.origin == "padding" and keep.mask.convention == ATTEND and keep.mask.can_mask_whole_row
+    assert blocked.mask.convention == MASKED
+    assert unknown.mask is None  # nothing shows `other` holds ids
+
+
+def test_a_name_reassigned_before_the_embedding_is_not_the_ids_parameter():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(100, 16)
+
+            def forward(self, x):
+                flag = x == 0
+                x = x.long()
+                return self.embed(x), flag
+        """
+    )
+    assert env(analysis, "forward", "flag", "Encoder").mask is None
+
+
+def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(n):
+            history = torch.tensor([[7, 3, 0], [0, 0, 0]])
+            random_ids = torch.randint(1, 50, (2, n))
+            counts = torch.tensor([0, 2])
+            valid = (history > 0).long()
+            causal = torch.tril(torch.ones(1, n, n, dtype=torch.long))
+            both = valid[:, None, :] * causal
+            random_pad = random_ids == 0
+            empty = counts > 0
+            return both, random_pad, empty
+        """
+    )
+    both = env(analysis, "f", "both").mask
+    assert both.convention == ATTEND and both.can_mask_whole_row and not both.scaled
+    assert env(analysis, "f", "random_pad").mask.convention == MASKED
+    assert env(analysis, "f", "empty").mask is None  # one row of numbers is not a batch of ids
+
+
+def test_a_keep_mask_times_a_number_is_a_bias_not_a_product_of_masks():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(lengths, n):
+            keep = torch.arange(n)[None, :] < lengths[:, None]
+            return keep * -1e9
+        """
+    )
+    assert function(analysis, "f").returns[0].mask.scaled
+
+
+def test_a_0_1_mask_multiplied_into_logits_is_recorded_as_a_zero_fill():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, lengths):
+            keep = (torch.arange(k.size(-2))[None, :] < lengths[:, None]).float()
+            s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            s = s * keep[:, None, :]
+            return s.softmax(-1)
+        """
+    )
+    site = only_softmax(analysis)
+    (fill,) = site.input.fills
+    assert fill.multiplied and fill.keeps_where_true and fill.on_scores
+    # Multiplying by a mask is no scale: the product keeps q.size(-1) ** -0.5.
+    assert site.input.scores.scale_verdict().kind.name == "CORRECT"
+
+
+def test_one_minus_a_keep_mask_is_its_complement_and_times_a_number_a_bias():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, lengths):
+            keep = (torch.arange(k.size(-2))[None, :] < lengths[:, None]).float()
+            dropped = 1.0 - keep
+            s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            s = s * keep + dropped * -10000.0
+            return s.softmax(-1)
+        """
+    )
+    dropped = env(analysis, "f", "dropped").mask
+    assert dropped.convention == MASKED and dropped.dtype == "float" and not dropped.scaled
+    multiplied, added = only_softmax(analysis).input.fills
+    assert multiplied.multiplied and added.additive and added.mask.mask.scaled
+
+
+def test_mixed_precision_training_set_ups_are_evidence_of_half_precision():
+    import libcst as cst
+
+    from attnlint.analysis import precision
+    from attnlint.analysis.names import collect_aliases
+
+    def evidence(source):
+        module = cst.parse_module(source)
+        return precision.file_evidence(module, collect_aliases(module)).dtypes
+
+    assert evidence("import torch\nscaler = torch.cuda.amp.GradScaler()\n") == {"float16"}
+    assert evidence("args = TrainingArguments(output_dir='o', bf16=True)\n") == {"bfloat16"}
+    assert evidence("acc = Accelerator(mixed_precision='fp16')\n") == {"float16"}
+    assert evidence("t = pl.Trainer(precision='16-mixed')\n") == {"float16"}
+    assert evidence("p.add_argument('--fp16', action='store_true')\n") == {"float16"}
+    assert evidence("from apex import amp\nm, o = amp.initialize(m, o, opt_level='O1')\n") == {"float16"}
+    # Not about the training dtype.
+    assert not evidence("import torch\ntorch.set_printoptions(precision=16)\nt = pl.Trainer(precision=32)\n")
+    assert not evidence("args = TrainingArguments(output_dir='o', fp16=False)\n")
