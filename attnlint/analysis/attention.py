@@ -4,7 +4,7 @@ with the convention that API reads."""
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 import libcst as cst
 
@@ -42,6 +42,7 @@ def sdpa(ev, call: Call):
             inputs=tuple(positional[:3]),
             mask_keywords=passed,
             is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
+            causal_flag=_value_of(node, values, causal_arg),
         )
     )
     query = positional[0] if positional else None
@@ -50,6 +51,14 @@ def sdpa(ev, call: Call):
     if query is not None and value is not None and query.shape is not None and value.shape is not None:
         shape = query.shape[:-1] + value.shape[-1:]
     return Value(kind="tensor", rank=query.rank if query else None, shape=shape, node=node)
+
+
+def _value_of(node: cst.Call, values: List[Value], arg: Optional[cst.Arg]) -> Optional[Value]:
+    """The value evaluated for one argument of the call (`values` follows `node.args`)."""
+    for a, value in zip(node.args, values):
+        if a is arg:
+            return value
+    return None
 
 
 def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], module: Value) -> Value:
@@ -74,6 +83,7 @@ def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], mo
             inputs=tuple(values[:3]),
             mask_keywords=tuple(passed),
             is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
+            causal_flag=_value_of(node, values, causal_arg),
         )
     )
     first = values[0] if values else None

@@ -178,6 +178,8 @@ class AttentionCallSite:
     is_causal: bool = False
     # For api == "submodule": the class whose forward is called, when defined in this file.
     callee_class: Optional[str] = None
+    # The value given for `is_causal` (its `truth` says whether it holds on ordinary inputs).
+    causal_flag: Optional["Value"] = None
 
 
 @dataclass
@@ -432,6 +434,13 @@ class Value:
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
+    # A known callable referred to, not called (`self.attend = F.scaled_dot_product_attention`):
+    # its canonical qualified name, so that calling the name or attribute later is that call.
+    function: Optional[str] = None
+    # For flags: True when the value holds on the code's ordinary paths (the literal True, a test
+    # that a size exceeds one, `T > 1`), False when it never does (False, None); None: unknown.
+    # See attnlint.analysis.attention_flags.
+    truth: Optional[bool] = None
 
     def with_(self, **changes: Any) -> "Value":
         return replace(self, **changes)

@@ -46,7 +46,7 @@ class AttentionDropoutInEval(Rule):
     summary = "dropout on attention weights that is not switched off at evaluation"
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.SAFE
-    triggers = ("dropout",)
+    triggers = ("dropout", "scaled_dot_product_attention")  # SDPA's rate may be positional
     recipe = "attention_dropout_in_eval"
 
     def check(self, ctx: RuleContext) -> None:

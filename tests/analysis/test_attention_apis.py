@@ -1,0 +1,103 @@
+"""Facts of the attention APIs: which calls are SDPA (also through a name or an attribute that
+holds it), and the truth of the `is_causal` flag they are given."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import analyse, function
+
+SDPA_IN_AN_ATTRIBUTE = """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+        self.kernel = F.scaled_dot_product_attention
+        self.other = some_kernel
+
+    def forward(self, q, k, v, mask):
+        a = self.kernel(q, k, v, attn_mask=mask, dropout_p=self.p)
+        b = self.other(q, k, v, attn_mask=mask, dropout_p=self.p)
+        return a + b
+"""
+
+
+def test_a_call_through_an_attribute_holding_sdpa_is_an_sdpa_call_and_another_attribute_is_not():
+    analysis, _ = analyse(SDPA_IN_AN_ATTRIBUTE)
+    calls = function(analysis, "forward").attention_calls
+    assert [c.api for c in calls] == ["sdpa"]
+    assert calls[0].mask_keywords == ("attn_mask",)
+    assert calls[0].call.func.attr.value == "kernel"
+
+
+def test_a_local_name_bound_to_sdpa_is_sdpa_and_a_join_of_two_callables_is_not():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.functional import scaled_dot_product_attention
+
+        def one(q, k, v):
+            attend = scaled_dot_product_attention
+            return attend(q, k, v)
+
+        def two(q, k, v, fast):
+            attend = torch.nn.functional.scaled_dot_product_attention if fast else slow_attention
+            return attend(q, k, v)
+        """
+    )
+    assert [c.api for c in function(analysis, "one").attention_calls] == ["sdpa"]
+    assert function(analysis, "two").attention_calls == []
+
+
+def _flag(source: str):
+    analysis, _ = analyse(source)
+    (call,) = function(analysis, "attend").attention_calls
+    return call.causal_flag.truth if call.causal_flag is not None else None
+
+
+@pytest.mark.parametrize(
+    "flag, truth",
+    [
+        ("True", True),
+        ("False", False),
+        ("T > 1", True),
+        ("1 < T", True),
+        ("T >= 2", True),
+        ("q.size(2) != 1", True),
+        ("q.shape[-2] > 1", True),
+        ("T == 1", None),
+        ("T > 4", None),  # short sequences are ordinary too
+        ("not T > 1", False),
+        ("T > 1 and mask is None", None),
+        ("mask is None", None),
+        ("T > 1 and True", True),
+        ("T > 1 and False", False),
+        ("mask is None or T > 1", True),
+        ("self.is_causal", None),
+        ("heads > 1", None),  # a constant-sized parameter, not a size read from a tensor
+    ],
+)
+def test_the_truth_of_a_causal_flag(flag, truth):
+    source = f"""
+    import torch.nn.functional as F
+
+    def attend(q, k, v, mask, heads=8):
+        B, H, T, D = q.shape
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal={flag})
+    """
+    assert _flag(source) is truth
+
+
+def test_a_flag_cleared_on_one_path_has_no_truth_at_the_join():
+    source = """
+    import torch.nn.functional as F
+
+    def attend(q, k, v, mask=None):
+        causal = q.size(-2) > 1
+        if mask is not None:
+            causal = False
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    """
+    assert _flag(source) is None
