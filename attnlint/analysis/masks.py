@@ -68,16 +68,37 @@ def keyword_for(api: str, param: str) -> Optional[str]:
     return alias if alias in keywords else None
 
 
-def from_param(name: str) -> Optional[MaskFacts]:
+# A padding mask named after what it pads (`encoder_padding_mask`, `src_pad_mask`,
+# `enc_key_padding_mask`) means what the bare name means.
+_PADDING_SUFFIXES = ("key_padding_mask", "padding_mask", "pad_mask")
+
+
+def _named_padding_mask(name: str) -> Optional[MaskFacts]:
     if name in _PARAM_MASKS:
-        return replace(_PARAM_MASKS[name], param=name)
+        return _PARAM_MASKS[name]
+    for suffix in _PADDING_SUFFIXES:
+        if name.endswith("_" + suffix) and not name.startswith("_"):
+            return _PARAM_MASKS[suffix]
+    return None
+
+
+def from_param(name: str) -> Optional[MaskFacts]:
+    named = _named_padding_mask(name)
+    if named is not None:
+        return replace(named, param=name)
     if name in _GENERIC_MASK_NAMES:
         return MaskFacts(origin="argument", param=name)
     return None
 
 
 def is_mask_param(name: str) -> bool:
-    return name in _PARAM_MASKS or name in _GENERIC_MASK_NAMES
+    return _named_padding_mask(name) is not None or name in _GENERIC_MASK_NAMES
+
+
+def names_padding(name: str) -> bool:
+    """The name says a padding mask (`attention_mask`, `key_padding_mask`, `src_pad_mask`), not
+    just some mask (`mask`, `causal_mask`)."""
+    return _named_padding_mask(name) is not None
 
 
 def invert(mask: MaskFacts) -> MaskFacts:

@@ -101,3 +101,62 @@ def test_a_flag_cleared_on_one_path_has_no_truth_at_the_join():
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
     """
     assert _flag(source) is None
+
+
+@pytest.mark.parametrize(
+    "name, padding",
+    [
+        ("attention_mask", True),
+        ("key_padding_mask", True),
+        ("encoder_padding_mask", True),
+        ("src_pad_mask", True),
+        ("memory_key_padding_mask", True),
+        ("mask", False),
+        ("causal_mask", False),
+        ("padding_mask_cache", False),
+        ("_padding_mask", False),
+    ],
+)
+def test_which_names_say_a_padding_mask(name, padding):
+    from attnlint.analysis import masks
+
+    assert masks.names_padding(name) is padding
+
+
+def test_a_suffixed_padding_mask_parameter_reaching_a_fill_is_a_mask_into_attention():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class SourceAttention(nn.Module):
+            def forward(self, x, memory, encoder_padding_mask=None):
+                s = torch.bmm(x, memory.transpose(1, 2))
+                if encoder_padding_mask is not None:
+                    s = s.masked_fill(encoder_padding_mask.unsqueeze(1), float("-inf"))
+                return torch.bmm(torch.softmax(s, dim=-1), memory)
+        """
+    )
+    assert analysis.forward_of("SourceAttention").masks_into_attention() == {"encoder_padding_mask"}
+
+
+def test_unread_padding_masks_are_the_padding_masks_bound_and_never_read():
+    from attnlint.analysis import attention
+
+    analysis, _ = analyse(
+        """
+        def f(batch, tokens):
+            encoder_padding_mask = batch["encoder_padding_mask"]
+            memory, memory_pad_mask = batch["memory"]
+            src_pad_mask = tokens.eq(0)
+            key_padding_mask = None
+            mask = tokens > 0
+            return g(src_pad_mask, memory)
+
+        def h(batch):
+            pad_mask = batch["pad_mask"]
+            return call(**locals())
+        """
+    )
+    assert set(attention.unread_padding_masks(function(analysis, "f"))) == {"encoder_padding_mask", "memory_pad_mask"}
+    assert attention.unread_padding_masks(function(analysis, "h")) == {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attnlint.analysis import masks
+from attnlint.analysis import attention, masks
 from attnlint.analysis.flow import FunctionFacts
 from attnlint.analysis.values import AttentionCallSite
 from attnlint.diagnostics import Applicability
@@ -22,7 +22,13 @@ class UnmaskedPadding(Rule):
     - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
       (right padding with `is_causal=True` is fine);
-    - a block that accepts a mask and does not pass it on to the attention submodule it calls.
+    - a block that accepts a mask and does not pass it on to the attention submodule it calls;
+    - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
+      encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
+      or a submodule whose forward masks with a mask parameter) is given no mask.
+
+    A mask is told by its name: `attention_mask`, `key_padding_mask`, `padding_mask`, `pad_mask`,
+    and those names with a prefix saying what is padded (`encoder_padding_mask`, `src_pad_mask`).
 
     ## Why is this bad?
     Without the mask, every real token attends to the padding. The outputs then depend on how
@@ -49,6 +55,7 @@ class UnmaskedPadding(Rule):
         protocols = ctx.analysis.interface_parameters()
         for function in ctx.analysis.functions:
             self._unused_mask_parameters(ctx, function, protocols)
+            self._unread_mask_locals(ctx, function)
             for call in function.attention_calls:
                 self._padded_batch_without_mask(ctx, call)
             for site in function.softmax_sites:
@@ -74,6 +81,32 @@ class UnmaskedPadding(Rule):
             ctx.report(
                 function.param_nodes[name].name,
                 f"`{name}` is accepted but never used: the attention in `{function.name}` also attends to padding",
+                fix=fix,
+            )
+
+    def _unread_mask_locals(self, ctx: RuleContext, function: FunctionFacts) -> None:
+        """A padding mask bound here and never read, while the attention this function calls
+        (an API or a submodule whose forward masks its attention) is given no mask at all."""
+        unread = attention.unread_padding_masks(function)
+        if not unread:
+            return
+        calls = [
+            c
+            for c in function.attention_calls
+            if not c.mask_keywords and not any(a.star for a in c.call.args) and self._takes_mask(ctx, c)
+        ]
+        for call in calls:
+            names = " and ".join(f"`{n}`" for n in unread)
+            fix = None
+            if len(calls) == 1 and len(unread) == 1:
+                (name,) = unread
+                keyword = self._keyword_for(ctx, call, name)
+                if keyword is not None:
+                    fix = set_keyword(call.call, keyword, name, f"Pass `{keyword}={name}` on")
+            ctx.report(
+                call.call,
+                f"{names} {'is' if len(unread) == 1 else 'are'} set here but never used, and this "
+                "attention gets no mask: it also attends to the padding",
                 fix=fix,
             )
 
@@ -495,6 +528,68 @@ class UnmaskedPadding(Rule):
 
             if __name__ == "__main__":
                 train(Classifier(), DataLoader([], collate_fn=collate_batch))
+            """
+        ),
+        # A padding mask read from the batch and handed on to the layer that masks with it.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class CrossAttention(nn.Module):
+                def forward(self, x, memory, memory_pad_mask=None):
+                    s = x @ memory.transpose(1, 2) * x.size(-1) ** -0.5
+                    if memory_pad_mask is not None:
+                        s = s.masked_fill(memory_pad_mask[:, None, :], -1e9)
+                    return torch.softmax(s, dim=-1) @ memory
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cross = CrossAttention()
+                def forward(self, x, batch):
+                    memory = batch["memory"]
+                    memory_pad_mask = batch["memory_pad_mask"]
+                    return self.cross(x, memory, memory_pad_mask)
+            """
+        ),
+        # A padding mask bound but unused, and a layer that takes no mask: nothing to give it to.
+        Valid(
+            """
+            import torch.nn as nn
+            class Mixer(nn.Module):
+                def forward(self, x):
+                    return x.mean(1, keepdim=True).expand_as(x)
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mix = Mixer()
+                def forward(self, x, tokens):
+                    src_pad_mask = tokens.eq(0)
+                    return self.mix(x)
+            """
+        ),
+        # A mask name bound to None and an attention given everything by keyword expansion.
+        Valid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, options):
+                    key_padding_mask = None
+                    return self.attn(x, x, x, need_weights=False)[0]
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, batch):
+                    key_padding_mask = batch["key_padding_mask"]
+                    return self.attn(x, x, x, **batch["attn_kwargs"])[0]
             """
         ),
     ]
@@ -933,5 +1028,71 @@ class UnmaskedPadding(Rule):
             if __name__ == "__main__":
                 train(Classifier(), DataLoader([], collate_fn=collate_batch))
             """,
+        ),
+            # The decoder reads the source padding mask and forgets to give it to its attention layers.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class SourceAttention(nn.Module):
+                def forward(self, x, memory, src_padding_mask=None):
+                    s = torch.bmm(x, memory.transpose(1, 2)) * x.size(-1) ** -0.5
+                    if src_padding_mask is not None:
+                        s = s.masked_fill(src_padding_mask.unsqueeze(1), float("-inf"))
+                    return torch.bmm(torch.softmax(s, dim=-1), memory)
+            class Decoder(nn.Module):
+                def __init__(self, layers):
+                    super().__init__()
+                    self.layers = nn.ModuleList([SourceAttention() for _ in range(layers)])
+                def forward(self, x, encoder_state):
+                    memory, src_padding_mask = encoder_state
+                    for layer in self.layers:
+                        x = x + layer(x, memory)
+                    return x
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class SourceAttention(nn.Module):
+                def forward(self, x, memory, src_padding_mask=None):
+                    s = torch.bmm(x, memory.transpose(1, 2)) * x.size(-1) ** -0.5
+                    if src_padding_mask is not None:
+                        s = s.masked_fill(src_padding_mask.unsqueeze(1), float("-inf"))
+                    return torch.bmm(torch.softmax(s, dim=-1), memory)
+            class Decoder(nn.Module):
+                def __init__(self, layers):
+                    super().__init__()
+                    self.layers = nn.ModuleList([SourceAttention() for _ in range(layers)])
+                def forward(self, x, encoder_state):
+                    memory, src_padding_mask = encoder_state
+                    for layer in self.layers:
+                        x = x + layer(x, memory, src_padding_mask=src_padding_mask)
+                    return x
+            """,
+            line=16,
+        ),
+        # A padding mask built from the tokens, then SDPA called without it.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            PAD = 0
+            def encode(tokens, q, k, v):
+                enc_pad_mask = tokens == PAD
+                return F.scaled_dot_product_attention(q, k, v)
+            """,
+            line=5,
+        ),
+        # A mask parameter named after what it pads, unused.
+        Invalid(
+            """
+            import torch.nn as nn
+            class CrossBlock(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, memory, memory_key_padding_mask=None):
+                    return self.attn(x, memory, memory, need_weights=False)[0]
+            """,
+            line=6,
         ),
     ]
