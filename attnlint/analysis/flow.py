@@ -109,6 +109,8 @@ class FunctionFacts:
             facts = site.mask.mask
             if facts is not None and facts.param:
                 reached.add(facts.param)
+            if facts is not None:
+                reached.update(facts.parts_from)  # `causal & attention_mask[:, None, None, :]`
         for call in self.attention_calls:
             reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
         return reached

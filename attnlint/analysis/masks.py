@@ -177,9 +177,17 @@ def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
     """`a & b` / `a | b` of two masks in one convention: still that convention. Combined with
     something we know nothing about (`kpm & ~kpm.all(-1, keepdim=True)`), whether a row can be
-    emptied is unknown."""
+    emptied is unknown. The parameters the parts came from are kept (`parts_from`)."""
     if a is None and b is None:
         return None
+    combined = _combine(a, b, op)
+    parts = frozenset(
+        p for facts in (a, b) if facts is not None for p in (facts.param, *facts.parts_from) if p is not None
+    )
+    return replace(combined, parts_from=parts) if parts and combined.param is None else combined
+
+
+def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> MaskFacts:
     if a is None or b is None:
         known = a or b
         return replace(known, can_mask_whole_row=None, buffer_node=None, uniform_rows=frozenset())

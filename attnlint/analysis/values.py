@@ -132,6 +132,9 @@ class MaskFacts:
     buffer_node: Optional[cst.CSTNode] = field(default=None, compare=False)
     # The parameter the mask came from, when it did (`attention_mask`).
     param: Optional[str] = None
+    # For a combination of masks (`causal & attention_mask[:, None, None, :]`): the parameters
+    # its parts came from (a combined mask is none of them, but each of them reaches its use).
+    parts_from: frozenset = frozenset()
     # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
     scaled: bool = False
 
@@ -498,6 +501,10 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             continue
         elif f.name == "shape":
             changes[f.name] = _join_shapes(va, vb)
+        elif f.name == "mask" and va != vb and (_is_none(a) or _is_none(b)):
+            # `mask = None; if lengths is not None: mask = ...`: None is no mask at all, so what
+            # the mask is, where there is one, is what the other path says.
+            changes[f.name] = vb if _is_none(a) else va
         elif va == vb:
             changes[f.name] = va
         else:
@@ -516,6 +523,11 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     if changes.get("shape") is not None and changes.get("rank") != len(changes["shape"]):
         changes["shape"] = None
     return Value(**changes)
+
+
+def _is_none(value: Value) -> bool:
+    """The literal None."""
+    return value.kind == "scalar" and isinstance(value.node, cst.Name) and value.node.value == "None"
 
 
 def _join_shapes(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:

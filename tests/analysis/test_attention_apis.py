@@ -4,7 +4,7 @@ holds it), and the truth of the `is_causal` flag they are given."""
 from __future__ import annotations
 
 import pytest
-from helpers import analyse, function
+from helpers import analyse, env, function
 
 SDPA_IN_AN_ATTRIBUTE = """
 import torch.nn as nn
@@ -160,3 +160,38 @@ def test_unread_padding_masks_are_the_padding_masks_bound_and_never_read():
     )
     assert set(attention.unread_padding_masks(function(analysis, "f"))) == {"encoder_padding_mask", "memory_pad_mask"}
     assert attention.unread_padding_masks(function(analysis, "h")) == {}
+
+
+def test_a_mask_that_is_none_on_one_path_is_the_other_paths_mask_and_a_combination_keeps_its_parts():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def forward(x, attention_mask=None):
+            T = x.size(1)
+            mask = None
+            if attention_mask is not None:
+                causal = torch.ones(T, T, dtype=torch.bool).tril()
+                mask = causal & attention_mask.bool()[:, None, None, :]
+            return mask
+        """
+    )
+    mask = env(analysis, "forward", "mask").mask
+    assert mask is not None and mask.origin == "combined"
+    assert mask.parts_from == {"attention_mask"}
+
+
+def test_a_slice_of_a_padded_list_is_padded():
+    analysis, _ = analyse(
+        """
+        PAD = 0
+
+        def f(ids, n):
+            full = [PAD] * (n - len(ids)) + ids
+            inputs = full[:-1]
+            first = full[0]
+            return inputs
+        """
+    )
+    assert env(analysis, "f", "inputs").padding.value == 0.0
+    assert env(analysis, "f", "first").padding is None

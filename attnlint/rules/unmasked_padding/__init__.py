@@ -117,7 +117,16 @@ class UnmaskedPadding(Rule):
             return  # pad_sequence pads on the right: causal attention never sees the padding
         if call.api == "submodule" and not self._takes_mask(ctx, call):
             return
-        ctx.report(call.call, "a padded batch (pad_sequence) goes into attention with no padding mask")
+        if call.api == "submodule":
+            forward = ctx.analysis.forward_of(call.callee_class)
+            taken = " or ".join(f"`{n}`" for n in sorted(forward.masks_into_attention())) if forward else ""
+            ctx.report(
+                call.call,
+                f"a padded batch goes into `{call.callee_class}` with no padding mask, though it takes {taken}: "
+                "real tokens attend to the padding",
+            )
+            return
+        ctx.report(call.call, "a padded batch goes into attention with no padding mask")
 
     def _padded_scores_without_mask(self, ctx: RuleContext, site) -> None:
         """Hand-written attention whose queries or keys come from a padded batch, with no fill
@@ -590,6 +599,71 @@ class UnmaskedPadding(Rule):
                 def forward(self, x, batch):
                     key_padding_mask = batch["key_padding_mask"]
                     return self.attn(x, x, x, **batch["attn_kwargs"])[0]
+            """
+        ),
+        # A left-padded batch given to the model with its mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            PAD = 0
+            class TinyLM(nn.Module):
+                def __init__(self, vocab=32, d=16, h=2):
+                    super().__init__()
+                    self.h = h
+                    self.emb = nn.Embedding(vocab, d)
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, ids, attention_mask=None):
+                    B, T = ids.shape
+                    q, k, v = self.qkv(self.emb(ids)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+                    allowed = None
+                    if attention_mask is not None:
+                        causal = torch.ones(T, T, dtype=torch.bool).tril()
+                        allowed = attention_mask.bool()[:, None, None, :] & causal
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+            def collate(seqs, n):
+                rows = []
+                for s in seqs:
+                    rows.append([PAD] * (n - len(s)) + s)
+                return torch.tensor(rows)
+            def step(model, seqs):
+                ids = collate(seqs, 8)
+                return model(ids, attention_mask=ids != PAD)
+            if __name__ == "__main__":
+                step(TinyLM(), [[3, 4, 5], [6]])
+            """
+        ),
+        # The same model over a batch nobody padded.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            PAD = 0
+            class TinyLM(nn.Module):
+                def __init__(self, vocab=32, d=16, h=2):
+                    super().__init__()
+                    self.h = h
+                    self.emb = nn.Embedding(vocab, d)
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, ids, attention_mask=None):
+                    B, T = ids.shape
+                    q, k, v = self.qkv(self.emb(ids)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+                    allowed = None
+                    if attention_mask is not None:
+                        causal = torch.ones(T, T, dtype=torch.bool).tril()
+                        allowed = attention_mask.bool()[:, None, None, :] & causal
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+            def collate(seqs, n):
+                rows = []
+                for s in seqs:
+                    rows.append([PAD] * (n - len(s)) + s)
+                return torch.tensor(rows)
+            def step(model, ids):
+                return model(ids)
+            if __name__ == "__main__":
+                step(TinyLM(), torch.randint(1, 32, (2, 8)))
             """
         ),
     ]
@@ -1094,5 +1168,40 @@ class UnmaskedPadding(Rule):
                     return self.attn(x, memory, memory, need_weights=False)[0]
             """,
             line=6,
+        ),
+        # A left-padded batch goes to a model that takes a padding mask, and gets none.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            PAD = 0
+            class TinyLM(nn.Module):
+                def __init__(self, vocab=32, d=16, h=2):
+                    super().__init__()
+                    self.h = h
+                    self.emb = nn.Embedding(vocab, d)
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, ids, attention_mask=None):
+                    B, T = ids.shape
+                    q, k, v = self.qkv(self.emb(ids)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+                    allowed = None
+                    if attention_mask is not None:
+                        causal = torch.ones(T, T, dtype=torch.bool).tril()
+                        allowed = attention_mask.bool()[:, None, None, :] & causal
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+            def collate(seqs, n):
+                rows = []
+                for s in seqs:
+                    rows.append([PAD] * (n - len(s)) + s)
+                return torch.tensor(rows)
+            def step(model, batches):
+                for ids in batches:
+                    logits = model(ids)
+                return logits
+            if __name__ == "__main__":
+                step(TinyLM(), [collate([[3, 4, 5], [6]], 8)])
+            """,
+            line=26,
         ),
     ]
