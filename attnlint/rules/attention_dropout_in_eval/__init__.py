@@ -53,6 +53,11 @@ class AttentionDropoutInEval(Rule):
         for function in ctx.analysis.functions:
             mode = dropout.mode_flag(ctx.analysis, function)
             if mode is None:
+                # A helper that cannot know the mode hands SDPA the rate its callers pass.
+                for call in function.attention_calls:
+                    rate = dropout.sdpa_dropout(call.call) if call.api == "sdpa" else None
+                    if rate is not None and _from_parameter(rate, function):
+                        self._rate_from_callers(ctx, function, rate.value)
                 continue
             for site in function.dropout_sites:
                 if not site.functional or site.training_given or not site.on_attention_weights or site.rate_is_zero:
@@ -72,11 +77,10 @@ class AttentionDropoutInEval(Rule):
                 if call.api != "sdpa":
                     continue
                 rate = dropout.sdpa_dropout(call.call)
-                if (
-                    rate is None
-                    or _from_parameter(rate, function)
-                    or dropout.depends_on_mode(function, call.call, rate)
-                ):
+                if rate is None or dropout.depends_on_mode(function, call.call, rate):
+                    continue
+                if _from_parameter(rate, function):
+                    self._rate_from_callers(ctx, function, rate.value)
                     continue
                 rate_code = ctx.code(rate)
                 fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
@@ -91,8 +95,35 @@ class AttentionDropoutInEval(Rule):
                     ),
                 )
 
+    def _rate_from_callers(self, ctx: RuleContext, helper, param: str) -> None:
+        """The helper hands its `param` to SDPA as is: a caller that knows its mode and passes a
+        rate that does not follow it (`self._attend(q, k, v, self.p)`) drops at evaluation."""
+        for passed in dropout.rates_from_callers(ctx.analysis, helper, param):
+            mode = dropout.mode_flag(ctx.analysis, passed.caller)
+            node = passed.rate
+            if mode is None or _is_zero(node) or _from_parameter(node, passed.caller):
+                continue
+            if dropout.depends_on_mode(passed.caller, passed.call, node):
+                continue
+            rate_code = ctx.code(node)
+            fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
+            ctx.report(
+                passed.call,
+                f"`{_short(rate_code)}` becomes scaled_dot_product_attention's `dropout_p` in `{helper.name}`, "
+                f"in every mode, evaluation and inference included; pass `{rate_code} if {mode} else 0.0`",
+                fix=NodeFix(
+                    f"Pass the rate only while training (`if {mode} else 0.0`)",
+                    Applicability.SAFE,
+                    (Replacement(node, fixed),),
+                ),
+            )
+
     VALID = VALID
     INVALID = INVALID
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
 
 
 def _from_parameter(rate: cst.BaseExpression, function) -> bool:

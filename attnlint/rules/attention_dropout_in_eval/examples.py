@@ -214,6 +214,33 @@ VALID = [
                 return self.kernel(q, k, v, dropout_p=self.p)
         """
     ),
+    # A helper handing its rate to SDPA, given a rate that follows the mode.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        def fused_attention(q, k, v, p):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        class Block(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+            def forward(self, q, k, v):
+                return fused_attention(q, k, v, self.p if self.training else 0.0)
+        """
+    ),
+    # The same helper called at inference with no dropout, and from code with no mode.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def fused_attention(q, k, v, p):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        def generate(q, k, v):
+            return fused_attention(q, k, v, 0.0)
+        def train_step(q, k, v, rate):
+            return fused_attention(q, k, v, rate)
+        """
+    ),
 ]
 
 INVALID = [
@@ -677,5 +704,33 @@ INVALID = [
                 return out
         """,
         line=6,
+    ),
+    # The rate reaches SDPA through a helper method; the caller knows its mode and ignores it.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CrossAttention(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+            def _sdpa(self, q, k, v, drop):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=drop)
+            def forward(self, q, k, v):
+                return self._sdpa(q, k, v, drop=self.cfg.attn_drop)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CrossAttention(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+            def _sdpa(self, q, k, v, drop):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=drop)
+            def forward(self, q, k, v):
+                return self._sdpa(q, k, v, drop=self.cfg.attn_drop if self.training else 0.0)
+        """,
+        line=10,
     ),
 ]
