@@ -195,3 +195,32 @@ def test_a_slice_of_a_padded_list_is_padded():
     )
     assert env(analysis, "f", "inputs").padding.value == 0.0
     assert env(analysis, "f", "first").padding is None
+
+
+def test_the_rates_callers_pass_to_a_helper_that_hands_its_parameter_to_sdpa():
+    from attnlint.analysis import dropout
+
+    analysis, module = analyse(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        def attend(q, k, v, p=0.0):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+
+        class Block(nn.Module):
+            def forward(self, q, k, v):
+                a = attend(q, k, v, self.p)
+                b = attend(q, k, v, p=self.p if self.training else 0.0)
+                c = attend(q, k, v)
+                return self._inner(q, k, v, self.q)
+
+            def _inner(self, q, k, v, p):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        """
+    )
+    passed = dropout.rates_from_callers(analysis, function(analysis, "attend"), "p")
+    assert [module.code_for_node(r.rate) for r in passed] == ["self.p", "self.p if self.training else 0.0"]
+    assert {r.caller.name for r in passed} == {"forward"}
+    inner = dropout.rates_from_callers(analysis, function(analysis, "_inner"), "p")
+    assert [module.code_for_node(r.rate) for r in inner] == ["self.q"]

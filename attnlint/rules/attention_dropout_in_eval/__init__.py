@@ -32,8 +32,13 @@ class AttentionDropoutInEval(Rule):
 
     Not reported: `nn.Dropout` modules (they follow `model.eval()`), calls that pass `training=`,
     dropout under `if self.training:` or with a rate computed as `p if self.training else 0.0`,
-    a rate that is a literal zero, SDPA's `dropout_p` taken from a parameter (the caller decides),
-    and functions with no way to know the mode.
+    a rate that is a literal zero, and functions with no way to know the mode.
+
+    SDPA's `dropout_p` taken from a parameter of a helper (`def attend(q, k, v, p)`) is the
+    caller's choice: it is checked at each call of the helper in the file instead, and reported
+    where a caller that knows its mode passes a rate that ignores it (`attend(q, k, v, self.p)`).
+    The name `F.scaled_dot_product_attention` kept in an attribute or a local
+    (`self._attention_call = F.scaled_dot_product_attention`) is SDPA when called.
 
     ## Fix safety
     The fix is safe: it adds `training=self.training` (or `module.training`, or the `training`
