@@ -4,7 +4,7 @@ with the convention that API reads."""
 
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -51,6 +51,7 @@ def sdpa(ev, call: Call):
             inputs=tuple(positional[:3]),
             mask_keywords=passed,
             is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
+            causal_flag=_value_of(node, values, causal_arg),
         )
     )
     query = positional[0] if positional else None
@@ -59,6 +60,14 @@ def sdpa(ev, call: Call):
     if query is not None and value is not None and query.shape is not None and value.shape is not None:
         shape = query.shape[:-1] + value.shape[-1:]
     return Value(kind="tensor", rank=query.rank if query else None, shape=shape, node=node)
+
+
+def _value_of(node: cst.Call, values: List[Value], arg: Optional[cst.Arg]) -> Optional[Value]:
+    """The value evaluated for one argument of the call (`values` follows `node.args`)."""
+    for a, value in zip(node.args, values):
+        if a is arg:
+            return value
+    return None
 
 
 def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], module: Value) -> Value:
@@ -83,6 +92,7 @@ def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], mo
             inputs=tuple(values[:3]),
             mask_keywords=tuple(passed),
             is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
+            causal_flag=_value_of(node, values, causal_arg),
         )
     )
     first = values[0] if values else None
@@ -90,6 +100,49 @@ def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], mo
     if kind == "MultiheadAttention":
         return Value(kind="tuple", elements=(output, Value(kind="tensor")), node=node)
     return output.with_(node=node)
+
+
+def unread_padding_masks(function) -> Dict[str, cst.Name]:
+    """Locals whose name says a padding mask (`pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
+    encoder_out["encoder_padding_mask"]`), bound to something other than None and never read in
+    the function: a mask the code obtained for its attention and then did not give it. Each name
+    maps to its first binding. Nothing when the body reads `locals()` (every name is handed on)."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef):
+        return {}
+    bound: Dict[str, cst.Name] = {}
+    targets = set()
+    for stmt in _walk(node.body):
+        if isinstance(stmt, cst.Assign) and not (isinstance(stmt.value, cst.Name) and stmt.value.value == "None"):
+            for target in stmt.targets:
+                for name in _target_names(target.target):
+                    targets.add(id(name))
+                    if masks.names_padding(name.value):
+                        bound.setdefault(name.value, name)
+    if not bound:
+        return {}
+    for n in _walk(node.body):
+        if isinstance(n, cst.Name) and id(n) not in targets:
+            if n.value == "locals":
+                return {}
+            bound.pop(n.value, None)
+    return bound
+
+
+def _target_names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 def _module_handler(kind: str):

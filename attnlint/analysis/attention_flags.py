@@ -5,6 +5,11 @@ some versions and backends and on others (CPU, torch 2.x) combines the mask with
 aligned causal mask, which is wrong whenever the queries are not the last keys' positions: a
 KV cache, cross attention, a prefix-LM mask. `nn.MultiheadAttention` reads `is_causal` as a hint
 that `attn_mask` *is* causal and may drop the mask for a fast path.
+
+The flag is often computed: `is_causal = T > 1` (causal except when decoding one token). Such a
+flag holds on ordinary inputs whether or not a mask is given, so it meets the mask as `True`
+does. A flag computed from the mask itself (`is_causal=mask is None`, `... and mask is None`) has
+no known truth, and is not reported. A value's `truth` (see :class:`Value`) is computed here.
 """
 
 from __future__ import annotations
@@ -24,10 +29,55 @@ if TYPE_CHECKING:  # pragma: no cover
 _CAUSAL_POSITION = {"sdpa": 5, "MultiheadAttention": 7}
 
 
+def comparison_truth(node: cst.Comparison, left: Value, rights: List[Value]) -> Optional[bool]:
+    """`T > 1`, `q.size(2) != 1`, `1 < seq_len`: a size read from a tensor (a scalar the code does
+    not know as a constant, and not a parameter) tested against a small literal in a way every
+    size above one passes. True then; None for every other comparison (`is None`, `==`, a
+    tensor's elements, a constant, a parameter)."""
+    if len(node.comparisons) != 1:
+        return None
+    comp = node.comparisons[0]
+    operator = comp.operator
+    literal = _int_literal(comp.comparator)
+    size = left
+    if literal is None and rights:
+        # `1 < T`: the literal on the left, the size on the right.
+        literal, size = _int_literal(node.left), rights[0]
+        mirrored = {cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual}
+        operator = mirrored.get(type(operator), type(operator))()
+    if literal is None or size.kind != "scalar" or size.sym is None or size.int_value is not None:
+        return None
+    if size.param is not None:
+        return None  # `heads > 1`, `causal > 0`: a setting the caller picks, not a size of the input
+    if isinstance(operator, cst.GreaterThan) and literal <= 1:
+        return True
+    if isinstance(operator, cst.GreaterThanEqual) and literal <= 2:
+        return True
+    if isinstance(operator, cst.NotEqual) and literal in (0, 1):
+        return True
+    return None
+
+
+def boolean_truth(node: cst.BooleanOperation, left: Value, right: Value) -> Optional[bool]:
+    """`a and b`, `a or b` over the truth of each side (None when it does not follow)."""
+    a, b = left.truth, right.truth
+    if isinstance(node.operator, cst.And):
+        if a is False or b is False:
+            return False
+        return True if a is True and b is True else None
+    if a is True or b is True:
+        return True
+    return False if a is False and b is False else None
+
+
+def _int_literal(node: cst.BaseExpression) -> Optional[int]:
+    return int(node.evaluated_value) if isinstance(node, cst.Integer) else None
+
+
 @dataclass(frozen=True)
 class CausalFlagWithMask:
     site: AttentionCallSite
-    flag: cst.BaseExpression  # the `True` given for is_causal
+    flag: cst.BaseExpression  # the expression given for is_causal (`True`, `is_causal`, `T > 1`)
     mask_node: cst.BaseExpression
     mask: Value
     # The query and key operands as written (SDPA: sizes for a lower-right causal mask).
@@ -37,6 +87,11 @@ class CausalFlagWithMask:
     @property
     def api(self) -> str:
         return self.site.api
+
+    @property
+    def flag_is_literal(self) -> bool:
+        """`is_causal=True` as written (not a flag computed at run time)."""
+        return isinstance(self.flag, cst.Name) and self.flag.value == "True"
 
     @property
     def mask_is_causal(self) -> Optional[bool]:
@@ -55,7 +110,10 @@ def causal_flags_with_masks(function: "FunctionFacts") -> List[CausalFlagWithMas
         if position is None:
             continue
         flag = argument(site.call, position, "is_causal")
-        if flag is None or not (isinstance(flag.value, cst.Name) and flag.value.value == "True"):
+        if flag is None:
+            continue
+        literal = isinstance(flag.value, cst.Name) and flag.value.value == "True"
+        if not literal and (site.causal_flag is None or site.causal_flag.truth is not True):
             continue
         for use in function.mask_uses:
             if use.call is site.call and use.keyword == "attn_mask":

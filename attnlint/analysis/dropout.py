@@ -90,6 +90,41 @@ def sdpa_dropout(call: cst.Call) -> Optional[cst.BaseExpression]:
     return node
 
 
+@dataclass
+class RatePassedOn:
+    """A call that gives a helper the rate it hands to SDPA (`self._attend(q, k, v, self.p)`)."""
+
+    caller: "FunctionFacts"
+    call: cst.Call
+    rate: cst.BaseExpression  # the argument, as the caller writes it
+
+
+def rates_from_callers(analysis: "ModuleAnalysis", function: "FunctionFacts", param: str) -> List[RatePassedOn]:
+    """The calls in this file of `function` (a function or a method) that pass `param`."""
+    from attnlint.analysis.summaries import param_names
+
+    definitions = analysis.summaries.definitions if analysis.summaries is not None else None
+    if definitions is None or not isinstance(function.node, cst.FunctionDef):
+        return []
+    found = []
+    for caller in analysis.functions:
+        for site in caller.calls:
+            if site.callee_class is not None:
+                target = definitions.method(site.callee_class, site.callee)
+            elif site.method:
+                target = definitions.method(caller.class_name, site.callee)
+            else:
+                definition = definitions.functions.get(site.callee)
+                target = (None, definition) if definition is not None else None
+            if target is None or target[1] is not function.node or any(a.star for a in site.call.args):
+                continue
+            names = param_names(function.node, target[0] is not None)
+            arg = argument(site.call, names.index(param) if param in names else 99, param)
+            if arg is not None:
+                found.append(RatePassedOn(caller=caller, call=site.call, rate=arg.value))
+    return found
+
+
 def mode_flag(analysis: "ModuleAnalysis", function: "FunctionFacts") -> Optional[str]:
     """The expression that says whether `function` runs in training mode, or None."""
     for name in MODE_PARAMETERS:

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from attnlint.analysis import handlers, masks, shapes
+from attnlint.analysis import attention_flags, handlers, masks, shapes
 from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.handlers import Call
@@ -109,6 +109,8 @@ class FunctionFacts:
             facts = site.mask.mask
             if facts is not None and facts.param:
                 reached.add(facts.param)
+            if facts is not None:
+                reached.update(facts.parts_from)  # `causal & attention_mask[:, None, None, :]`
         for call in self.attention_calls:
             reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
         return reached
@@ -628,9 +630,12 @@ class Evaluator:
             return self.constants[node.value]
         if node.value in ("True", "False", "None"):
             return Value(
-                kind="scalar", node=node, int_value=1 if node.value == "True" else 0 if node.value == "False" else None
+                kind="scalar",
+                node=node,
+                int_value=1 if node.value == "True" else 0 if node.value == "False" else None,
+                truth=node.value == "True",
             )
-        return Value(
+        return _function_reference(node, self.aliases) or Value(
             kind="unknown",
             role=role_from_name(node.value),
             node=node,
@@ -676,19 +681,22 @@ class Evaluator:
             mask = masks.invert(inner.mask) if inner.mask is not None else None
             return inner.with_(kind="tensor", node=node, scores=None, softmax=None, mask=mask, sym=None)
         if isinstance(node.operator, cst.Not):
-            return Value(kind="scalar")
+            return Value(kind="scalar", truth=None if inner.truth is None else not inner.truth)
         # Negation keeps rank but is not a score any more (`softmax(-dist)` is not Q·Kᵀ).
         return Value(kind=inner.kind, rank=inner.rank, shape=inner.shape, node=node)
 
     def _eval_Comparison(self, node: cst.Comparison) -> Value:
         left = self.eval(node.left)
         rights = [self.eval(comp.comparator) for comp in node.comparisons]
-        return masks.comparison(self, node, left, rights)
+        result = masks.comparison(self, node, left, rights)
+        truth = attention_flags.comparison_truth(node, left, rights)
+        return result if truth is None else result.with_(truth=truth)
 
     def _eval_BooleanOperation(self, node: cst.BooleanOperation) -> Value:
-        self.eval(node.left)
-        self.eval(node.right)
-        return UNKNOWN
+        left = self.eval(node.left)
+        right = self.eval(node.right)
+        truth = attention_flags.boolean_truth(node, left, right)
+        return UNKNOWN if truth is None else Value(kind="scalar", node=node, truth=truth)
 
     def _eval_Lambda(self, node) -> Value:
         return Value(kind="unknown", node=node)
@@ -718,7 +726,8 @@ class Evaluator:
             self.read_attributes.setdefault(key, sym)
             return Value(kind="unknown", role=role_from_name(attr), node=node, sym=sym)
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
-            return Value(kind="unknown", node=node)  # torch.float32, math.pi, F.softmax ...
+            # torch.float32, math.pi, F.softmax ... (a known callable is remembered as one)
+            return _function_reference(node, self.aliases) or Value(kind="unknown", node=node)
         receiver = self.eval(node.value)
         if receiver.kind == "module" and receiver.user_class and self.project is not None:
             # `config.pad_token_id`, `self.tokenizer.pad_token_id`: what the class sets.
@@ -822,6 +831,8 @@ class Evaluator:
             target = self.env.get(func.value, self.constants.get(func.value))
             if target is not None and target.kind == "module":
                 return modules.call_module_value(self, node, target, func.value)
+            if target is not None and target.function is not None:
+                return self.call_function(node, target.function)  # `attend = F.sdpa; attend(q, k, v)`
             if self.project is not None and func.value in self.project.external:
                 return modules.user_function(self, node, func.value)  # a function of another file here
             if qualified is not None:  # `from torch.nn.functional import softmax`
@@ -980,6 +991,15 @@ def owner_name(node) -> Optional[str]:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return "self." + node.attr.value
     return None
+
+
+def _function_reference(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[Value]:
+    """`F.scaled_dot_product_attention` named without being called: a value that remembers which
+    known callable it is, so that storing it (`self.attend = ...`) and calling it later is that call."""
+    qualified = canonical(qualify(node, aliases))
+    if not handlers.known_function(qualified):
+        return None
+    return Value(kind="unknown", node=node, function=qualified)
 
 
 def is_false(node: cst.BaseExpression) -> bool:

@@ -62,6 +62,13 @@ def _register(table: Dict[str, Handler], names):
     return decorate
 
 
+def known_function(qualified: Optional[str]) -> bool:
+    """Is `qualified` (canonical) a function one of the tables handles?"""
+    if qualified is None or "." not in qualified:
+        return False
+    return qualified in FUNCTIONS or qualified.rsplit(".", 1)[-1] in FUNCTIONS_BY_NAME
+
+
 def function(*names: str):
     return _register(FUNCTIONS, names)
 

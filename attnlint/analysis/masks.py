@@ -68,16 +68,37 @@ def keyword_for(api: str, param: str) -> Optional[str]:
     return alias if alias in keywords else None
 
 
-def from_param(name: str) -> Optional[MaskFacts]:
+# A padding mask named after what it pads (`encoder_padding_mask`, `src_pad_mask`,
+# `enc_key_padding_mask`) means what the bare name means.
+_PADDING_SUFFIXES = ("key_padding_mask", "padding_mask", "pad_mask")
+
+
+def _named_padding_mask(name: str) -> Optional[MaskFacts]:
     if name in _PARAM_MASKS:
-        return replace(_PARAM_MASKS[name], param=name)
+        return _PARAM_MASKS[name]
+    for suffix in _PADDING_SUFFIXES:
+        if name.endswith("_" + suffix) and not name.startswith("_"):
+            return _PARAM_MASKS[suffix]
+    return None
+
+
+def from_param(name: str) -> Optional[MaskFacts]:
+    named = _named_padding_mask(name)
+    if named is not None:
+        return replace(named, param=name)
     if name in _GENERIC_MASK_NAMES:
         return MaskFacts(origin="argument", param=name)
     return None
 
 
 def is_mask_param(name: str) -> bool:
-    return name in _PARAM_MASKS or name in _GENERIC_MASK_NAMES
+    return _named_padding_mask(name) is not None or name in _GENERIC_MASK_NAMES
+
+
+def names_padding(name: str) -> bool:
+    """The name says a padding mask (`attention_mask`, `key_padding_mask`, `src_pad_mask`), not
+    just some mask (`mask`, `causal_mask`)."""
+    return _named_padding_mask(name) is not None
 
 
 def invert(mask: MaskFacts) -> MaskFacts:
@@ -156,9 +177,17 @@ def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
     """`a & b` / `a | b` of two masks in one convention: still that convention. Combined with
     something we know nothing about (`kpm & ~kpm.all(-1, keepdim=True)`), whether a row can be
-    emptied is unknown."""
+    emptied is unknown. The parameters the parts came from are kept (`parts_from`)."""
     if a is None and b is None:
         return None
+    combined = _combine(a, b, op)
+    parts = frozenset(
+        p for facts in (a, b) if facts is not None for p in (facts.param, *facts.parts_from) if p is not None
+    )
+    return replace(combined, parts_from=parts) if parts and combined.param is None else combined
+
+
+def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> MaskFacts:
     if a is None or b is None:
         known = a or b
         return replace(known, can_mask_whole_row=None, buffer_node=None, uniform_rows=frozenset())

@@ -60,6 +60,9 @@ def self_call(ev, node: cst.Call, attr: str) -> Value:
         module = ev.cls.attrs.get(attr)
     if module is not None and module.kind == "module":
         return call_module_value(ev, node, module, attr)
+    if module is not None and module.function is not None:
+        # `self._attention_call = F.scaled_dot_product_attention` in __init__.
+        return ev.call_function(node, module.function)
     values = ev.args(node)
     role = role_from_name(attr)
     lowered = attr.lower()

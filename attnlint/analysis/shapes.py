@@ -443,6 +443,10 @@ def subscript(ev, node: cst.Subscript, base):
             return base.elements[index]
         if base.each is not None and index is not None:
             return base.each
+        if base.padded and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            # `full[:-1]`, `ids[1:]` of a padded list (inputs and targets shifted by one): the
+            # slice still holds the padding.
+            return Value(kind="tuple", node=node, padding=base.padding)
         return UNKNOWN
     removed = added = 0
     rank_known = True

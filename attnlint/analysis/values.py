@@ -135,6 +135,9 @@ class MaskFacts:
     buffer_node: Optional[cst.CSTNode] = field(default=None, compare=False)
     # The parameter the mask came from, when it did (`attention_mask`).
     param: Optional[str] = None
+    # For a combination of masks (`causal & attention_mask[:, None, None, :]`): the parameters
+    # its parts came from (a combined mask is none of them, but each of them reaches its use).
+    parts_from: frozenset = frozenset()
     # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
     scaled: bool = False
 
@@ -216,6 +219,8 @@ class AttentionCallSite:
     is_causal: bool = False
     # For api == "submodule": the class whose forward is called, when defined in this file.
     callee_class: Optional[str] = None
+    # The value given for `is_causal` (its `truth` says whether it holds on ordinary inputs).
+    causal_flag: Optional["Value"] = None
 
 
 @dataclass
@@ -474,6 +479,13 @@ class Value:
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
+    # A known callable referred to, not called (`self.attend = F.scaled_dot_product_attention`):
+    # its canonical qualified name, so that calling the name or attribute later is that call.
+    function: Optional[str] = None
+    # For flags: True when the value holds on the code's ordinary paths (the literal True, a test
+    # that a size exceeds one, `T > 1`), False when it never does (False, None); None: unknown.
+    # See attnlint.analysis.attention_flags.
+    truth: Optional[bool] = None
 
     def with_(self, **changes: Any) -> "Value":
         return replace(self, **changes)
@@ -536,7 +548,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         elif f.name == "shape":
             changes[f.name] = _join_shapes(va, vb)
         elif f.name == "mask":
-            changes[f.name] = _join_masks(va, vb)
+            changes[f.name] = _join_masks(va, vb)  # and see the None-literal case below
         elif va == vb:
             changes[f.name] = va
         else:

@@ -32,8 +32,13 @@ class AttentionDropoutInEval(Rule):
 
     Not reported: `nn.Dropout` modules (they follow `model.eval()`), calls that pass `training=`,
     dropout under `if self.training:` or with a rate computed as `p if self.training else 0.0`,
-    a rate that is a literal zero, SDPA's `dropout_p` taken from a parameter (the caller decides),
-    and functions with no way to know the mode.
+    a rate that is a literal zero, and functions with no way to know the mode.
+
+    SDPA's `dropout_p` taken from a parameter of a helper (`def attend(q, k, v, p)`) is the
+    caller's choice: it is checked at each call of the helper in the file instead, and reported
+    where a caller that knows its mode passes a rate that ignores it (`attend(q, k, v, self.p)`).
+    The name `F.scaled_dot_product_attention` kept in an attribute or a local
+    (`self._attention_call = F.scaled_dot_product_attention`) is SDPA when called.
 
     ## Fix safety
     The fix is safe: it adds `training=self.training` (or `module.training`, or the `training`
@@ -46,13 +51,18 @@ class AttentionDropoutInEval(Rule):
     summary = "dropout on attention weights that is not switched off at evaluation"
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.SAFE
-    triggers = ("dropout",)
+    triggers = ("dropout", "scaled_dot_product_attention")  # SDPA's rate may be positional
     recipe = "attention_dropout_in_eval"
 
     def check(self, ctx: RuleContext) -> None:
         for function in ctx.analysis.functions:
             mode = dropout.mode_flag(ctx.analysis, function)
             if mode is None:
+                # A helper that cannot know the mode hands SDPA the rate its callers pass.
+                for call in function.attention_calls:
+                    rate = dropout.sdpa_dropout(call.call) if call.api == "sdpa" else None
+                    if rate is not None and _from_parameter(rate, function):
+                        self._rate_from_callers(ctx, function, rate.value)
                 continue
             for site in function.dropout_sites:
                 if not site.functional or site.training_given or not site.on_attention_weights or site.rate_is_zero:
@@ -72,11 +82,10 @@ class AttentionDropoutInEval(Rule):
                 if call.api != "sdpa":
                     continue
                 rate = dropout.sdpa_dropout(call.call)
-                if (
-                    rate is None
-                    or _from_parameter(rate, function)
-                    or dropout.depends_on_mode(function, call.call, rate)
-                ):
+                if rate is None or dropout.depends_on_mode(function, call.call, rate):
+                    continue
+                if _from_parameter(rate, function):
+                    self._rate_from_callers(ctx, function, rate.value)
                     continue
                 rate_code = ctx.code(rate)
                 fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
@@ -91,8 +100,35 @@ class AttentionDropoutInEval(Rule):
                     ),
                 )
 
+    def _rate_from_callers(self, ctx: RuleContext, helper, param: str) -> None:
+        """The helper hands its `param` to SDPA as is: a caller that knows its mode and passes a
+        rate that does not follow it (`self._attend(q, k, v, self.p)`) drops at evaluation."""
+        for passed in dropout.rates_from_callers(ctx.analysis, helper, param):
+            mode = dropout.mode_flag(ctx.analysis, passed.caller)
+            node = passed.rate
+            if mode is None or _is_zero(node) or _from_parameter(node, passed.caller):
+                continue
+            if dropout.depends_on_mode(passed.caller, passed.call, node):
+                continue
+            rate_code = ctx.code(node)
+            fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
+            ctx.report(
+                passed.call,
+                f"`{_short(rate_code)}` becomes scaled_dot_product_attention's `dropout_p` in `{helper.name}`, "
+                f"in every mode, evaluation and inference included; pass `{rate_code} if {mode} else 0.0`",
+                fix=NodeFix(
+                    f"Pass the rate only while training (`if {mode} else 0.0`)",
+                    Applicability.SAFE,
+                    (Replacement(node, fixed),),
+                ),
+            )
+
     VALID = VALID
     INVALID = INVALID
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
 
 
 def _from_parameter(rate: cst.BaseExpression, function) -> bool:

@@ -186,6 +186,61 @@ VALID = [
                 return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_dropout)
         """
     ),
+    # SDPA kept in an attribute and called through it, its rate tied to the mode.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+                self.kernel = F.scaled_dot_product_attention
+            def forward(self, q, k, v):
+                return self.kernel(q, k, v, dropout_p=self.p if self.training else 0.0)
+        """
+    ),
+    # An attribute holding some other callable: not SDPA, whatever its keywords.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def __init__(self, p, kernel):
+                super().__init__()
+                self.p = p
+                self.kernel = kernel
+            def forward(self, q, k, v):
+                return self.kernel(q, k, v, dropout_p=self.p)
+        """
+    ),
+    # A helper handing its rate to SDPA, given a rate that follows the mode.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        def fused_attention(q, k, v, p):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        class Block(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+            def forward(self, q, k, v):
+                return fused_attention(q, k, v, self.p if self.training else 0.0)
+        """
+    ),
+    # The same helper called at inference with no dropout, and from code with no mode.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def fused_attention(q, k, v, p):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        def generate(q, k, v):
+            return fused_attention(q, k, v, 0.0)
+        def train_step(q, k, v, rate):
+            return fused_attention(q, k, v, rate)
+        """
+    ),
 ]
 
 INVALID = [
@@ -601,5 +656,81 @@ INVALID = [
                 w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
                 return F.dropout(w, self.p, training=self.training) @ v
         """,
+    ),
+    # SDPA kept in an attribute by __init__ and called through it.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+                self.kernel = F.scaled_dot_product_attention
+            def forward(self, q, k, v):
+                return self.kernel(q, k, v, dropout_p=self.p)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+                self.kernel = F.scaled_dot_product_attention
+            def forward(self, q, k, v):
+                return self.kernel(q, k, v, dropout_p=self.p if self.training else 0.0)
+        """,
+        line=9,
+    ),
+    # SDPA imported by name and bound to a local before the call.
+    Invalid(
+        """
+        from torch import nn
+        from torch.nn.functional import scaled_dot_product_attention
+        class Block(nn.Module):
+            def forward(self, q, k, v):
+                attend = scaled_dot_product_attention
+                out = attend(q, k, v, None, self.attn_p)
+                return out
+        """,
+        fixed="""
+        from torch import nn
+        from torch.nn.functional import scaled_dot_product_attention
+        class Block(nn.Module):
+            def forward(self, q, k, v):
+                attend = scaled_dot_product_attention
+                out = attend(q, k, v, None, self.attn_p if self.training else 0.0)
+                return out
+        """,
+        line=6,
+    ),
+    # The rate reaches SDPA through a helper method; the caller knows its mode and ignores it.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CrossAttention(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+            def _sdpa(self, q, k, v, drop):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=drop)
+            def forward(self, q, k, v):
+                return self._sdpa(q, k, v, drop=self.cfg.attn_drop)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class CrossAttention(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+            def _sdpa(self, q, k, v, drop):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=drop)
+            def forward(self, q, k, v):
+                return self._sdpa(q, k, v, drop=self.cfg.attn_drop if self.training else 0.0)
+        """,
+        line=10,
     ),
 ]

@@ -27,9 +27,13 @@ class CausalFlagWithMask(Rule):
     `nn.MultiheadAttention`, `is_causal` is a hint that `attn_mask` *is* the causal mask; with a
     padding mask the fast path may use a causal mask instead of it.
 
-    Not reported: `is_causal=True` alone, `is_causal` computed at run time
-    (`is_causal=mask is None`), `nn.MultiheadAttention` whose `attn_mask` is the causal mask
-    (the documented use of the hint) or comes from where the code does not show.
+    A flag computed as a test that the sequence is longer than one (`is_causal = T > 1`,
+    `is_causal=q.size(2) != 1`) is True on ordinary inputs, mask or no mask, and is reported too.
+
+    Not reported: `is_causal=True` alone, `is_causal` computed from the mask at run time
+    (`is_causal=mask is None`, `T > 1 and mask is None`), a flag the code does not show the value
+    of (`self.is_causal`, a parameter), `nn.MultiheadAttention` whose `attn_mask` is the causal
+    mask (the documented use of the hint) or comes from where the code does not show.
 
     ## Fix safety
     The fix is unsafe: it changes which keys some queries attend to. When the mask is itself a
@@ -38,7 +42,8 @@ class CausalFlagWithMask(Rule):
     query and key lengths agree, and right for a KV cache), and `is_causal` is dropped: `&` for a
     bool mask, `-inf` above the triangle for a float mask. For cross attention with no causal
     intent, remove the flag by hand instead. The fold is offered when the mask, the queries and the
-    keys are plain names and `torch` is imported.
+    keys are plain names, `torch` is imported and the flag is the literal `True`; a computed flag
+    (`T > 1`) gets no fix, since what the code means where it is False is for its author to say.
     """
 
     code = "ATN207"
@@ -62,6 +67,18 @@ class CausalFlagWithMask(Rule):
                         f"`is_causal=True` tells nn.MultiheadAttention that `attn_mask` "
                         f"`{ctx.code(found.mask_node)}` is the causal mask, but it is built from "
                         f"{found.mask.mask.origin}: the fast path may apply a causal mask instead of it",
+                    )
+                    continue
+                if not found.flag_is_literal:
+                    # `is_causal=T > 1`: true on ordinary inputs, whether or not the mask is given.
+                    # No fix: what the code means for the inputs where the flag is false (one
+                    # query, decoding) is for its author to say.
+                    ctx.report(
+                        found.site.call,
+                        f"scaled_dot_product_attention gets `attn_mask` `{ctx.code(found.mask_node)}` and "
+                        f"`is_causal={_short(ctx.code(found.flag))}`, which is True for any sequence longer than "
+                        "one, mask or no mask: some backends raise, others add a top-left aligned causal mask; "
+                        "fold causality into the mask, or set is_causal only when there is no mask",
                     )
                     continue
                 if causal:
@@ -98,3 +115,8 @@ class CausalFlagWithMask(Rule):
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _short(code: str, limit: int = 60) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -158,6 +158,50 @@ VALID = [
             return F.scaled_dot_product_attention(q, k, v, mask, 0.0, False)
         """
     ),
+    # A computed flag that is off whenever a mask is given.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class SelfAttention(nn.Module):
+            def forward(self, q, k, v, pad_mask=None):
+                B, H, T, D = q.shape
+                causal = T > 1 and pad_mask is None
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=pad_mask, is_causal=causal)
+        """
+    ),
+    # The flag cleared on the path that builds a mask.
+    Valid(
+        """
+        import torch
+        import torch.nn.functional as F
+        def attend(q, k, v, lengths=None):
+            use_causal = q.size(-2) != 1
+            mask = None
+            if lengths is not None:
+                mask = torch.arange(k.size(-2), device=k.device)[None, :] < lengths[:, None]
+                mask = mask[:, None, None, :]
+                use_causal = False
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=use_causal)
+        """
+    ),
+    # A size test the other way round: true only for a single query.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def attend(q, k, v, bias):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=q.size(-2) == 1)
+        """
+    ),
+    # A computed flag and no mask.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def attend(q, k, v):
+            seq_len = q.shape[2]
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=seq_len > 1)
+        """
+    ),
 ]
 
 INVALID = [
@@ -455,5 +499,32 @@ INVALID = [
                 x = F.scaled_dot_product_attention(q, k, v, attn_mask=((mask & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2))) if mask.dtype == torch.bool else mask.masked_fill(~torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2)), float("-inf"))), is_causal=False)
             return x
         """,
+    ),
+    # The flag computed from the query length: True for any prompt, padded or not.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Decoder(nn.Module):
+            def forward(self, q, k, v, keep=None):
+                B, H, T, D = q.shape
+                bias = None
+                if keep is not None:
+                    bias = (1.0 - keep[:, None, None, :].to(q.dtype)) * torch.finfo(q.dtype).min
+                causal = T > 1
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=causal)
+        """,
+        line=11,
+    ),
+    # The same test written inline, with the literal first.
+    Invalid(
+        """
+        import torch.nn.functional as F
+        def attend(q, k, v, key_padding_mask):
+            keep = ~key_padding_mask[:, None, None, :]
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=1 < q.size(2))
+        """,
+        line=4,
     ),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attnlint.analysis import masks
+from attnlint.analysis import attention, masks
 from attnlint.analysis.flow import FunctionFacts
 from attnlint.analysis.values import AttentionCallSite
 from attnlint.diagnostics import Applicability
@@ -22,7 +22,13 @@ class UnmaskedPadding(Rule):
     - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
       (right padding with `is_causal=True` is fine);
-    - a block that accepts a mask and does not pass it on to the attention submodule it calls.
+    - a block that accepts a mask and does not pass it on to the attention submodule it calls;
+    - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
+      encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
+      or a submodule whose forward masks with a mask parameter) is given no mask.
+
+    A mask is told by its name: `attention_mask`, `key_padding_mask`, `padding_mask`, `pad_mask`,
+    and those names with a prefix saying what is padded (`encoder_padding_mask`, `src_pad_mask`).
 
     ## Why is this bad?
     Without the mask, every real token attends to the padding. The outputs then depend on how
@@ -49,6 +55,7 @@ class UnmaskedPadding(Rule):
         protocols = ctx.analysis.interface_parameters()
         for function in ctx.analysis.functions:
             self._unused_mask_parameters(ctx, function, protocols)
+            self._unread_mask_locals(ctx, function)
             for call in function.attention_calls:
                 self._padded_batch_without_mask(ctx, call)
             for site in function.softmax_sites:
@@ -77,6 +84,32 @@ class UnmaskedPadding(Rule):
                 fix=fix,
             )
 
+    def _unread_mask_locals(self, ctx: RuleContext, function: FunctionFacts) -> None:
+        """A padding mask bound here and never read, while the attention this function calls
+        (an API or a submodule whose forward masks its attention) is given no mask at all."""
+        unread = attention.unread_padding_masks(function)
+        if not unread:
+            return
+        calls = [
+            c
+            for c in function.attention_calls
+            if not c.mask_keywords and not any(a.star for a in c.call.args) and self._takes_mask(ctx, c)
+        ]
+        for call in calls:
+            names = " and ".join(f"`{n}`" for n in unread)
+            fix = None
+            if len(calls) == 1 and len(unread) == 1:
+                (name,) = unread
+                keyword = self._keyword_for(ctx, call, name)
+                if keyword is not None:
+                    fix = set_keyword(call.call, keyword, name, f"Pass `{keyword}={name}` on")
+            ctx.report(
+                call.call,
+                f"{names} {'is' if len(unread) == 1 else 'are'} set here but never used, and this "
+                "attention gets no mask: it also attends to the padding",
+                fix=fix,
+            )
+
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
         if call.mask_keywords or not any(v.padded for v in call.inputs):
             return
@@ -84,7 +117,16 @@ class UnmaskedPadding(Rule):
             return  # pad_sequence pads on the right: causal attention never sees the padding
         if call.api == "submodule" and not self._takes_mask(ctx, call):
             return
-        ctx.report(call.call, "a padded batch (pad_sequence) goes into attention with no padding mask")
+        if call.api == "submodule":
+            forward = ctx.analysis.forward_of(call.callee_class)
+            taken = " or ".join(f"`{n}`" for n in sorted(forward.masks_into_attention())) if forward else ""
+            ctx.report(
+                call.call,
+                f"a padded batch goes into `{call.callee_class}` with no padding mask, though it takes {taken}: "
+                "real tokens attend to the padding",
+            )
+            return
+        ctx.report(call.call, "a padded batch goes into attention with no padding mask")
 
     def _padded_scores_without_mask(self, ctx: RuleContext, site) -> None:
         """Hand-written attention whose queries or keys come from a padded batch, with no fill
@@ -495,6 +537,133 @@ class UnmaskedPadding(Rule):
 
             if __name__ == "__main__":
                 train(Classifier(), DataLoader([], collate_fn=collate_batch))
+            """
+        ),
+        # A padding mask read from the batch and handed on to the layer that masks with it.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            class CrossAttention(nn.Module):
+                def forward(self, x, memory, memory_pad_mask=None):
+                    s = x @ memory.transpose(1, 2) * x.size(-1) ** -0.5
+                    if memory_pad_mask is not None:
+                        s = s.masked_fill(memory_pad_mask[:, None, :], -1e9)
+                    return torch.softmax(s, dim=-1) @ memory
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cross = CrossAttention()
+                def forward(self, x, batch):
+                    memory = batch["memory"]
+                    memory_pad_mask = batch["memory_pad_mask"]
+                    return self.cross(x, memory, memory_pad_mask)
+            """
+        ),
+        # A padding mask bound but unused, and a layer that takes no mask: nothing to give it to.
+        Valid(
+            """
+            import torch.nn as nn
+            class Mixer(nn.Module):
+                def forward(self, x):
+                    return x.mean(1, keepdim=True).expand_as(x)
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mix = Mixer()
+                def forward(self, x, tokens):
+                    src_pad_mask = tokens.eq(0)
+                    return self.mix(x)
+            """
+        ),
+        # A mask name bound to None and an attention given everything by keyword expansion.
+        Valid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, options):
+                    key_padding_mask = None
+                    return self.attn(x, x, x, need_weights=False)[0]
+            """
+        ),
+        Valid(
+            """
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, batch):
+                    key_padding_mask = batch["key_padding_mask"]
+                    return self.attn(x, x, x, **batch["attn_kwargs"])[0]
+            """
+        ),
+        # A left-padded batch given to the model with its mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            PAD = 0
+            class TinyLM(nn.Module):
+                def __init__(self, vocab=32, d=16, h=2):
+                    super().__init__()
+                    self.h = h
+                    self.emb = nn.Embedding(vocab, d)
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, ids, attention_mask=None):
+                    B, T = ids.shape
+                    q, k, v = self.qkv(self.emb(ids)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+                    allowed = None
+                    if attention_mask is not None:
+                        causal = torch.ones(T, T, dtype=torch.bool).tril()
+                        allowed = attention_mask.bool()[:, None, None, :] & causal
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+            def collate(seqs, n):
+                rows = []
+                for s in seqs:
+                    rows.append([PAD] * (n - len(s)) + s)
+                return torch.tensor(rows)
+            def step(model, seqs):
+                ids = collate(seqs, 8)
+                return model(ids, attention_mask=ids != PAD)
+            if __name__ == "__main__":
+                step(TinyLM(), [[3, 4, 5], [6]])
+            """
+        ),
+        # The same model over a batch nobody padded.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            PAD = 0
+            class TinyLM(nn.Module):
+                def __init__(self, vocab=32, d=16, h=2):
+                    super().__init__()
+                    self.h = h
+                    self.emb = nn.Embedding(vocab, d)
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, ids, attention_mask=None):
+                    B, T = ids.shape
+                    q, k, v = self.qkv(self.emb(ids)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+                    allowed = None
+                    if attention_mask is not None:
+                        causal = torch.ones(T, T, dtype=torch.bool).tril()
+                        allowed = attention_mask.bool()[:, None, None, :] & causal
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+            def collate(seqs, n):
+                rows = []
+                for s in seqs:
+                    rows.append([PAD] * (n - len(s)) + s)
+                return torch.tensor(rows)
+            def step(model, ids):
+                return model(ids)
+            if __name__ == "__main__":
+                step(TinyLM(), torch.randint(1, 32, (2, 8)))
             """
         ),
     ]
@@ -933,5 +1102,106 @@ class UnmaskedPadding(Rule):
             if __name__ == "__main__":
                 train(Classifier(), DataLoader([], collate_fn=collate_batch))
             """,
+        ),
+            # The decoder reads the source padding mask and forgets to give it to its attention layers.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class SourceAttention(nn.Module):
+                def forward(self, x, memory, src_padding_mask=None):
+                    s = torch.bmm(x, memory.transpose(1, 2)) * x.size(-1) ** -0.5
+                    if src_padding_mask is not None:
+                        s = s.masked_fill(src_padding_mask.unsqueeze(1), float("-inf"))
+                    return torch.bmm(torch.softmax(s, dim=-1), memory)
+            class Decoder(nn.Module):
+                def __init__(self, layers):
+                    super().__init__()
+                    self.layers = nn.ModuleList([SourceAttention() for _ in range(layers)])
+                def forward(self, x, encoder_state):
+                    memory, src_padding_mask = encoder_state
+                    for layer in self.layers:
+                        x = x + layer(x, memory)
+                    return x
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            class SourceAttention(nn.Module):
+                def forward(self, x, memory, src_padding_mask=None):
+                    s = torch.bmm(x, memory.transpose(1, 2)) * x.size(-1) ** -0.5
+                    if src_padding_mask is not None:
+                        s = s.masked_fill(src_padding_mask.unsqueeze(1), float("-inf"))
+                    return torch.bmm(torch.softmax(s, dim=-1), memory)
+            class Decoder(nn.Module):
+                def __init__(self, layers):
+                    super().__init__()
+                    self.layers = nn.ModuleList([SourceAttention() for _ in range(layers)])
+                def forward(self, x, encoder_state):
+                    memory, src_padding_mask = encoder_state
+                    for layer in self.layers:
+                        x = x + layer(x, memory, src_padding_mask=src_padding_mask)
+                    return x
+            """,
+            line=16,
+        ),
+        # A padding mask built from the tokens, then SDPA called without it.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            PAD = 0
+            def encode(tokens, q, k, v):
+                enc_pad_mask = tokens == PAD
+                return F.scaled_dot_product_attention(q, k, v)
+            """,
+            line=5,
+        ),
+        # A mask parameter named after what it pads, unused.
+        Invalid(
+            """
+            import torch.nn as nn
+            class CrossBlock(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, memory, memory_key_padding_mask=None):
+                    return self.attn(x, memory, memory, need_weights=False)[0]
+            """,
+            line=6,
+        ),
+        # A left-padded batch goes to a model that takes a padding mask, and gets none.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            PAD = 0
+            class TinyLM(nn.Module):
+                def __init__(self, vocab=32, d=16, h=2):
+                    super().__init__()
+                    self.h = h
+                    self.emb = nn.Embedding(vocab, d)
+                    self.qkv = nn.Linear(d, 3 * d)
+                def forward(self, ids, attention_mask=None):
+                    B, T = ids.shape
+                    q, k, v = self.qkv(self.emb(ids)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+                    allowed = None
+                    if attention_mask is not None:
+                        causal = torch.ones(T, T, dtype=torch.bool).tril()
+                        allowed = attention_mask.bool()[:, None, None, :] & causal
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=allowed is None)
+            def collate(seqs, n):
+                rows = []
+                for s in seqs:
+                    rows.append([PAD] * (n - len(s)) + s)
+                return torch.tensor(rows)
+            def step(model, batches):
+                for ids in batches:
+                    logits = model(ids)
+                return logits
+            if __name__ == "__main__":
+                step(TinyLM(), [collate([[3, 4, 5], [6]], 8)])
+            """,
+            line=26,
         ),
     ]

@@ -1,0 +1,226 @@
+"""Facts of the attention APIs: which calls are SDPA (also through a name or an attribute that
+holds it), and the truth of the `is_causal` flag they are given."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import analyse, env, function
+
+SDPA_IN_AN_ATTRIBUTE = """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+        self.kernel = F.scaled_dot_product_attention
+        self.other = some_kernel
+
+    def forward(self, q, k, v, mask):
+        a = self.kernel(q, k, v, attn_mask=mask, dropout_p=self.p)
+        b = self.other(q, k, v, attn_mask=mask, dropout_p=self.p)
+        return a + b
+"""
+
+
+def test_a_call_through_an_attribute_holding_sdpa_is_an_sdpa_call_and_another_attribute_is_not():
+    analysis, _ = analyse(SDPA_IN_AN_ATTRIBUTE)
+    calls = function(analysis, "forward").attention_calls
+    assert [c.api for c in calls] == ["sdpa"]
+    assert calls[0].mask_keywords == ("attn_mask",)
+    assert calls[0].call.func.attr.value == "kernel"
+
+
+def test_a_local_name_bound_to_sdpa_is_sdpa_and_a_join_of_two_callables_is_not():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.functional import scaled_dot_product_attention
+
+        def one(q, k, v):
+            attend = scaled_dot_product_attention
+            return attend(q, k, v)
+
+        def two(q, k, v, fast):
+            attend = torch.nn.functional.scaled_dot_product_attention if fast else slow_attention
+            return attend(q, k, v)
+        """
+    )
+    assert [c.api for c in function(analysis, "one").attention_calls] == ["sdpa"]
+    assert function(analysis, "two").attention_calls == []
+
+
+def _flag(source: str):
+    analysis, _ = analyse(source)
+    (call,) = function(analysis, "attend").attention_calls
+    return call.causal_flag.truth if call.causal_flag is not None else None
+
+
+@pytest.mark.parametrize(
+    "flag, truth",
+    [
+        ("True", True),
+        ("False", False),
+        ("T > 1", True),
+        ("1 < T", True),
+        ("T >= 2", True),
+        ("q.size(2) != 1", True),
+        ("q.shape[-2] > 1", True),
+        ("T == 1", None),
+        ("T > 4", None),  # short sequences are ordinary too
+        ("not T > 1", False),
+        ("T > 1 and mask is None", None),
+        ("mask is None", None),
+        ("T > 1 and True", True),
+        ("T > 1 and False", False),
+        ("mask is None or T > 1", True),
+        ("self.is_causal", None),
+        ("heads > 1", None),  # a constant-sized parameter, not a size read from a tensor
+    ],
+)
+def test_the_truth_of_a_causal_flag(flag, truth):
+    source = f"""
+    import torch.nn.functional as F
+
+    def attend(q, k, v, mask, heads=8):
+        B, H, T, D = q.shape
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal={flag})
+    """
+    assert _flag(source) is truth
+
+
+def test_a_flag_cleared_on_one_path_has_no_truth_at_the_join():
+    source = """
+    import torch.nn.functional as F
+
+    def attend(q, k, v, mask=None):
+        causal = q.size(-2) > 1
+        if mask is not None:
+            causal = False
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    """
+    assert _flag(source) is None
+
+
+@pytest.mark.parametrize(
+    "name, padding",
+    [
+        ("attention_mask", True),
+        ("key_padding_mask", True),
+        ("encoder_padding_mask", True),
+        ("src_pad_mask", True),
+        ("memory_key_padding_mask", True),
+        ("mask", False),
+        ("causal_mask", False),
+        ("padding_mask_cache", False),
+        ("_padding_mask", False),
+    ],
+)
+def test_which_names_say_a_padding_mask(name, padding):
+    from attnlint.analysis import masks
+
+    assert masks.names_padding(name) is padding
+
+
+def test_a_suffixed_padding_mask_parameter_reaching_a_fill_is_a_mask_into_attention():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class SourceAttention(nn.Module):
+            def forward(self, x, memory, encoder_padding_mask=None):
+                s = torch.bmm(x, memory.transpose(1, 2))
+                if encoder_padding_mask is not None:
+                    s = s.masked_fill(encoder_padding_mask.unsqueeze(1), float("-inf"))
+                return torch.bmm(torch.softmax(s, dim=-1), memory)
+        """
+    )
+    assert analysis.forward_of("SourceAttention").masks_into_attention() == {"encoder_padding_mask"}
+
+
+def test_unread_padding_masks_are_the_padding_masks_bound_and_never_read():
+    from attnlint.analysis import attention
+
+    analysis, _ = analyse(
+        """
+        def f(batch, tokens):
+            encoder_padding_mask = batch["encoder_padding_mask"]
+            memory, memory_pad_mask = batch["memory"]
+            src_pad_mask = tokens.eq(0)
+            key_padding_mask = None
+            mask = tokens > 0
+            return g(src_pad_mask, memory)
+
+        def h(batch):
+            pad_mask = batch["pad_mask"]
+            return call(**locals())
+        """
+    )
+    assert set(attention.unread_padding_masks(function(analysis, "f"))) == {"encoder_padding_mask", "memory_pad_mask"}
+    assert attention.unread_padding_masks(function(analysis, "h")) == {}
+
+
+def test_a_mask_that_is_none_on_one_path_is_the_other_paths_mask_and_a_combination_keeps_its_parts():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def forward(x, attention_mask=None):
+            T = x.size(1)
+            mask = None
+            if attention_mask is not None:
+                causal = torch.ones(T, T, dtype=torch.bool).tril()
+                mask = causal & attention_mask.bool()[:, None, None, :]
+            return mask
+        """
+    )
+    mask = env(analysis, "forward", "mask").mask
+    assert mask is not None and mask.origin == "combined"
+    assert mask.parts_from == {"attention_mask"}
+
+
+def test_a_slice_of_a_padded_list_is_padded():
+    analysis, _ = analyse(
+        """
+        PAD = 0
+
+        def f(ids, n):
+            full = [PAD] * (n - len(ids)) + ids
+            inputs = full[:-1]
+            first = full[0]
+            return inputs
+        """
+    )
+    assert env(analysis, "f", "inputs").padding.value == 0.0
+    assert env(analysis, "f", "first").padding is None
+
+
+def test_the_rates_callers_pass_to_a_helper_that_hands_its_parameter_to_sdpa():
+    from attnlint.analysis import dropout
+
+    analysis, module = analyse(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        def attend(q, k, v, p=0.0):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+
+        class Block(nn.Module):
+            def forward(self, q, k, v):
+                a = attend(q, k, v, self.p)
+                b = attend(q, k, v, p=self.p if self.training else 0.0)
+                c = attend(q, k, v)
+                return self._inner(q, k, v, self.q)
+
+            def _inner(self, q, k, v, p):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        """
+    )
+    passed = dropout.rates_from_callers(analysis, function(analysis, "attend"), "p")
+    assert [module.code_for_node(r.rate) for r in passed] == ["self.p", "self.p if self.training else 0.0"]
+    assert {r.caller.name for r in passed} == {"forward"}
+    inner = dropout.rates_from_callers(analysis, function(analysis, "_inner"), "p")
+    assert [module.code_for_node(r.rate) for r in inner] == ["self.q"]
