@@ -634,10 +634,23 @@ class Evaluator:
         return Value(kind="scalar", node=node, sym=from_float(float(node.evaluated_value)))
 
     def _eval_SimpleString(self, node) -> Value:
-        return Value(kind="scalar", node=node)
+        from attnlint.analysis.losses import string_text
+
+        # The text is kept for token strings (`stoi["<pad>"]`, see losses.token_lookup).
+        return Value(kind="scalar", node=node, text=string_text(node))
 
     _eval_ConcatenatedString = _eval_SimpleString
     _eval_FormattedString = _eval_SimpleString
+
+    def _eval_Dict(self, node: cst.Dict) -> Value:
+        from attnlint.analysis import losses
+
+        return losses.dict_literal(self, node)  # a vocabulary (`{"<pad>": 0, ...}`) or unknown
+
+    def _eval_DictComp(self, node: cst.DictComp) -> Value:
+        from attnlint.analysis import losses
+
+        return losses.dict_comprehension(self, node)  # `{t: i for i, t in enumerate(itos)}`
 
     def _eval_Tuple(self, node: cst.Tuple) -> Value:
         values = []
@@ -710,7 +723,12 @@ class Evaluator:
         return shapes.attribute(self, node, receiver, attr)
 
     def _eval_Subscript(self, node: cst.Subscript) -> Value:
+        from attnlint.analysis import losses
+
         base = self.eval(node.value)
+        token = losses.token_lookup(self, node, base)  # `vocab["<pad>"]`: a token id
+        if token is not None:
+            return token
         return shapes.subscript(self, node, base)
 
     def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from attnlint.analysis import masks
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -38,7 +39,7 @@ class CrossEntropyIgnoreIndex(Rule):
     code = "ATN201"
     name = "cross-entropy-ignore-index"
     summary = "cross-entropy `ignore_index` does not match the padding value of its targets"
-    fix_availability = FixAvailability.ALWAYS
+    fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     # A finding needs a loss; the padding may come from anywhere (pad_sequence, list padding,
     # a tokenizer, a collate function).
@@ -51,26 +52,45 @@ class CrossEntropyIgnoreIndex(Rule):
             if not targets.padded or site.reduction not in ("mean", "sum") or site.weighted:
                 continue  # per-token losses or class weights: the padding may be handled there
             pad = targets.padding.value
-            if pad is None or site.ignore_index is None or float(pad) == float(site.ignore_index):
+            if site.ignore_index is None:
                 continue
             pad_node = targets.padding.node
             # A module-level pad id stays a name (it is in scope wherever the loss is built); a
             # local or a literal becomes the int (ignore_index must be one).
             named = isinstance(pad_node, cst.Name) and pad_node.value in ctx.analysis.constants
-            pad_code = ctx.code(pad_node) if named else _number(pad)
+            if pad is None:
+                # A token id whose number is unknown (`tokenizer.pad_token_id`) is still an index
+                # into the vocabulary: never a negative ignore_index such as the default -100.
+                if not targets.padding.token_id or site.ignore_index >= 0 or pad_node is None:
+                    continue
+                padded_with = f"`{ctx.code(pad_node)}` (a token id)"
+                pad_code = ctx.code(pad_node) if named else None
+            elif float(pad) == float(site.ignore_index):
+                continue
+            else:
+                padded_with = _number(pad)
+                pad_code = ctx.code(pad_node) if named else _number(pad)
             where = (
                 "the default ignore_index=-100"
                 if site.ignore_index_node is None
                 else f"ignore_index={site.ignore_index}"
             )
             fix = None
-            if site.configured_at is not None:
+            # The fix sets ignore_index where the loss is configured; one that reads an
+            # expression (`ignore_index=self.ignore_index`) is configured further up: no fix.
+            ignore_node = site.ignore_index_node
+            configurable = (
+                ignore_node is None
+                or masks.number(ignore_node) is not None
+                or (isinstance(ignore_node, cst.Name) and ignore_node.value in ctx.analysis.constants)
+            )
+            if site.configured_at is not None and pad_code is not None and configurable:
                 fix = set_keyword(
                     site.configured_at, "ignore_index", pad_code, f"Set `ignore_index={pad_code}` (the padding value)"
                 )
             ctx.report(
                 site.call,
-                f"targets are padded with {_number(pad)} but the loss uses {where}: "
+                f"targets are padded with {padded_with} but the loss uses {where}: "
                 "padding positions are trained as real targets",
                 fix=fix,
             )
@@ -176,12 +196,12 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
             """
         ),
-        # Padding value unknown: silent.
+        # Padding value unknown, and not named as a token id: silent.
         Valid(
             """
             import torch.nn.functional as F
             from torch.nn.utils.rnn import pad_sequence
-            targets = pad_sequence(ts, batch_first=True, padding_value=tokenizer.pad_token_id)
+            targets = pad_sequence(ts, batch_first=True, padding_value=fill)
             loss = F.cross_entropy(logits.view(-1, V), targets.view(-1))
             """
         ),
