@@ -699,6 +699,8 @@ class Evaluator:
         return value
 
     def _eval_Attribute(self, node: cst.Attribute) -> Value:
+        from attnlint.analysis import losses
+
         attr = node.attr.value
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             key = "self." + attr
@@ -714,7 +716,21 @@ class Evaluator:
             return Value(kind="unknown", role=role_from_name(attr), node=node, sym=sym)
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
             return Value(kind="unknown", node=node)  # torch.float32, math.pi, F.softmax ...
+        if (
+            isinstance(node.value, cst.Name)
+            and node.value.value in self.class_names
+            and node.value.value not in self.env
+            and self.project is not None
+        ):
+            # `ByteTokenizer.pad_id`: a class attribute of a class defined here.
+            facts = self.project.analysis.classes.get(node.value.value)
+            if facts is not None and attr in facts.attrs and facts.attrs[attr].kind == "scalar":
+                return facts.attrs[attr]
         receiver = self.eval(node.value)
+        if receiver.kind == "module" and receiver.module_type == losses.PARSED_ARGUMENTS:
+            option = losses.option_value(self, attr, node)  # `args.pad_id` of `add_argument`
+            if option is not None:
+                return option
         if receiver.kind == "module" and receiver.user_class and self.project is not None:
             # `config.pad_token_id`, `self.tokenizer.pad_token_id`: what the class sets.
             facts = self.project.analysis.classes.get(receiver.module_type)

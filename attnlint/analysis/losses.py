@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
@@ -48,7 +48,7 @@ def padding_of(ev, node: cst.BaseExpression, value: Optional[Value] = None) -> P
         return Padding(value=float(value.int_value), node=node)
     if value.sym is not None and value.sym.is_const:
         return Padding(value=float(value.sym.coeff), node=node)
-    return Padding(value=None, node=node, token_id=value.token_id or names_token_id(ev, node))
+    return Padding(value=None, node=node, token_id=value.token_id or names_token_id(ev, node, value))
 
 
 # ------------------------------------------------------------------------------------------
@@ -71,10 +71,13 @@ def names_pad_id(name: Optional[str]) -> bool:
     )
 
 
-def names_token_id(ev, node: cst.BaseExpression) -> bool:
+def names_token_id(ev, node: cst.BaseExpression, value: Optional[Value] = None) -> bool:
     """An expression naming the pad token's id, whose number the analysis cannot read: an
     attribute (`tokenizer.pad_token_id`, `self.pad_idx`, `config.pad_token_id`) or a global. A
-    parameter counts only without a default (a default is what callers get; it may be -100)."""
+    parameter counts only without a default (a default is what callers get; it may be -100),
+    and so does an attribute set from one (`self.pad_id = pad_id` of `pad_id=-100`)."""
+    if value is not None and value.kind == "scalar" and not value.token_id:
+        return False  # a number computed or defaulted where we can see it, not a name alone
     if isinstance(node, cst.Attribute):
         return names_pad_id(node.attr.value)
     if isinstance(node, cst.Name) and names_pad_id(node.value):
@@ -143,6 +146,65 @@ def _token_index(ev, call: Call):
     if call.name == "index" and ids is None and call.receiver.kind != "unknown":
         return None
     return token_id_value(ids, values[0], call.node)
+
+
+# ------------------------------------------------------------------------------------------
+# Command-line options: `parser.add_argument("--pad-id", type=int, default=0)`
+# ------------------------------------------------------------------------------------------
+PARSED_ARGUMENTS = "argparse.Namespace"
+# The options of the module analysed last (modules are analysed one at a time; one entry keeps
+# no module alive after its run).
+_last_options: tuple = (None, {})
+
+
+@handlers.method("parse_args")
+def _parse_args(ev, call: Call):
+    """`args = parser.parse_args()`: an object whose attributes are the parser's options."""
+    ev.args(call.node)
+    return Value(kind="module", module_type=PARSED_ARGUMENTS, node=call.node)
+
+
+def option_value(ev, attr: str, node) -> Optional[Value]:
+    """`args.pad_id` of `add_argument("--pad_id", default=0)`: the command line may give another
+    number, so only what holds for every number a pad id can be is kept: it is a token id."""
+    summaries = ev.project
+    if summaries is None:
+        return None
+    global _last_options
+    module = summaries.analysis.module
+    cached_module, options = _last_options  # one tuple: read together even across threads
+    if cached_module is not module:
+        options = _defaults_of_options(module)
+        _last_options = (module, options)
+    default = options.get(attr)
+    if default is None:
+        return None
+    # An option defaulting to -100 is no token id, whatever its name says.
+    return Value(kind="scalar", node=node, token_id=default >= 0 and names_pad_id(attr))
+
+
+def _defaults_of_options(module: cst.Module) -> Dict[str, int]:
+    """Option name (as `args.<name>` reads it) -> its integer default, for every `add_argument`."""
+    from attnlint.analysis.flow import int_literal, walk_nodes
+
+    found: Dict[str, int] = {}
+    for node in walk_nodes(module):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        if node.func.attr.value != "add_argument" or not node.args:
+            continue
+        default = _flow()._arg(node, 99, "default")
+        dest = _flow()._arg(node, 99, "dest")
+        number = int_literal(default.value) if default is not None else None
+        names = [string_text(a.value) for a in node.args if a.keyword is None]
+        if dest is not None:
+            names = [string_text(dest.value)]
+        longs = [n for n in names if n and n.startswith("--")] or [n for n in names if n and not n.startswith("-")]
+        if number is None or not longs:
+            continue
+        name = longs[0].lstrip("-").replace("-", "_")
+        found[name] = number if name not in found or found[name] == number else -1
+    return found
 
 
 def dict_literal(ev, node: cst.Dict) -> Value:
@@ -264,7 +326,7 @@ def repeated_list(ev, items: Value, node) -> Value:
         number = _number_of(element)
         if number is not None or element.node is not None:
             token_id = number is None and element.node is not None and (
-                element.token_id or names_token_id(ev, element.node)
+                element.token_id or names_token_id(ev, element.node, element)
             )
             return Value(kind="tuple", node=node, padding=Padding(value=number, node=element.node, token_id=token_id))
     return Value(kind="tuple", node=node)

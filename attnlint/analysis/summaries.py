@@ -91,6 +91,18 @@ def bind_arguments(
     return bound
 
 
+def _int_defaults(node: cst.FunctionDef) -> Dict[str, int]:
+    """Parameters whose default is an integer literal (`ignore_index=-100`)."""
+    from attnlint.analysis.flow import int_literal
+
+    found = {}
+    for param in list(node.params.params) + list(node.params.kwonly_params):
+        number = int_literal(param.default) if param.default is not None else None
+        if number is not None:
+            found[param.name.value] = number
+    return found
+
+
 def informative(value: Optional[Value]) -> bool:
     """Does an argument value say more than a parameter's name does?"""
     if value is None or (value.kind == "unknown" and value.rank is None and value.sym is None):
@@ -326,8 +338,15 @@ class Summaries:
             owner, definition = targets[key]
             names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
             joined: Dict[str, Value] = {}
+            defaults = _int_defaults(definition)
             for name in names:
                 passed = [c.get(name) for c in calls]
+                if all(v is None for v in passed) and name in defaults:
+                    # Every call here relies on the default (`ignore_index=-100`): that number
+                    # is the parameter's value for them. Its size atom stays (shapes relate
+                    # names, not one caller's numbers).
+                    joined[name] = Value(kind="scalar", int_value=defaults[name])
+                    continue
                 if any(v is None for v in passed):
                     continue  # some caller relies on the default
                 value = passed[0]
