@@ -225,7 +225,8 @@ def _constant(value: Value) -> Optional[Value]:
         return value
     ids = token_ids_of(value)
     if ids is not None and any(pad_token_text(token) for token, _ in ids.ids):
-        return Value(kind="unknown", node=value.node, token_ids=ids)
+        # A list of specials stays a list (`SPECIALS + sorted(words)` keeps its positions).
+        return value if value.kind == "tuple" else Value(kind="unknown", node=value.node, token_ids=ids)
     return None
 
 

@@ -143,8 +143,6 @@ def _token_index(ev, call: Call):
     if len(values) != 1 or call.node.args[0].keyword is not None:
         return None
     ids = token_ids_of(call.receiver) if call.name == "index" else None
-    if call.name == "index" and ids is None and call.receiver.kind != "unknown":
-        return None
     return token_id_value(ids, values[0], call.node)
 
 
@@ -398,7 +396,7 @@ def _full(ev, call: Call):
     return result
 
 
-@handlers.function("torch.nn.functional.pad")
+@handlers.function("torch.nn.functional.pad", "torch.pad")  # names.canonical drops `nn.functional`
 def _functional_pad(ev, call: Call):
     """`F.pad(ids, (0, n - len(ids)), value=pad_id)`: padded with a pad id. Zero padding (the
     default) is how images, windows and blocks are padded too: not a padded batch by itself."""
