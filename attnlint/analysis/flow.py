@@ -727,6 +727,9 @@ class Evaluator:
             if facts is not None and attr in facts.attrs and facts.attrs[attr].kind == "scalar":
                 return facts.attrs[attr]
         receiver = self.eval(node.value)
+        field = losses.encoding_field(receiver, attr, node)  # `enc.input_ids` of a tokenizer
+        if field is not None:
+            return field
         if receiver.kind == "module" and receiver.module_type == losses.PARSED_ARGUMENTS:
             option = losses.option_value(self, attr, node)  # `args.pad_id` of `add_argument`
             if option is not None:
@@ -802,9 +805,12 @@ class Evaluator:
 
     # ------------------------------------------------------------------ calls
     def _eval_Call(self, node: cst.Call) -> Value:
-        from attnlint.analysis import modules
+        from attnlint.analysis import losses, modules
 
         func = node.func
+        encoded = losses.tokenizer_call(self, node)  # `tokenizer(texts, padding=True)`
+        if encoded is not None:
+            return encoded
         qualified = canonical(qualify(func, self.aliases))
         if qualified is not None and "." in qualified:
             return self.call_function(node, qualified)

@@ -133,6 +133,9 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
     key = ev.eval(key_node)
     if key.text is None:
         return None
+    field = encoding_field(base, key.text, node)
+    if field is not None:
+        return field
     return token_id_value(token_ids_of(base), key, node)
 
 
@@ -203,6 +206,64 @@ def _defaults_of_options(module: cst.Module) -> Dict[str, int]:
         name = longs[0].lstrip("-").replace("-", "_")
         found[name] = number if name not in found or found[name] == number else -1
     return found
+
+
+# ------------------------------------------------------------------------------------------
+# Tokenizers that pad: `tokenizer(texts, padding=True, return_tensors="pt")`, `tokenizer.pad(...)`
+# ------------------------------------------------------------------------------------------
+_TOKENIZER_WORDS = ("tokenizer", "tokeniser", "tok")
+# The fields of an encoding that hold token ids (padded with the pad token id); not the masks.
+_ID_FIELDS = ("input_ids",)
+
+
+def _names_tokenizer(node) -> bool:
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+    return isinstance(name, str) and any(w in _TOKENIZER_WORDS for w in words(name))
+
+
+def _pads(call: cst.Call, method: Optional[str]) -> bool:
+    """Does this tokenizer call pad? `.pad(...)` does; a call or `batch_encode_plus` only with
+    `padding=True`/`"longest"`/`"max_length"` (or the old `pad_to_max_length=True`)."""
+    flow = _flow()
+    if method == "pad":
+        return True
+    for keyword in ("padding", "pad_to_max_length"):
+        arg = flow._arg(call, 99, keyword)
+        if arg is None:
+            continue
+        literal = arg.value
+        if isinstance(literal, cst.Name):
+            return literal.value == "True"
+        text = string_text(literal)
+        return text in ("longest", "max_length")
+    return False
+
+
+def tokenizer_call(ev, node: cst.Call) -> Optional[Value]:
+    """`enc = tokenizer(texts, padding=True, return_tensors="pt")`: an encoding whose
+    `input_ids` are padded with the tokenizer's pad token id (a token id, so never -100)."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("pad", "batch_encode_plus", "__call__"):
+        owner, method = func.value, func.attr.value
+    elif isinstance(func, (cst.Name, cst.Attribute)):
+        owner, method = func, None
+    else:
+        return None
+    if not _names_tokenizer(owner) or not _pads(node, method):
+        return None
+    callee = ev.eval(func if method is None else owner)
+    if callee.kind == "module" and callee.user_class:
+        return None  # a tokenizer class of the checked code: its own code says how it pads
+    ev.args(node)
+    pad_id = cst.Attribute(value=owner, attr=cst.Name("pad_token_id"))
+    return Value(kind="unknown", node=node, padding=Padding(value=None, node=pad_id, token_id=True))
+
+
+def encoding_field(receiver: Value, field: Optional[str], node) -> Optional[Value]:
+    """`enc["input_ids"]`, `enc.input_ids` of a padding tokenizer's encoding."""
+    if receiver.kind != "unknown" or not receiver.padded or field not in _ID_FIELDS:
+        return None
+    return Value(kind="tensor", node=node, padding=receiver.padding)
 
 
 def dict_literal(ev, node: cst.Dict) -> Value:

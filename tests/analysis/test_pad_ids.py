@@ -228,3 +228,77 @@ def test_a_default_every_caller_keeps_is_the_parameter_value():
     other = "def other(net):\n            return Wrapper(net, ignore_index=0)"
     analysis, _ = analyse(source.format(other=other))
     assert _loss(analysis).ignore_index is None
+
+
+def test_a_vocabulary_and_an_instance_attribute_imported_from_another_module(tmp_path):
+    from pathlib import Path
+
+    import libcst as cst
+
+    from attnlint.analysis import analyze_module
+    from attnlint.analysis.project import Project
+
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text(
+        "from torch.nn.utils.rnn import pad_sequence\n"
+        "stoi = {w: i for i, w in enumerate(['<s>', '<pad>'] + WORDS)}\n"
+        "class Vocab:\n"
+        "    def __init__(self):\n"
+        "        self.pad_id = stoi['<pad>']\n"
+        "vocab = Vocab()\n"
+        "PAD = vocab.pad_id\n"
+        "def collate(batch):\n"
+        "    return pad_sequence(batch, batch_first=True, padding_value=PAD)\n"
+    )
+    train = package / "train.py"
+    train.write_text(
+        "import torch.nn.functional as F\n"
+        "from .data import collate, stoi\n"
+        "def loss(model, rows):\n"
+        "    batch = collate(rows)\n"
+        "    return F.cross_entropy(model(batch), batch, ignore_index=stoi['<s>'])\n"
+    )
+    analysis = analyze_module(cst.parse_module(train.read_text()), project=Project([tmp_path]), path=Path(train))
+    (site,) = analysis.sites("loss_sites")
+    assert site.targets.padding.value == 1
+    assert site.ignore_index == 0
+
+
+def test_a_tokenizer_that_pads_gives_input_ids_padded_with_its_pad_token_id():
+    analysis, _ = analyse(
+        """
+        def f(tokenizer, texts, features):
+            enc = tokenizer(texts, padding=True, return_tensors="pt")
+            by_key = enc["input_ids"]
+            by_attr = enc.input_ids
+            keep = enc["attention_mask"]
+            padded = tokenizer.pad(features, return_tensors="pt").input_ids
+            unpadded = tokenizer(texts, return_tensors="pt").input_ids
+            return by_key
+        """
+    )
+    for name in ("by_key", "by_attr", "padded"):
+        padding = env(analysis, "f", name).padding
+        assert padding.token_id and padding.value is None, name
+    assert not env(analysis, "f", "keep").padded
+    assert not env(analysis, "f", "unpadded").padded
+
+
+def test_a_tokenizer_class_of_the_checked_code_pads_as_its_code_says():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        class Tokenizer:
+            def __call__(self, texts, padding=False):
+                return torch.tensor([[ord(c) for c in t] for t in texts])
+
+        def f(texts):
+            tokenizer = Tokenizer()
+            ids = tokenizer(texts, padding=True)
+            return ids
+        """
+    )
+    assert not env(analysis, "f", "ids").padded

@@ -23,8 +23,8 @@ class CrossEntropyIgnoreIndex(Rule):
 
     Pad ids are read where they come from: a vocabulary (`vocab["<pad>"]`, a dict literal,
     `{t: i for i, t in enumerate(specials)}`, `specials.index("<pad>")`), a class or instance
-    attribute, a command-line option's default, a tensor of zeros filled row by row, or
-    `torch.cat` of a padded part. A pad id whose number cannot be read but that is a token id
+    attribute, a command-line option's default, a tensor of zeros filled row by row,
+    `torch.cat` of a padded part, or a tokenizer called with `padding=True` (its `input_ids`). A pad id whose number cannot be read but that is a token id
     (`tokenizer.pad_token_id`, a vocabulary lookup) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
 
@@ -596,6 +596,20 @@ class CrossEntropyIgnoreIndex(Rule):
 
             def loss(logits, rows):
                 return F.cross_entropy(logits.flatten(0, 1), collate(rows).flatten())
+            """
+        ),
+        # A padding tokenizer's input_ids as labels, their padding turned into -100 through the attention mask.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def lm_loss(model, tokenizer, texts):
+                enc = tokenizer(texts, padding="longest", return_tensors="pt")
+                labels = enc.input_ids.clone()
+                labels[enc.attention_mask == 0] = -100
+                logits = model(enc.input_ids)
+                return F.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten())
             """
         ),
     ]
@@ -1409,6 +1423,24 @@ class CrossEntropyIgnoreIndex(Rule):
                 parser = argparse.ArgumentParser()
                 parser.add_argument("--pad_id", type=int, default=0)
                 run(parser.parse_args(), nn.Identity(), [])
+            """,
+        ),
+        # A Hugging Face tokenizer called with padding=True: input_ids are padded with its pad token id.
+        Invalid(
+            """
+            import torch.nn.functional as F
+
+
+            class CausalLMTrainer:
+                def __init__(self, model, tokenizer):
+                    self.model = model
+                    self.tokenizer = tokenizer
+
+                def loss(self, texts):
+                    batch = self.tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+                    ids = batch["input_ids"]
+                    logits = self.model(ids[:, :-1])
+                    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
             """,
         ),
     ]
