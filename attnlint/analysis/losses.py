@@ -128,7 +128,11 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return None
     key_node = node.slice[0].slice.value
-    if not isinstance(key_node, (cst.SimpleString, cst.Name, cst.Attribute)):
+    # Only keys whose evaluation has no effects (the subscript's own evaluation reads them again).
+    simple = isinstance(key_node, cst.Name) or (
+        isinstance(key_node, cst.Attribute) and _flow().is_simple(key_node) and key_node.attr.value not in ("T", "mT")
+    )
+    if not (simple or isinstance(key_node, cst.SimpleString)):
         return None
     key = ev.eval(key_node)
     if key.text is None:
@@ -273,7 +277,10 @@ def dict_literal(ev, node: cst.Dict) -> Value:
         if not isinstance(element, cst.DictElement):
             return Value(kind="unknown", node=node)
         text = string_text(element.key)
-        number = ev.eval(element.value).int_value if text is not None else None
+        # Ids written as numbers or constants; other values are not evaluated (as before dicts
+        # were read at all: a call in a dict literal records no sites).
+        literal = isinstance(element.value, (cst.Integer, cst.UnaryOperation, cst.Name))
+        number = ev.eval(element.value).int_value if text is not None and literal else None
         if text is not None and number is not None:
             ids.append((text, number))
     return Value(kind="unknown", node=node, token_ids=TokenIds(tuple(ids)) if ids else None)

@@ -115,6 +115,9 @@ def informative(value: Optional[Value]) -> bool:
         or value.kind in ("module", "tuple")
         or value.scaled is True
         or (value.kind == "scalar" and value.int_value is not None)
+        or value.text is not None  # a token string (`lookup(stoi, "<pad>")`)
+        or value.token_id
+        or value.token_ids is not None
         or (value.rank is None and value.sym is not None and not _bare_atom(value.sym))
     )
 
@@ -201,6 +204,10 @@ def _abstract(value: Value):
         value.int_value,
         len(value.elements),
         id(value.ctor) if value.ctor is not None else None,
+        # `lookup(stoi, "<pad>")` and `lookup(stoi, "<unk>")` are different calls.
+        value.text,
+        value.token_id,
+        value.token_ids,
     )
 
 

@@ -302,3 +302,21 @@ def test_a_tokenizer_class_of_the_checked_code_pads_as_its_code_says():
         """
     )
     assert not env(analysis, "f", "ids").padded
+
+
+def test_a_helper_looking_tokens_up_is_summarised_per_token():
+    analysis, _ = analyse(
+        """
+        stoi = {t: i for i, t in enumerate(["<s>", "<pad>"])}
+
+        def tok_id(t):
+            return stoi[t]
+
+        def f():
+            bos = tok_id("<s>")
+            pad = tok_id("<pad>")
+            return pad
+        """
+    )
+    assert env(analysis, "f", "bos").int_value == 0
+    assert env(analysis, "f", "pad").int_value == 1
