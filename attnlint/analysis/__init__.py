@@ -167,7 +167,9 @@ def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
     return parents
 
 
-def analyze_module(module: cst.Module, project: Optional[Project] = None, path=None) -> ModuleAnalysis:
+def analyze_module(
+    module: cst.Module, project: Optional[Project] = None, path=None, _late: Optional[Dict[str, Value]] = None
+) -> ModuleAnalysis:
     """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
     of the checked tree be read: their constants and the summaries of their functions."""
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
@@ -182,13 +184,11 @@ def analyze_module(module: cst.Module, project: Optional[Project] = None, path=N
     evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names, constants=imported)
     evaluator.run(module.body)
     analysis.constants = dict(imported)
-    analysis.constants.update(
-        {
-            name: value
-            for name, value in evaluator.env.items()
-            if (value.kind == "scalar" and value.int_value is not None) or value.kind == "module"
-        }
-    )
+    analysis.constants.update(_late or {})
+    for name, value in evaluator.env.items():
+        constant = _constant(value)
+        if constant is not None:
+            analysis.constants[name] = constant
     _walk(module.body, analysis, None)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
@@ -198,9 +198,36 @@ def analyze_module(module: cst.Module, project: Optional[Project] = None, path=N
     )
     evaluator.run(module.body)
     top.final_env = evaluator.env
+    if _late is None:
+        # Numbers the module reads from instances of its own classes (`vocab = Vocab(...)`,
+        # `PAD_IDX = vocab.pad_idx`) are known only once the classes are: analyse the module
+        # again with them, so that the functions reading them see them.
+        late = {}
+        for name, value in evaluator.env.items():
+            constant = _constant(value)
+            if constant is not None and constant.kind == "scalar" and name not in analysis.constants:
+                late[name] = constant
+        if late:
+            return analyze_module(module, project=project, path=path, _late=late)
     analysis.functions.insert(0, top)
     _refine_by_callers(analysis, summaries)
     return analysis
+
+
+def _constant(value: Value) -> Optional[Value]:
+    """What a module-level binding contributes to the constants functions see: numbers (and pad
+    token ids), modules, pad token strings and vocabularies (`stoi`, a list of specials)."""
+    from attnlint.analysis.losses import pad_token_text, vocabulary_of
+
+    if value.kind == "scalar" and (value.int_value is not None or value.token_id or pad_token_text(value.text)):
+        return value
+    if value.kind == "module":
+        return value
+    ids = vocabulary_of(value)
+    if ids is not None and any(pad_token_text(token) for token, _ in ids.ids):
+        # A list of specials stays a list (`SPECIALS + sorted(words)` keeps its positions).
+        return value if value.kind == "tuple" else Value(kind="unknown", node=value.node, vocabulary=ids)
+    return None
 
 
 _CONTEXT_ROUNDS = 2
@@ -218,7 +245,9 @@ def _imports_from_project(
             continue
         if target not in analysis.imported_files:
             analysis.imported_files.append(target)
-        if name in other.constants and other.constants[name].kind == "scalar":
+        if name in other.constants and (
+            other.constants[name].kind == "scalar" or other.constants[name].vocabulary is not None
+        ):
             constants[local] = foreign(other.constants[name])
         elif other.summaries is not None and name in other.summaries.definitions.functions:
             summaries.external[local] = (other.summaries, name)

@@ -652,10 +652,23 @@ class Evaluator:
         return Value(kind="scalar", node=node, sym=from_float(float(node.evaluated_value)))
 
     def _eval_SimpleString(self, node) -> Value:
-        return Value(kind="scalar", node=node)
+        from attnlint.analysis.losses import string_text
+
+        # The text is kept for token strings (`stoi["<pad>"]`, see losses.token_lookup).
+        return Value(kind="scalar", node=node, text=string_text(node))
 
     _eval_ConcatenatedString = _eval_SimpleString
     _eval_FormattedString = _eval_SimpleString
+
+    def _eval_Dict(self, node: cst.Dict) -> Value:
+        from attnlint.analysis import losses
+
+        return losses.dict_literal(self, node)  # a vocabulary (`{"<pad>": 0, ...}`) or unknown
+
+    def _eval_DictComp(self, node: cst.DictComp) -> Value:
+        from attnlint.analysis import losses
+
+        return losses.dict_comprehension(self, node)  # `{t: i for i, t in enumerate(itos)}`
 
     def _eval_Tuple(self, node: cst.Tuple) -> Value:
         values = []
@@ -707,6 +720,8 @@ class Evaluator:
         return value
 
     def _eval_Attribute(self, node: cst.Attribute) -> Value:
+        from attnlint.analysis import losses
+
         attr = node.attr.value
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             key = "self." + attr
@@ -728,7 +743,24 @@ class Evaluator:
         if qualify(node, self.aliases) is not None and qualify(node.value, self.aliases) is not None:
             # torch.float32, math.pi, F.softmax ... (a known callable is remembered as one)
             return _function_reference(node, self.aliases) or Value(kind="unknown", node=node)
+        if (
+            isinstance(node.value, cst.Name)
+            and node.value.value in self.class_names
+            and node.value.value not in self.env
+            and self.project is not None
+        ):
+            # `ByteTokenizer.pad_id`: a class attribute of a class defined here.
+            facts = self.project.analysis.classes.get(node.value.value)
+            if facts is not None and attr in facts.attrs and facts.attrs[attr].kind == "scalar":
+                return facts.attrs[attr]
         receiver = self.eval(node.value)
+        field = losses.encoding_field(receiver, attr, node)  # `enc.input_ids` of a tokenizer
+        if field is not None:
+            return field
+        if receiver.kind == "module" and receiver.module_type == losses.PARSED_ARGUMENTS:
+            option = losses.option_value(self, attr, node)  # `args.pad_id` of `add_argument`
+            if option is not None:
+                return option
         if receiver.kind == "module" and receiver.user_class and self.project is not None:
             # `config.pad_token_id`, `self.tokenizer.pad_token_id`: what the class sets.
             facts = self.project.analysis.classes.get(receiver.module_type)
@@ -737,7 +769,12 @@ class Evaluator:
         return shapes.attribute(self, node, receiver, attr)
 
     def _eval_Subscript(self, node: cst.Subscript) -> Value:
+        from attnlint.analysis import losses
+
         base = self.eval(node.value)
+        token = losses.token_lookup(self, node, base)  # `vocab["<pad>"]`: a token id
+        if token is not None:
+            return token
         return shapes.subscript(self, node, base)
 
     def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:
@@ -795,9 +832,12 @@ class Evaluator:
 
     # ------------------------------------------------------------------ calls
     def _eval_Call(self, node: cst.Call) -> Value:
-        from attnlint.analysis import modules
+        from attnlint.analysis import losses, modules
 
         func = node.func
+        encoded = losses.tokenizer_call(self, node)  # `tokenizer(texts, padding=True)`
+        if encoded is not None:
+            return encoded
         qualified = canonical(qualify(func, self.aliases))
         if qualified is not None and "." in qualified:
             return self.call_function(node, qualified)

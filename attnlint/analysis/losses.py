@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
 from attnlint.analysis import handlers, masks
 from attnlint.analysis.handlers import Call
-from attnlint.analysis.values import LossSite, Padding, Value
+from attnlint.analysis.names import words
+from attnlint.analysis.values import LossSite, Padding, TokenIds, Value
 
 
 def _flow():
@@ -30,12 +31,292 @@ def pad_sequence(ev, call: Call):
     node = call.node
     ev.args(node)
     pad_arg = flow._arg(node, 2, "padding_value")
-    pad = masks.number(pad_arg.value) if pad_arg is not None else 0.0
-    if pad_arg is not None and pad is None:
-        pad = ev.eval(pad_arg.value).int_value
-    return Value(
-        kind="tensor", node=node, padding=Padding(value=pad, node=pad_arg.value if pad_arg is not None else None)
+    if pad_arg is None:
+        return Value(kind="tensor", node=node, padding=Padding(value=0.0))
+    return Value(kind="tensor", node=node, padding=padding_of(ev, pad_arg.value))
+
+
+def padding_of(ev, node: cst.BaseExpression, value: Optional[Value] = None) -> Padding:
+    """The padding an expression written as a pad value gives: its number when the analysis
+    knows it, else whether it is a token id (`vocab["<pad>"]`, `tokenizer.pad_token_id`)."""
+    number = masks.number(node)
+    if number is not None:
+        return Padding(value=number, node=node)
+    if value is None:
+        value = ev.eval(node)
+    if value.int_value is not None:
+        return Padding(value=float(value.int_value), node=node)
+    if value.sym is not None and value.sym.is_const:
+        return Padding(value=float(value.sym.coeff), node=node)
+    return Padding(value=None, node=node, token_id=value.token_id or names_token_id(ev, node, value))
+
+
+# ------------------------------------------------------------------------------------------
+# Token ids: where pad ids come from (vocabularies, tokenizers, names)
+# ------------------------------------------------------------------------------------------
+_ID_WORDS = ("id", "idx", "index", "ids")
+# `label_pad_token_id` is HF's -100 for labels; an `ignore_*` value is not a vocabulary id.
+_NOT_TOKEN_ID_WORDS = ("label", "labels", "ignore", "ignored")
+
+
+def names_pad_id(name: Optional[str]) -> bool:
+    """`pad_id`, `PAD_IDX`, `pad_token_id`, `padding_idx`: a name that says "the pad token's id"."""
+    if not isinstance(name, str):
+        return False
+    parts = words(name)
+    return (
+        any(w in ("pad", "padding") for w in parts)
+        and any(w in _ID_WORDS for w in parts)
+        and not any(w in _NOT_TOKEN_ID_WORDS for w in parts)
     )
+
+
+def names_token_id(ev, node: cst.BaseExpression, value: Optional[Value] = None) -> bool:
+    """An expression naming the pad token's id, whose number the analysis cannot read: an
+    attribute (`tokenizer.pad_token_id`, `self.pad_idx`, `config.pad_token_id`) or a global. A
+    parameter counts only without a default (a default is what callers get; it may be -100),
+    and so does an attribute set from one (`self.pad_id = pad_id` of `pad_id=-100`)."""
+    if value is not None and value.kind == "scalar" and not value.token_id:
+        return False  # a number computed or defaulted where we can see it, not a name alone
+    if isinstance(node, cst.Attribute):
+        return names_pad_id(node.attr.value)
+    if isinstance(node, cst.Name) and names_pad_id(node.value):
+        param = ev.facts.param_nodes.get(node.value)
+        return param is None or param.default is None
+    return False
+
+
+def pad_token_text(text: Optional[str]) -> bool:
+    """A pad token's string: `<pad>`, `[PAD]`, `<|pad|>`, `PAD`."""
+    if not isinstance(text, str) or len(text) > 24:
+        return False
+    return text.strip("<>[]|_ ").lower() in ("pad", "padding")
+
+
+def string_text(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def vocabulary_of(value: Value) -> Optional[TokenIds]:
+    """A vocabulary's ids: a dict's, or a list's (its string elements at their positions)."""
+    if value.vocabulary is not None:
+        return value.vocabulary
+    if value.kind == "tuple" and value.elements and value.each is None:
+        ids = tuple((e.text, i) for i, e in enumerate(value.elements) if e.text is not None)
+        return TokenIds(ids) if ids else None
+    return None
+
+
+def token_id_value(vocabulary: Optional[TokenIds], key: Value, node) -> Optional[Value]:
+    """`stoi["<pad>"]`: the id when the vocabulary shows it; a token id of unknown number when
+    only the key says it is the pad token (a vocabulary we cannot read)."""
+    text = key.text
+    if vocabulary is not None and text is not None:
+        known = vocabulary.id_of(text)
+        if known is not None:
+            return Value(kind="scalar", int_value=known, node=node, token_id=True)
+    if pad_token_text(text) or names_pad_id(text):
+        return Value(kind="scalar", node=node, token_id=True)
+    return None
+
+
+def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
+    """`vocab["<pad>"]`, `vocab.stoi[PAD]`, `char_to_idx[PAD_TOKEN]`, `config["pad_token_id"]`."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    key_node = node.slice[0].slice.value
+    # Only keys whose evaluation has no effects (the subscript's own evaluation reads them again).
+    simple = isinstance(key_node, cst.Name) or (
+        isinstance(key_node, cst.Attribute) and _flow().is_simple(key_node) and key_node.attr.value not in ("T", "mT")
+    )
+    if not (simple or isinstance(key_node, cst.SimpleString)):
+        return None
+    key = ev.eval(key_node)
+    if key.text is None:
+        return None
+    field = encoding_field(base, key.text, node)
+    if field is not None:
+        return field
+    return token_id_value(vocabulary_of(base), key, node)
+
+
+@handlers.method("index", "convert_tokens_to_ids", "token_to_id", "piece_to_id")
+def _token_index(ev, call: Call):
+    """`specials.index("<pad>")`, `tokenizer.convert_tokens_to_ids("[PAD]")`."""
+    values = ev.args(call.node)
+    if len(values) != 1 or call.node.args[0].keyword is not None:
+        return None
+    ids = vocabulary_of(call.receiver) if call.name == "index" else None
+    return token_id_value(ids, values[0], call.node)
+
+
+# ------------------------------------------------------------------------------------------
+# Command-line options: `parser.add_argument("--pad-id", type=int, default=0)`
+# ------------------------------------------------------------------------------------------
+PARSED_ARGUMENTS = "argparse.Namespace"
+# The options of the module analysed last (modules are analysed one at a time; one entry keeps
+# no module alive after its run).
+_last_options: tuple = (None, {})
+
+
+@handlers.method("parse_args")
+def _parse_args(ev, call: Call):
+    """`args = parser.parse_args()`: an object whose attributes are the parser's options."""
+    ev.args(call.node)
+    return Value(kind="module", module_type=PARSED_ARGUMENTS, node=call.node)
+
+
+def option_value(ev, attr: str, node) -> Optional[Value]:
+    """`args.pad_id` of `add_argument("--pad_id", default=0)`: the command line may give another
+    number, so only what holds for every number a pad id can be is kept: it is a token id."""
+    summaries = ev.project
+    if summaries is None:
+        return None
+    global _last_options
+    module = summaries.analysis.module
+    cached_module, options = _last_options  # one tuple: read together even across threads
+    if cached_module is not module:
+        options = _defaults_of_options(module)
+        _last_options = (module, options)
+    default = options.get(attr)
+    if default is None:
+        return None
+    # An option defaulting to -100 is no token id, whatever its name says.
+    return Value(kind="scalar", node=node, token_id=default >= 0 and names_pad_id(attr))
+
+
+def _defaults_of_options(module: cst.Module) -> Dict[str, int]:
+    """Option name (as `args.<name>` reads it) -> its integer default, for every `add_argument`."""
+    from attnlint.analysis.flow import int_literal, walk_nodes
+
+    found: Dict[str, int] = {}
+    for node in walk_nodes(module):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        if node.func.attr.value != "add_argument" or not node.args:
+            continue
+        default = _flow()._arg(node, 99, "default")
+        dest = _flow()._arg(node, 99, "dest")
+        number = int_literal(default.value) if default is not None else None
+        names = [string_text(a.value) for a in node.args if a.keyword is None]
+        if dest is not None:
+            names = [string_text(dest.value)]
+        longs = [n for n in names if n and n.startswith("--")] or [n for n in names if n and not n.startswith("-")]
+        if number is None or not longs:
+            continue
+        name = longs[0].lstrip("-").replace("-", "_")
+        found[name] = number if name not in found or found[name] == number else -1
+    return found
+
+
+# ------------------------------------------------------------------------------------------
+# Tokenizers that pad: `tokenizer(texts, padding=True, return_tensors="pt")`, `tokenizer.pad(...)`
+# ------------------------------------------------------------------------------------------
+_TOKENIZER_WORDS = ("tokenizer", "tokeniser", "tok")
+# The fields of an encoding that hold token ids (padded with the pad token id); not the masks.
+_ID_FIELDS = ("input_ids",)
+
+
+def _names_tokenizer(node) -> bool:
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+    return isinstance(name, str) and any(w in _TOKENIZER_WORDS for w in words(name))
+
+
+def _pads(call: cst.Call, method: Optional[str]) -> bool:
+    """Does this tokenizer call pad? `.pad(...)` does; a call or `batch_encode_plus` only with
+    `padding=True`/`"longest"`/`"max_length"` (or the old `pad_to_max_length=True`)."""
+    flow = _flow()
+    if method == "pad":
+        return True
+    for keyword in ("padding", "pad_to_max_length"):
+        arg = flow._arg(call, 99, keyword)
+        if arg is None:
+            continue
+        literal = arg.value
+        if isinstance(literal, cst.Name):
+            return literal.value == "True"
+        text = string_text(literal)
+        return text in ("longest", "max_length")
+    return False
+
+
+def tokenizer_call(ev, node: cst.Call) -> Optional[Value]:
+    """`enc = tokenizer(texts, padding=True, return_tensors="pt")`: an encoding whose
+    `input_ids` are padded with the tokenizer's pad token id (a token id, so never -100)."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("pad", "batch_encode_plus", "__call__"):
+        owner, method = func.value, func.attr.value
+    elif isinstance(func, (cst.Name, cst.Attribute)):
+        owner, method = func, None
+    else:
+        return None
+    if not _names_tokenizer(owner) or not _pads(node, method):
+        return None
+    callee = ev.eval(func if method is None else owner)
+    if callee.kind == "module" and callee.user_class:
+        return None  # a tokenizer class of the checked code: its own code says how it pads
+    ev.args(node)
+    pad_id = cst.Attribute(value=owner, attr=cst.Name("pad_token_id"))
+    return Value(kind="unknown", node=node, padding=Padding(value=None, node=pad_id, token_id=True))
+
+
+def encoding_field(receiver: Value, field: Optional[str], node) -> Optional[Value]:
+    """`enc["input_ids"]`, `enc.input_ids` of a padding tokenizer's encoding."""
+    if receiver.kind != "unknown" or not receiver.padded or field not in _ID_FIELDS:
+        return None
+    return Value(kind="tensor", node=node, padding=receiver.padding)
+
+
+def dict_literal(ev, node: cst.Dict) -> Value:
+    """`{"<pad>": 0, "<unk>": 1}`: a vocabulary when its keys are strings and its ids numbers."""
+    ids = []
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement):
+            return Value(kind="unknown", node=node)
+        text = string_text(element.key)
+        # Ids written as numbers or constants; other values are not evaluated (as before dicts
+        # were read at all: a call in a dict literal records no sites).
+        literal = isinstance(element.value, (cst.Integer, cst.UnaryOperation, cst.Name))
+        number = ev.eval(element.value).int_value if text is not None and literal else None
+        if text is not None and number is not None:
+            ids.append((text, number))
+    return Value(kind="unknown", node=node, vocabulary=TokenIds(tuple(ids)) if ids else None)
+
+
+def dict_comprehension(ev, node: cst.DictComp) -> Value:
+    """`{t: i for i, t in enumerate(itos)}`: token -> position of the list enumerated."""
+    generators = node.for_in
+    if generators.inner_for_in is not None or generators.ifs:
+        return Value(kind="unknown", node=node)
+    iterated = generators.iter
+    target = generators.target
+    if not (
+        isinstance(iterated, cst.Call)
+        and isinstance(iterated.func, cst.Name)
+        and iterated.func.value == "enumerate"
+        and len(iterated.args) in (1, 2)
+        and isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+        and all(isinstance(e.value, cst.Name) for e in target.elements)
+        and isinstance(node.key, cst.Name)
+        and isinstance(node.value, cst.Name)
+    ):
+        return Value(kind="unknown", node=node)
+    index_name, token_name = (e.value.value for e in target.elements)
+    if (node.key.value, node.value.value) != (token_name, index_name):
+        return Value(kind="unknown", node=node)  # `{i: t ...}` maps ids to tokens
+    start = 0
+    if len(iterated.args) == 2:
+        start = ev.eval(iterated.args[1].value).int_value
+        if start is None:
+            return Value(kind="unknown", node=node)
+    listed = vocabulary_of(ev.eval(iterated.args[0].value))
+    if listed is None:
+        return Value(kind="unknown", node=node)
+    return Value(kind="unknown", node=node, vocabulary=TokenIds(tuple((t, i + start) for t, i in listed.ids)))
 
 
 @handlers.function_named("cross_entropy")
@@ -110,7 +391,10 @@ def repeated_list(ev, items: Value, node) -> Value:
         element = items.elements[0]
         number = _number_of(element)
         if number is not None or element.node is not None:
-            return Value(kind="tuple", node=node, padding=Padding(value=number, node=element.node))
+            token_id = number is None and element.node is not None and (
+                element.token_id or names_token_id(ev, element.node, element)
+            )
+            return Value(kind="tuple", node=node, padding=Padding(value=number, node=element.node, token_id=token_id))
     return Value(kind="tuple", node=node)
 
 
@@ -119,7 +403,12 @@ def concatenated_lists(left: Value, right: Value, node) -> Value:
     padding = right.padding if right.kind == "tuple" and right.padded else None
     if padding is None and left.kind == "tuple" and left.padded:
         padding = left.padding
-    return Value(kind="tuple", node=node, padding=padding)
+    # `["<pad>", "<unk>"] + sorted(words)`: the specials keep their positions.
+    ids = vocabulary_of(left) if left.kind == "tuple" else None
+    right_ids = vocabulary_of(right) if right.kind == "tuple" else None
+    if ids is not None and right_ids is not None and left.elements and left.each is None:
+        ids = TokenIds(ids.ids + tuple((t, i + len(left.elements)) for t, i in right_ids.ids))
+    return Value(kind="tuple", node=node, padding=padding, vocabulary=ids)
 
 
 def padded_rows(value: Value) -> Optional[Padding]:
@@ -167,12 +456,48 @@ def _full(ev, call: Call):
     fill = _flow()._arg(call.node, 1, "fill_value")
     if fill is None:
         return result
-    number = masks.number(fill.value)
-    if number is None:
-        number = _number_of(ev.eval(fill.value))
-    if masks._names_pad(fill.value) or (isinstance(fill.value, cst.Name) and fill.value.value in ev.constants):
-        return result.with_(padding=Padding(value=number, node=fill.value))
+    padding = padding_of(ev, fill.value)
+    if padding.token_id or masks._names_pad(fill.value) or (
+        isinstance(fill.value, cst.Name) and fill.value.value in ev.constants
+    ):
+        return result.with_(padding=padding)
     return result
+
+
+@handlers.function("torch.nn.functional.pad", "torch.pad")  # names.canonical drops `nn.functional`
+def _functional_pad(ev, call: Call):
+    """`F.pad(ids, (0, n - len(ids)), value=pad_id)`: padded with a pad id. Zero padding (the
+    default) is how images, windows and blocks are padded too: not a padded batch by itself."""
+    values = ev.args(call.node)
+    value_arg = _flow()._arg(call.node, 3, "value")
+    if not values or value_arg is None:
+        return None
+    padding = padding_of(ev, value_arg.value)
+    if padding.token_id or masks._names_pad(value_arg.value):
+        source = values[0]
+        return Value(kind="tensor", rank=source.rank, node=call.node, padding=padding)
+    return None
+
+
+def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Optional[Padding]:
+    """`ids = torch.zeros(b, n, dtype=torch.long); ids[i, :len(seq)] = seq`: rows filled up to a
+    length the data decides (or from one, `[i, -len(seq):]`) leave the constructor's fill
+    value in the rest of each row: padding."""
+    ctor = stored.constructor
+    if stored.padded or ctor is None or ctor.function not in ("torch.zeros", "torch.ones"):
+        return None
+    if ctor.dtype == "bool" or written.kind == "scalar" or written.mask is not None:
+        return None  # `keep[i, :n] = 1`: a mask being built, not a batch of data
+    elements = [e.slice for e in target.slice]
+    if len(elements) < 2 or not isinstance(elements[0], cst.Index) or not isinstance(elements[-1], cst.Slice):
+        return None
+    last = elements[-1]
+    if last.step is not None or (last.lower is None) == (last.upper is None):
+        return None
+    bound = last.upper if last.upper is not None else last.lower
+    if masks.number(bound) is not None:
+        return None  # a fixed-width column block, not a row's own length
+    return Padding(value=0.0 if ctor.function == "torch.zeros" else 1.0)
 
 
 @handlers.function("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")

@@ -579,6 +579,13 @@ def store_into(ev, target: cst.Subscript, value) -> None:
 
         written = number(value.node) if value.node is not None else value.int_value
         ev.env[owner] = losses.repadded(ev.env[owner], written)
+    elif stored is not None and owner in ev.env:
+        # `ids[i, :len(seq)] = seq` into `torch.zeros(...)`: the rest of each row is padding.
+        from attnlint.analysis import losses
+
+        padding = losses.filled_by_rows(stored, target, value)
+        if padding is not None:
+            ev.env[owner] = stored.with_(padding=padding)
 
 
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):

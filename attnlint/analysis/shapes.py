@@ -1119,6 +1119,11 @@ def _concatenate(ev, call: Call):
     joined = elements[0]
     for other in elements[1:]:
         joined = join(joined, other)
+    paddings = {e.padding for e in elements if e.padded}
+    if not joined.padded and len(paddings) == 1:
+        # `torch.cat((text[:, 1:], image_tokens), dim=1)`: the padded part's pad positions are
+        # in the result, holding its pad value.
+        joined = joined.with_(padding=paddings.pop())
     dim_arg = flow._arg(call.node, 1, "dim")
     dim = flow.int_literal(dim_arg.value) if dim_arg is not None else 0
     stack = call.name == "torch.stack"

@@ -91,6 +91,18 @@ def bind_arguments(
     return bound
 
 
+def _int_defaults(node: cst.FunctionDef) -> Dict[str, int]:
+    """Parameters whose default is an integer literal (`ignore_index=-100`)."""
+    from attnlint.analysis.flow import int_literal
+
+    found = {}
+    for param in list(node.params.params) + list(node.params.kwonly_params):
+        number = int_literal(param.default) if param.default is not None else None
+        if number is not None:
+            found[param.name.value] = number
+    return found
+
+
 def informative(value: Optional[Value]) -> bool:
     """Does an argument value say more than a parameter's name does?"""
     if value is None or (value.kind == "unknown" and value.rank is None and value.sym is None):
@@ -104,6 +116,9 @@ def informative(value: Optional[Value]) -> bool:
         or value.kind in ("module", "tuple")
         or value.scaled is True
         or (value.kind == "scalar" and value.int_value is not None)
+        or value.text is not None  # a token string (`lookup(stoi, "<pad>")`)
+        or value.token_id
+        or value.vocabulary is not None
         or (value.rank is None and value.sym is not None and not _bare_atom(value.sym))
     )
 
@@ -190,6 +205,11 @@ def _abstract(value: Value):
         value.int_value,
         len(value.elements),
         id(value.ctor) if value.ctor is not None else None,
+        # `lookup(stoi, "<pad>")` and `lookup(stoi, "<unk>")` are different calls.
+        value.text,
+        value.token_id,
+        value.token_ids,
+        value.vocabulary,
     )
 
 
@@ -327,8 +347,15 @@ class Summaries:
             owner, definition = targets[key]
             names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
             joined: Dict[str, Value] = {}
+            defaults = _int_defaults(definition)
             for name in names:
                 passed = [c.get(name) for c in calls]
+                if all(v is None for v in passed) and name in defaults:
+                    # Every call here relies on the default (`ignore_index=-100`): that number
+                    # is the parameter's value for them. Its size atom stays (shapes relate
+                    # names, not one caller's numbers).
+                    joined[name] = Value(kind="scalar", int_value=defaults[name])
+                    continue
                 if any(v is None for v in passed):
                     continue  # some caller relies on the default
                 value = passed[0]

@@ -53,6 +53,22 @@ class Padding:
     value: Optional[float] = None
     # The expression the pad value was written as (`PAD_IDX`, `tokenizer.pad_token_id`).
     node: Optional[cst.BaseExpression] = field(default=None, compare=False)
+    # The pad value is a token id (an index into a vocabulary, so >= 0) even when its number is
+    # unknown: `vocab["<pad>"]`, `tokenizer.pad_token_id`, `specials.index(PAD)`.
+    token_id: bool = False
+
+
+@dataclass(frozen=True)
+class TokenIds:
+    """Token strings and the ids the code gives them, as far as it shows them: a dict literal
+    (`{"<pad>": 0, ...}`), `{t: i for i, t in enumerate(specials)}`, a list of specials (ids are
+    positions). Tokens the code adds later (`+ sorted(words)`) are not listed."""
+
+    ids: Tuple[Tuple[str, int], ...] = ()
+
+    def id_of(self, token: str) -> Optional[int]:
+        found = [i for t, i in self.ids if t == token]
+        return found[0] if len(set(found)) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -486,6 +502,12 @@ class Value:
     # that a size exceeds one, `T > 1`), False when it never does (False, None); None: unknown.
     # See attnlint.analysis.attention_flags.
     truth: Optional[bool] = None
+    # For kind == "scalar": a string constant's text (token strings such as "<pad>").
+    text: Optional[str] = None
+    # A vocabulary (token -> id), for dicts and lists of token strings (see TokenIds).
+    vocabulary: Optional[TokenIds] = None
+    # For kind == "scalar": a token id (>= 0) whose number may be unknown (`vocab["<pad>"]`).
+    token_id: bool = False
 
     def with_(self, **changes: Any) -> "Value":
         return replace(self, **changes)
@@ -528,6 +550,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         if empty.kind == other.kind == "tuple" and not empty.elements and empty.each is None and not empty.padded:
             if isinstance(empty.node, (cst.List, cst.Tuple)):
                 return other
+    # A tensor from a constructor before and after a loop fills its rows (`ids[i, :len(s)] = s`):
+    # unfilled it holds only the fill value, which is what its padding is on the other path.
+    for plain, filled in ((a, b), (b, a)):
+        if filled.padded and not plain.padded and plain.constructor is not None:
+            if plain.with_(padding=filled.padding) == filled:
+                return filled
     changes: Dict[str, Any] = {}
     for f in fields(Value):
         va, vb = getattr(a, f.name), getattr(b, f.name)

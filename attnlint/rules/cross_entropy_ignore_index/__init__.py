@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from attnlint.analysis import masks
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -20,6 +21,13 @@ class CrossEntropyIgnoreIndex(Rule):
     tokenizer's `pad_token_id`, a dataclass config's default), by a `collate_fn` given to a
     `DataLoader`, or in a helper whose result reaches a loss in another function.
 
+    Pad ids are read where they come from: a vocabulary (`vocab["<pad>"]`, a dict literal,
+    `{t: i for i, t in enumerate(specials)}`, `specials.index("<pad>")`), a class or instance
+    attribute, a command-line option's default, a tensor of zeros filled row by row,
+    `torch.cat` of a padded part, or a tokenizer called with `padding=True` (its `input_ids`). A pad id whose number cannot be read but that is a token id
+    (`tokenizer.pad_token_id`, a vocabulary lookup) is an index into the vocabulary, so it never
+    equals a negative `ignore_index` such as the default -100: that is reported too.
+
     ## Why is this bad?
     Padding positions are then trained as if they were real targets: the model learns to predict
     the pad token after every short sequence, the loss is diluted by easy predictions, and the
@@ -27,18 +35,21 @@ class CrossEntropyIgnoreIndex(Rule):
 
     Not reported: padding with -100 and the default `ignore_index`; targets rewritten to the
     ignore value before the loss (`targets[targets == pad] = -100`, `masked_fill`); padding
-    values the analysis cannot read.
+    values the analysis cannot read and that are not token ids; a token id against a
+    non-negative `ignore_index` it might equal.
 
     ## Fix safety
     The fix is unsafe: it changes the loss (padding stops contributing). If the padding value is
     also a real class id, ignoring it drops real targets: pad with -100 instead. With no padding
-    in a batch the fixed loss is bit-identical.
+    in a batch the fixed loss is bit-identical. No fix is offered when the pad id is not a number
+    or a module constant (`tokenizer.pad_token_id` may not be in scope where the loss is built),
+    or when `ignore_index` is read from an expression (`self.ignore_index`: its caller sets it).
     """
 
     code = "ATN201"
     name = "cross-entropy-ignore-index"
     summary = "cross-entropy `ignore_index` does not match the padding value of its targets"
-    fix_availability = FixAvailability.ALWAYS
+    fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     # A finding needs a loss; the padding may come from anywhere (pad_sequence, list padding,
     # a tokenizer, a collate function).
@@ -51,26 +62,45 @@ class CrossEntropyIgnoreIndex(Rule):
             if not targets.padded or site.reduction not in ("mean", "sum") or site.weighted:
                 continue  # per-token losses or class weights: the padding may be handled there
             pad = targets.padding.value
-            if pad is None or site.ignore_index is None or float(pad) == float(site.ignore_index):
+            if site.ignore_index is None:
                 continue
             pad_node = targets.padding.node
             # A module-level pad id stays a name (it is in scope wherever the loss is built); a
             # local or a literal becomes the int (ignore_index must be one).
             named = isinstance(pad_node, cst.Name) and pad_node.value in ctx.analysis.constants
-            pad_code = ctx.code(pad_node) if named else _number(pad)
+            if pad is None:
+                # A token id whose number is unknown (`tokenizer.pad_token_id`) is still an index
+                # into the vocabulary: never a negative ignore_index such as the default -100.
+                if not targets.padding.token_id or site.ignore_index >= 0 or pad_node is None:
+                    continue
+                padded_with = f"`{ctx.code(pad_node)}` (a token id)"
+                pad_code = ctx.code(pad_node) if named else None
+            elif float(pad) == float(site.ignore_index):
+                continue
+            else:
+                padded_with = _number(pad)
+                pad_code = ctx.code(pad_node) if named else _number(pad)
             where = (
                 "the default ignore_index=-100"
                 if site.ignore_index_node is None
                 else f"ignore_index={site.ignore_index}"
             )
             fix = None
-            if site.configured_at is not None:
+            # The fix sets ignore_index where the loss is configured; one that reads an
+            # expression (`ignore_index=self.ignore_index`) is configured further up: no fix.
+            ignore_node = site.ignore_index_node
+            configurable = (
+                ignore_node is None
+                or masks.number(ignore_node) is not None
+                or (isinstance(ignore_node, cst.Name) and ignore_node.value in ctx.analysis.constants)
+            )
+            if site.configured_at is not None and pad_code is not None and configurable:
                 fix = set_keyword(
                     site.configured_at, "ignore_index", pad_code, f"Set `ignore_index={pad_code}` (the padding value)"
                 )
             ctx.report(
                 site.call,
-                f"targets are padded with {_number(pad)} but the loss uses {where}: "
+                f"targets are padded with {padded_with} but the loss uses {where}: "
                 "padding positions are trained as real targets",
                 fix=fix,
             )
@@ -176,12 +206,12 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
             """
         ),
-        # Padding value unknown: silent.
+        # Padding value unknown, and not named as a token id: silent.
         Valid(
             """
             import torch.nn.functional as F
             from torch.nn.utils.rnn import pad_sequence
-            targets = pad_sequence(ts, batch_first=True, padding_value=tokenizer.pad_token_id)
+            targets = pad_sequence(ts, batch_first=True, padding_value=fill)
             loss = F.cross_entropy(logits.view(-1, V), targets.view(-1))
             """
         ),
@@ -415,6 +445,171 @@ class CrossEntropyIgnoreIndex(Rule):
                 labels = ids[:, 1:].clone()
                 labels[labels == config.pad_token_id] = -100
                 return lm_loss(model(ids[:, :-1]), labels)
+            """
+        ),
+        # A vocabulary's pad id, whatever its number, given as ignore_index too.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD_IDX = vocab["<pad>"]
+            criterion = nn.CrossEntropyLoss(ignore_index=PAD_IDX)
+
+
+            def train_step(model, src, tgt_list):
+                tgt = pad_sequence(tgt_list, padding_value=PAD_IDX)
+                out = model(src, tgt[:-1])
+                return criterion(out.reshape(-1, out.shape[-1]), tgt[1:].reshape(-1))
+            """
+        ),
+        # A tokenizer's pad id in the labels, rewritten to -100 before the loss.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def summary_loss(model, tokenizer, article_ids, summary_ids):
+                labels = pad_sequence(summary_ids, batch_first=True, padding_value=tokenizer.pad_token_id)
+                labels[labels == tokenizer.pad_token_id] = -100
+                logits = model(article_ids)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # Rows filled into a -100 tensor: the rest of each row is already ignored.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def lm_loss(logits, seqs, n):
+                targets = torch.full((len(seqs), n), -100, dtype=torch.long)
+                for i, s in enumerate(seqs):
+                    targets[i, : len(s)] = torch.tensor(s)
+                return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+            """
+        ),
+        # A command-line pad index defaulting to -100 is no token id, whatever its name.
+        Valid(
+            """
+            import argparse
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(batch, args):
+                return pad_sequence(batch, batch_first=True, padding_value=args.pad_index)
+
+
+            def run(args, model, batches):
+                loss_fn = nn.CrossEntropyLoss()
+                for batch in batches:
+                    y = collate(batch, args)
+                    out = model(y)
+                    loss_fn(out.view(-1, out.size(-1)), y.view(-1)).backward()
+
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--pad-index", type=int, default=-100)
+                run(parser.parse_args(), nn.Identity(), [])
+            """
+        ),
+        # The only construction passes the pad id as ignore_index.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch import nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class LMHead(nn.Module):
+                def __init__(self, dim, vocab_size, ignore_index=-100):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, vocab_size)
+                    self.ignore_index = ignore_index
+
+                def forward(self, hidden, targets):
+                    return F.cross_entropy(self.proj(hidden).transpose(1, 2), targets, ignore_index=self.ignore_index)
+
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = LMHead(128, 1000, ignore_index=1)
+
+                def forward(self, hidden, target_seqs):
+                    return self.head(hidden, pad_sequence(target_seqs, batch_first=True, padding_value=1))
+            """
+        ),
+        # HF's label pad id is -100, not a token id.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def seq2seq_collate(features, collator):
+                labels = pad_sequence(features, batch_first=True, padding_value=collator.label_pad_token_id)
+                return labels
+
+
+            def loss_of(logits, features, collator):
+                labels = seq2seq_collate(features, collator)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # Zero-padded rows whose zeros are turned into -100 before the loss.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode_batch(captions, length):
+                ids = torch.zeros(len(captions), length, dtype=torch.long)
+                for row, caption in enumerate(captions):
+                    tokens = [ord(ch) % 250 + 1 for ch in caption][:length]
+                    ids[row, : len(tokens)] = torch.tensor(tokens)
+                return ids
+
+
+            def caption_loss(decoder, images, captions):
+                ids = encode_batch(captions, 32)
+                logits = decoder(images, ids[:, :-1])
+                targets = ids[:, 1:].masked_fill(ids[:, 1:] == 0, -100)
+                return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+            """
+        ),
+        # A pad id parameter whose default (-100) is what every caller gets.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(rows, pad_id=-100):
+                return pad_sequence(rows, batch_first=True, padding_value=pad_id)
+
+
+            def loss(logits, rows):
+                return F.cross_entropy(logits.flatten(0, 1), collate(rows).flatten())
+            """
+        ),
+        # A padding tokenizer's input_ids as labels, their padding turned into -100 through the attention mask.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def lm_loss(model, tokenizer, texts):
+                enc = tokenizer(texts, padding="longest", return_tensors="pt")
+                labels = enc.input_ids.clone()
+                labels[enc.attention_mask == 0] = -100
+                logits = model(enc.input_ids)
+                return F.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten())
             """
         ),
     ]
@@ -1010,6 +1205,242 @@ class CrossEntropyIgnoreIndex(Rule):
 
             if __name__ == "__main__":
                 train(nn.Identity(), DataLoader([], collate_fn=collate), nn.CrossEntropyLoss(ignore_index=PAD_IDX))
+            """,
+        ),
+        # A torchtext-style vocabulary lookup: the pad id is a token id (>= 0), never -100.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torchtext.vocab import build_vocab_from_iterator
+
+            vocab = build_vocab_from_iterator(corpus, specials=["<unk>", "<pad>"])
+            PAD_IDX = vocab["<pad>"]
+            criterion = nn.CrossEntropyLoss()
+
+
+            def train_step(model, src, tgt_list):
+                tgt = pad_sequence(tgt_list, padding_value=PAD_IDX)
+                out = model(src, tgt[:-1])
+                return criterion(out.reshape(-1, out.shape[-1]), tgt[1:].reshape(-1))
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torchtext.vocab import build_vocab_from_iterator
+
+            vocab = build_vocab_from_iterator(corpus, specials=["<unk>", "<pad>"])
+            PAD_IDX = vocab["<pad>"]
+            criterion = nn.CrossEntropyLoss(ignore_index=PAD_IDX)
+
+
+            def train_step(model, src, tgt_list):
+                tgt = pad_sequence(tgt_list, padding_value=PAD_IDX)
+                out = model(src, tgt[:-1])
+                return criterion(out.reshape(-1, out.shape[-1]), tgt[1:].reshape(-1))
+            """,
+        ),
+        # A tokenizer's pad token id in the targets; the loss ignores -100 (no fix: the id is not in scope where the loss is).
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def summary_loss(model, tokenizer, article_ids, summary_ids):
+                labels = pad_sequence(summary_ids, batch_first=True, padding_value=tokenizer.pad_token_id)
+                logits = model(article_ids, labels[:, :-1])
+                return F.cross_entropy(logits.transpose(1, 2), labels[:, 1:])
+            """,
+        ),
+        # A vocabulary written as a dict literal; the loss ignores another id.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+
+
+            class CharVocab:
+                def __init__(self):
+                    self.stoi = {"<s>": 0, "</s>": 1, "<pad>": 2}
+
+                def batch(self, words, width):
+                    pad = self.stoi["<pad>"]
+                    return torch.tensor([[self.stoi.get(c, 3) for c in w] + [pad] * (width - len(w)) for w in words])
+
+
+            class Speller(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.vocab = CharVocab()
+                    self.out = nn.Linear(64, 40)
+                    self.loss = nn.CrossEntropyLoss(ignore_index=0)
+
+                def forward(self, feats, words):
+                    target = self.vocab.batch(words, feats.size(1))
+                    return self.loss(self.out(feats).flatten(0, 1), target.flatten())
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+
+            class CharVocab:
+                def __init__(self):
+                    self.stoi = {"<s>": 0, "</s>": 1, "<pad>": 2}
+
+                def batch(self, words, width):
+                    pad = self.stoi["<pad>"]
+                    return torch.tensor([[self.stoi.get(c, 3) for c in w] + [pad] * (width - len(w)) for w in words])
+
+
+            class Speller(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.vocab = CharVocab()
+                    self.out = nn.Linear(64, 40)
+                    self.loss = nn.CrossEntropyLoss(ignore_index=2)
+
+                def forward(self, feats, words):
+                    target = self.vocab.batch(words, feats.size(1))
+                    return self.loss(self.out(feats).flatten(0, 1), target.flatten())
+            """,
+        ),
+        # A list of specials: the pad id is its position.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL_TOKENS = ["[CLS]", "[SEP]", "[PAD]"]
+            PAD = SPECIAL_TOKENS.index("[PAD]")
+
+
+            def tag_loss(scores, tag_seqs):
+                tags = pad_sequence(tag_seqs, batch_first=True, padding_value=PAD)
+                return F.cross_entropy(scores.view(-1, scores.size(-1)), tags.view(-1), ignore_index=-1)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL_TOKENS = ["[CLS]", "[SEP]", "[PAD]"]
+            PAD = SPECIAL_TOKENS.index("[PAD]")
+
+
+            def tag_loss(scores, tag_seqs):
+                tags = pad_sequence(tag_seqs, batch_first=True, padding_value=PAD)
+                return F.cross_entropy(scores.view(-1, scores.size(-1)), tags.view(-1), ignore_index=PAD)
+            """,
+        ),
+        # A zeros tensor filled row by row up to each caption's length: the rest is padding 0.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode_batch(captions, length):
+                ids = torch.zeros(len(captions), length, dtype=torch.long)
+                for row, caption in enumerate(captions):
+                    tokens = [ord(ch) % 250 + 1 for ch in caption][:length]
+                    ids[row, : len(tokens)] = torch.tensor(tokens)
+                return ids
+
+
+            def caption_loss(decoder, images, captions):
+                ids = encode_batch(captions, 32)
+                logits = decoder(images, ids[:, :-1])
+                return F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode_batch(captions, length):
+                ids = torch.zeros(len(captions), length, dtype=torch.long)
+                for row, caption in enumerate(captions):
+                    tokens = [ord(ch) % 250 + 1 for ch in caption][:length]
+                    ids[row, : len(tokens)] = torch.tensor(tokens)
+                return ids
+
+
+            def caption_loss(decoder, images, captions):
+                ids = encode_batch(captions, 32)
+                logits = decoder(images, ids[:, :-1])
+                return F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1), ignore_index=0)
+            """,
+        ),
+        # ignore_index left at its -100 default by the only construction (no fix: it is configured by the caller).
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch import nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class LMHead(nn.Module):
+                def __init__(self, dim, vocab_size, ignore_index=-100):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, vocab_size)
+                    self.ignore_index = ignore_index
+
+                def forward(self, hidden, targets):
+                    return F.cross_entropy(self.proj(hidden).transpose(1, 2), targets, ignore_index=self.ignore_index)
+
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = LMHead(128, 1000)
+
+                def forward(self, hidden, target_seqs):
+                    return self.head(hidden, pad_sequence(target_seqs, batch_first=True, padding_value=1))
+            """,
+        ),
+        # A command-line pad id (any number it may be is a token id).
+        Invalid(
+            """
+            import argparse
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(batch, args):
+                return pad_sequence(batch, batch_first=True, padding_value=args.pad_id)
+
+
+            def run(args, model, batches):
+                loss_fn = nn.CrossEntropyLoss()
+                for batch in batches:
+                    y = collate(batch, args)
+                    out = model(y)
+                    loss_fn(out.view(-1, out.size(-1)), y.view(-1)).backward()
+
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--pad_id", type=int, default=0)
+                run(parser.parse_args(), nn.Identity(), [])
+            """,
+        ),
+        # A Hugging Face tokenizer called with padding=True: input_ids are padded with its pad token id.
+        Invalid(
+            """
+            import torch.nn.functional as F
+
+
+            class CausalLMTrainer:
+                def __init__(self, model, tokenizer):
+                    self.model = model
+                    self.tokenizer = tokenizer
+
+                def loss(self, texts):
+                    batch = self.tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+                    ids = batch["input_ids"]
+                    logits = self.model(ids[:, :-1])
+                    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
             """,
         ),
     ]

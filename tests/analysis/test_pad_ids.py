@@ -1,0 +1,322 @@
+"""Where pad values come from: vocabularies, class and instance attributes, command-line
+options, defaults every caller keeps, and tensors padded by hand (torch.zeros filled row by row,
+torch.cat, F.pad)."""
+
+from helpers import analyse, env, function
+
+
+def _loss(analysis):
+    (site,) = analysis.sites("loss_sites")
+    return site
+
+
+def test_a_vocabulary_built_by_enumerating_specials_gives_the_pad_position():
+    analysis, _ = analyse(
+        """
+        SPECIALS = ["<unk>", "<pad>", "<bos>"]
+
+        def build(words):
+            itos = SPECIALS + sorted(set(words))
+            stoi = {tok: i for i, tok in enumerate(itos)}
+            from_one = {tok: i for i, tok in enumerate(SPECIALS, 1)}
+            reverse = {i: tok for i, tok in enumerate(itos)}
+            literal = {"[PAD]": 3, "[CLS]": 4}
+            pad = stoi["<pad>"]
+            return pad
+        """
+    )
+    assert env(analysis, "build", "pad").int_value == 1
+    assert env(analysis, "build", "pad").token_id
+    assert env(analysis, "build", "from_one").vocabulary.id_of("<pad>") == 2
+    assert env(analysis, "build", "reverse").vocabulary is None  # ids -> tokens, not a vocabulary
+    assert env(analysis, "build", "literal").vocabulary.id_of("[PAD]") == 3
+    # The list of specials is a module constant: functions see its positions.
+    from attnlint.analysis.losses import vocabulary_of
+
+    assert vocabulary_of(analysis.constants["SPECIALS"]).id_of("<bos>") == 2
+
+
+def test_a_lookup_of_the_pad_token_in_a_vocabulary_we_cannot_read_is_a_token_id():
+    analysis, _ = analyse(
+        """
+        PAD_TOKEN = "<pad>"
+
+        def f(vocab, tokenizer, specials, config):
+            a = vocab[PAD_TOKEN]
+            b = vocab.stoi["<pad>"]
+            c = tokenizer.convert_tokens_to_ids("[PAD]")
+            d = specials.index("<pad>")
+            e = vocab["hello"]
+            g = config["pad_token_id"]
+            return a
+        """
+    )
+    for name in "abcdg":
+        value = env(analysis, "f", name)
+        assert value.token_id and value.int_value is None, name
+    assert not env(analysis, "f", "e").token_id  # not the pad token
+
+
+def test_pad_ids_from_instance_and_class_attributes():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        class Vocab:
+            def __init__(self, words):
+                self.itos = ["<pad>", "<unk>", "<s>"] + sorted(words)
+                self.stoi = {w: i for i, w in enumerate(self.itos)}
+                self.pad_index = self.stoi["<s>"]
+
+        class Bytes:
+            pad_id = 256
+
+        vocab = Vocab(["a", "b"])
+        PAD = vocab.pad_index
+
+        def from_instance(seqs):
+            return pad_sequence(seqs, padding_value=PAD)
+
+        def from_class(seqs):
+            return pad_sequence(seqs, padding_value=Bytes.pad_id)
+        """
+    )
+    assert analysis.constants["PAD"].int_value == 2
+    assert function(analysis, "from_instance").returns[0].padding.value == 2
+    assert function(analysis, "from_class").returns[0].padding.value == 256
+
+
+def test_a_command_line_option_is_a_token_id_only_when_its_default_is_one():
+    source = """
+        import argparse
+        from torch.nn.utils.rnn import pad_sequence
+
+        def collate(rows, args):
+            return pad_sequence(rows, padding_value=args.pad_idx)
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--pad-idx", type=int, default={default})
+            args = parser.parse_args()
+            collate([], args)
+        """
+    analysis, _ = analyse(source.format(default="0"))
+    padding = function(analysis, "collate").returns[0].padding
+    # The command line may give another number: only "a token id" is kept, not 0.
+    assert padding.token_id and padding.value is None
+    analysis, _ = analyse(source.format(default="-100"))
+    assert not function(analysis, "collate").returns[0].padding.token_id
+
+
+def test_names_alone_make_a_token_id_only_for_pad_ids_without_a_visible_number():
+    analysis, _ = analyse(
+        """
+        from torch.nn.utils.rnn import pad_sequence
+
+        def a(rows, tokenizer):
+            return pad_sequence(rows, padding_value=tokenizer.pad_token_id)
+
+        def b(rows, pad_idx):
+            return pad_sequence(rows, padding_value=pad_idx)
+
+        def c(rows, pad_idx=-100):
+            return pad_sequence(rows, padding_value=pad_idx)
+
+        def d(rows, collator):
+            return pad_sequence(rows, padding_value=collator.label_pad_token_id)
+
+        def e(rows, fill):
+            return pad_sequence(rows, padding_value=fill)
+        """
+    )
+    assert function(analysis, "a").returns[0].padding.token_id
+    assert function(analysis, "b").returns[0].padding.token_id
+    assert not function(analysis, "c").returns[0].padding.token_id  # its default may be what runs
+    assert not function(analysis, "d").returns[0].padding.token_id  # HF's label pad is -100
+    assert not function(analysis, "e").returns[0].padding.token_id
+
+
+def test_a_zeros_tensor_filled_row_by_row_up_to_each_length_is_padded():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def right(seqs, n):
+            out = torch.zeros(len(seqs), n, dtype=torch.long)
+            for i, s in enumerate(seqs):
+                out[i, : len(s)] = torch.tensor(s)
+            return out
+
+        def left(seqs, n):
+            out = torch.ones(len(seqs), n, dtype=torch.long)
+            for i, s in enumerate(seqs):
+                out[i, -len(s) :] = torch.tensor(s)
+            return out
+
+        def keep_mask(lengths, n):
+            keep = torch.zeros(len(lengths), n)
+            for i, k in enumerate(lengths):
+                keep[i, :k] = 1
+            return keep
+
+        def block(x, y):
+            out = torch.zeros(4, 8)
+            out[:, :4] = y
+            return out
+        """
+    )
+    assert function(analysis, "right").returns[0].padding.value == 0
+    assert function(analysis, "left").returns[0].padding.value == 1
+    assert not function(analysis, "keep_mask").returns[0].padded  # a mask being built
+    assert not function(analysis, "block").returns[0].padded  # a fixed block, not row lengths
+
+
+def test_concatenation_keeps_the_padding_of_its_padded_part():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(texts, image_tokens):
+            text = pad_sequence(texts, batch_first=True, padding_value=0)
+            both = torch.cat((text[:, 1:], image_tokens + 100), dim=1)
+            return both
+        """
+    )
+    assert env(analysis, "f", "both").padding.value == 0
+
+
+def test_functional_pad_with_a_pad_id_is_padding_and_zero_padding_is_not():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+
+        def ids(row, n, tokenizer):
+            return F.pad(row, (0, n - row.size(0)), value=tokenizer.pad_token_id)
+
+        def image(x):
+            return F.pad(x, (1, 1, 1, 1))
+        """
+    )
+    assert function(analysis, "ids").returns[0].padding.token_id
+    assert not function(analysis, "image").returns[0].padded
+
+
+def test_a_default_every_caller_keeps_is_the_parameter_value():
+    source = """
+        import torch.nn.functional as F
+        from torch import nn
+
+        class Wrapper(nn.Module):
+            def __init__(self, net, ignore_index=-100, pad_value=0):
+                super().__init__()
+                self.net = net
+                self.ignore_index = ignore_index
+
+            def forward(self, x):
+                return F.cross_entropy(self.net(x[:, :-1]).transpose(1, 2), x[:, 1:], ignore_index=self.ignore_index)
+
+        def make(net):
+            return Wrapper(net, pad_value=1)
+
+        {other}
+        """
+    analysis, _ = analyse(source.format(other=""))
+    assert _loss(analysis).ignore_index == -100
+    # One construction passes another value: no single value holds.
+    other = "def other(net):\n            return Wrapper(net, ignore_index=0)"
+    analysis, _ = analyse(source.format(other=other))
+    assert _loss(analysis).ignore_index is None
+
+
+def test_a_vocabulary_and_an_instance_attribute_imported_from_another_module(tmp_path):
+    from pathlib import Path
+
+    import libcst as cst
+
+    from attnlint.analysis import analyze_module
+    from attnlint.analysis.project import Project
+
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text(
+        "from torch.nn.utils.rnn import pad_sequence\n"
+        "stoi = {w: i for i, w in enumerate(['<s>', '<pad>'] + WORDS)}\n"
+        "class Vocab:\n"
+        "    def __init__(self):\n"
+        "        self.pad_id = stoi['<pad>']\n"
+        "vocab = Vocab()\n"
+        "PAD = vocab.pad_id\n"
+        "def collate(batch):\n"
+        "    return pad_sequence(batch, batch_first=True, padding_value=PAD)\n"
+    )
+    train = package / "train.py"
+    train.write_text(
+        "import torch.nn.functional as F\n"
+        "from .data import collate, stoi\n"
+        "def loss(model, rows):\n"
+        "    batch = collate(rows)\n"
+        "    return F.cross_entropy(model(batch), batch, ignore_index=stoi['<s>'])\n"
+    )
+    analysis = analyze_module(cst.parse_module(train.read_text()), project=Project([tmp_path]), path=Path(train))
+    (site,) = analysis.sites("loss_sites")
+    assert site.targets.padding.value == 1
+    assert site.ignore_index == 0
+
+
+def test_a_tokenizer_that_pads_gives_input_ids_padded_with_its_pad_token_id():
+    analysis, _ = analyse(
+        """
+        def f(tokenizer, texts, features):
+            enc = tokenizer(texts, padding=True, return_tensors="pt")
+            by_key = enc["input_ids"]
+            by_attr = enc.input_ids
+            keep = enc["attention_mask"]
+            padded = tokenizer.pad(features, return_tensors="pt").input_ids
+            unpadded = tokenizer(texts, return_tensors="pt").input_ids
+            return by_key
+        """
+    )
+    for name in ("by_key", "by_attr", "padded"):
+        padding = env(analysis, "f", name).padding
+        assert padding.token_id and padding.value is None, name
+    assert not env(analysis, "f", "keep").padded
+    assert not env(analysis, "f", "unpadded").padded
+
+
+def test_a_tokenizer_class_of_the_checked_code_pads_as_its_code_says():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        class Tokenizer:
+            def __call__(self, texts, padding=False):
+                return torch.tensor([[ord(c) for c in t] for t in texts])
+
+        def f(texts):
+            tokenizer = Tokenizer()
+            ids = tokenizer(texts, padding=True)
+            return ids
+        """
+    )
+    assert not env(analysis, "f", "ids").padded
+
+
+def test_a_helper_looking_tokens_up_is_summarised_per_token():
+    analysis, _ = analyse(
+        """
+        stoi = {t: i for i, t in enumerate(["<s>", "<pad>"])}
+
+        def tok_id(t):
+            return stoi[t]
+
+        def f():
+            bos = tok_id("<s>")
+            pad = tok_id("<pad>")
+            return pad
+        """
+    )
+    assert env(analysis, "f", "bos").int_value == 0
+    assert env(analysis, "f", "pad").int_value == 1
