@@ -382,7 +382,7 @@ def _analyze_function(
         cls.forward_params = tuple(
             p.name.value for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         )
-    evaluator.bind_params(node.params, bindings=bindings)
+    evaluator.bind_params(node.params, bindings=bindings, caller_context=bindings is not None)
     header = getattr(node.body, "header", None)
     if header is not None and header.comment is not None:
         # `def forward(self, x):  # x: (batch, tokens, d)`
