@@ -325,9 +325,12 @@ class Evaluator:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
             if bindings and informative(bindings.get(name)):
                 merged = merge_into_param(value, bindings[name])
-                example = merged.sym if caller_context and merged.kind == "scalar" else None
-                if example is not None and example.int_value is not None and example.int_value >= 2:
+                # The caller's number (`int_value` also travels with a caller's own size
+                # parameter: `Head(head_size)` inside a module its callers build with 16).
+                example = merged.int_value if caller_context and merged.kind == "scalar" else None
+                if example is not None and example >= 2 and value.sym is not None:
                     merged = merged.with_(sym=value.sym)
+                    example = Sym.const(example)
                     self.size_examples[value.sym.factors[0][0].key] = example
                     if self.record_attrs and self.cls is not None:
                         self.cls.size_examples[value.sym.factors[0][0].key] = example

@@ -68,7 +68,8 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if isinstance(op, cst.Divide) and tensor is right:
             return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
         other = right if tensor is left else left
-        factor = ev.resolve(_factor_of(other, isinstance(op, cst.Divide)))
+        written = _factor_of(other, isinstance(op, cst.Divide))
+        factor = ev.resolve(written)
         if tensor.softmax is not None and other.softmax is None:
             if numberish(other):
                 # `softmax(s) / sqrt(d)`: a factor after the softmax (it leaves the softmax unscaled).
@@ -78,7 +79,7 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
-        result = scaled(tensor, factor, node).with_(node=node)
+        result = scaled(tensor, factor, node, written=written).with_(node=node)
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result
@@ -142,12 +143,20 @@ def _factor_of(value: Value, divide: bool) -> Optional[Sym]:
     return value.sym.power(Fraction(-1)) if divide else value.sym
 
 
-def scaled(value: Value, factor: Optional[Sym], node=None) -> Value:
-    """`value` multiplied by `factor` (None: by something unknown)."""
+def scaled(value: Value, factor: Optional[Sym], node=None, written: Optional[Sym] = None) -> Value:
+    """`value` multiplied by `factor` (None: by something unknown). `written`: the factor before
+    sizes shown equal to others were substituted (default: `factor` itself)."""
     new_scale = value.scale * factor if value.scale is not None and factor is not None else None
     if value.scores is not None:
         nodes = value.scores.scale_nodes + ((node,) if node is not None else ())
-        scores = replace(value.scores, scaled=True, scale=_times(value.scores.scale, factor), scale_nodes=nodes)
+        as_written = _times(value.scores.scale_as_written, written if written is not None else factor)
+        scores = replace(
+            value.scores,
+            scaled=True,
+            scale=_times(value.scores.scale, factor),
+            scale_nodes=nodes,
+            scale_as_written=as_written,
+        )
         return value.with_(scores=scores, scaled=True, scale=scores.scale)
     return value.with_(scaled=True, scale=new_scale)
 
@@ -163,18 +172,19 @@ def _mul_function(ev, call: Call):
     flow = _flow()
     a, b = ev.eval(call.args[0].value), ev.eval(call.args[1].value)
     tensor, other = (a, b) if flow.tensorish(a) else (b, a)
-    factor = ev.resolve(_factor_of(other, call.name.endswith(("div", "divide")) and tensor is a))
-    return scaled(tensor, factor, call.node).with_(node=call.node)
+    written = _factor_of(other, call.name.endswith(("div", "divide")) and tensor is a)
+    return scaled(tensor, ev.resolve(written), call.node, written=written).with_(node=call.node)
 
 
 @handlers.method("mul", "div", "mul_", "div_", "true_divide", "multiply", "divide")
 def _mul_method(ev, call: Call):
     values = ev.args(call.node)
-    factor = ev.resolve(_factor_of(values[0], call.name.startswith(("div", "true_div")))) if values else None
+    written = _factor_of(values[0], call.name.startswith(("div", "true_div"))) if values else None
+    factor = ev.resolve(written)
     receiver = call.receiver
     if receiver.softmax is not None and receiver.scores is None:
         receiver.softmax.scaled_after.append((call.node, factor))
-    result = scaled(receiver, factor, call.node).with_(node=call.node)
+    result = scaled(receiver, factor, call.node, written=written).with_(node=call.node)
     if call.name.endswith("_"):
         ev.update_in_place(call.receiver_node, result)
     return result
@@ -367,6 +377,10 @@ def score_facts(
         head_dim_aliases=tuple(aliases),
         size_atoms=tuple(sorted(_size_atoms(ev, query) | _size_atoms(ev, key), key=lambda a: a.key)),
         head_dim_names=ev.names_for(head_dim),
+        # Factors applied to q or k before the product are known only as resolved.
+        scale_as_written=ONE if query.scale == ONE and key.scale == ONE else None,
+        scope_size_atoms=tuple(sorted(_scope_size_atoms(ev), key=lambda a: a.key)),
+        size_examples=tuple(sorted(ev.size_examples.items())),
     )
 
 
@@ -563,6 +577,9 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         if any(_same(factor, size.power(exponent)) for size in (head_dim, *scores.head_dim_aliases)):
             return ScaleVerdict(kind, factor, head_dim)
     if head_dim.is_const or factor.is_const:
+        by_examples = _verdict_by_examples(scores, factor, head_dim)
+        if by_examples is not None:
+            return by_examples
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a number: maybe the head dim
     used = factor.power(Fraction(-2))
     if used is None or any(e < 0 for _, e in used.factors):
@@ -575,11 +592,57 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
 
 
+def _verdict_by_examples(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
+    """The numbers decide when the names cannot: `C ** -0.5` with C the input width `n_embd = 64`,
+    in a `Head(head_size)` its callers build with `n_embd // n_head` (16).
+
+    Only a scale written as the root of sizes counts (`C ** -0.5`, `1 / sqrt(self.dim)`: every
+    atom a size of a tensor or layer in scope); a literal (`/ 8`, `* 0.125`) or a temperature
+    stays unknown. The number under the root must be a whole multiple (at least twice) of the
+    head dimension's number: the width of several heads. Equal numbers are correct for this
+    configuration (single-head code whose width is its head dim)."""
+    written = scores.scale_as_written
+    if written is None or written.is_const:
+        return None
+    if not set(written.atoms()) <= set(scores.scope_size_atoms):
+        return None
+    under_root = written.power(Fraction(-2))
+    if under_root is None or any(e <= 0 or e.denominator != 1 for _, e in under_root.factors):
+        return None  # not 1/sqrt of a product of sizes
+    examples = dict(scores.size_examples)
+    factor_value = factor.substitute(examples) if examples else factor
+    head_value = head_dim.substitute(examples) if examples else head_dim
+    if factor_value is None or head_value is None or not (factor_value.is_const and head_value.is_const):
+        return None
+    used = factor_value.power(Fraction(-2))
+    if used is None or used.int_value is None or head_value.int_value is None or head_value.int_value < 1:
+        return None
+    if used.int_value == head_value.int_value:
+        return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
+    if used.int_value % head_value.int_value != 0 or used.int_value // head_value.int_value < 2:
+        return None
+    return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=under_root, model_width=True)
+
+
 def _same(a: Optional[Sym], b: Optional[Sym]) -> bool:
     """Equal, up to the rounding of a literal (`0.125` for `64 ** -0.5`)."""
     if a is None or b is None or a.factors != b.factors:
         return False
     return abs(float(a.coeff) - float(b.coeff)) <= 1e-9 * max(abs(float(b.coeff)), 1e-30)
+
+
+def _scope_size_atoms(ev) -> set:
+    """The atoms that name a size of some tensor or layer in scope, as the code names them
+    (unresolved): `C` of `B, T, C = x.shape`, `dim` of `nn.Linear(dim, inner)`."""
+    out = set()
+    values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    for value in values:
+        sizes = [axis.size for axis in value.shape] if value.shape is not None else []
+        sizes += [value.last_size, *value.module_sizes]
+        for size in sizes:
+            if size is not None:
+                out.update(size.atoms())
+    return out
 
 
 def _size_atoms(ev, value: Optional[Value]) -> set:
