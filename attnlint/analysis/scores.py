@@ -401,6 +401,46 @@ def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.Base
     return None
 
 
+def through_view(ev, scores: Value, target) -> Optional[Value]:
+    """Scores viewed to `target` (a shape) that keeps every axis from the key axis to the end
+    (`(b, n_q, n_k).view(b * n_q, n_k)`): the axes keep their roles, and leading axes of batch,
+    heads and queries merged into one are a batch of independent rows. The product's facts
+    (scale, head dim) stay with the product: this is a tensor of rows over known keys, as
+    additive attention makes. None when the view may move the keys (the sizes do not show it)."""
+    from attnlint.analysis.values import BATCH, HEADS
+
+    facts = scores.scores
+    key = facts.key_axis if facts.key_axis is not None else (-1 if facts.layout == QUERY_MAJOR else None)
+    if key != -1 or scores.shape is None or target is None or len(target) < 2 or len(scores.shape) < 2:
+        return None
+    if scores.shape[-1].role != KEYS:
+        return None
+    before, after = ev.resolve(scores.shape[-1].size), ev.resolve(target[-1].size)
+    if before is None or after is None or before != after:
+        return None
+    leading = scores.shape[:-1]
+    if len(target) == 2:
+        # A matmul's axes before the query axis are its batch axes, whatever their names.
+        batch_axes = not _is_einsum(facts.product)
+        rows = leading[-1].role == QUERIES and all(
+            axis.role in (BATCH, HEADS) or (axis.role is None and batch_axes) for axis in leading[:-1]
+        )
+        head = (Axis(target[0].size, BATCH if rows else None),)
+    elif len(target) == len(scores.shape) and all(
+        ev.resolve(a.size) is not None and ev.resolve(a.size) == ev.resolve(b.size) for a, b in zip(leading, target)
+    ):
+        head = tuple(replace(b, role=a.role) for a, b in zip(leading, target[:-1]))
+    else:
+        return None
+    return Value(kind="tensor", rank=len(target), shape=head + (replace(target[-1], role=KEYS),), **scores.data_facts())
+
+
+def _is_einsum(node) -> bool:
+    func = node.func if isinstance(node, cst.Call) else None
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    return name == "einsum"
+
+
 @handlers.function("torch.matmul", "torch.bmm", "torch.mm")
 def _matmul_function(ev, call: Call):
     args = call.args
