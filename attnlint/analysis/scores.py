@@ -69,7 +69,7 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
             return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
         other = right if tensor is left else left
         written = _factor_of(other, isinstance(op, cst.Divide))
-        factor = ev.resolve(written)
+        factor = _resolved_factor(ev, written)
         if tensor.softmax is not None and other.softmax is None:
             if numberish(other):
                 # `softmax(s) / sqrt(d)`: a factor after the softmax (it leaves the softmax unscaled).
@@ -143,6 +143,13 @@ def _factor_of(value: Value, divide: bool) -> Optional[Sym]:
     return value.sym.power(Fraction(-1)) if divide else value.sym
 
 
+def _resolved_factor(ev, written: Optional[Sym]) -> Optional[Sym]:
+    """A factor in the sizes the code showed equal to its names, or as written when those have
+    no exact root (`C ** -0.5` with C = 48): the same quantity, named less far down."""
+    resolved = ev.resolve(written)
+    return written if resolved is None else resolved
+
+
 def scaled(value: Value, factor: Optional[Sym], node=None, written: Optional[Sym] = None) -> Value:
     """`value` multiplied by `factor` (None: by something unknown). `written`: the factor before
     sizes shown equal to others were substituted (default: `factor` itself)."""
@@ -173,14 +180,14 @@ def _mul_function(ev, call: Call):
     a, b = ev.eval(call.args[0].value), ev.eval(call.args[1].value)
     tensor, other = (a, b) if flow.tensorish(a) else (b, a)
     written = _factor_of(other, call.name.endswith(("div", "divide")) and tensor is a)
-    return scaled(tensor, ev.resolve(written), call.node, written=written).with_(node=call.node)
+    return scaled(tensor, _resolved_factor(ev, written), call.node, written=written).with_(node=call.node)
 
 
 @handlers.method("mul", "div", "mul_", "div_", "true_divide", "multiply", "divide")
 def _mul_method(ev, call: Call):
     values = ev.args(call.node)
     written = _factor_of(values[0], call.name.startswith(("div", "true_div"))) if values else None
-    factor = ev.resolve(written)
+    factor = _resolved_factor(ev, written)
     receiver = call.receiver
     if receiver.softmax is not None and receiver.scores is None:
         receiver.softmax.scaled_after.append((call.node, factor))
@@ -380,7 +387,7 @@ def score_facts(
         # Factors applied to q or k before the product are known only as resolved.
         scale_as_written=ONE if query.scale == ONE and key.scale == ONE else None,
         scope_size_atoms=tuple(sorted(_scope_size_atoms(ev), key=lambda a: a.key)),
-        size_examples=tuple(sorted(ev.size_examples.items())),
+        size_examples=_numbers_of_sizes(ev),
     )
 
 
@@ -616,10 +623,15 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         # `k.size(-1) ** -0.5` scales `q @ k.T` correctly: both operands' contracted sizes count.
         if any(_same(factor, size.power(exponent)) for size in (head_dim, *scores.head_dim_aliases)):
             return ScaleVerdict(kind, factor, head_dim)
+    symbolic = _symbolic_verdict(scores, factor, head_dim)
+    if symbolic.kind != ScaleKind.UNKNOWN:
+        return symbolic
+    by_numbers = _verdict_by_numbers(scores, factor, head_dim)
+    return by_numbers if by_numbers is not None else symbolic
+
+
+def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVerdict:
     if head_dim.is_const or factor.is_const:
-        by_examples = _verdict_by_examples(scores, factor, head_dim)
-        if by_examples is not None:
-            return by_examples
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a number: maybe the head dim
     used = factor.power(Fraction(-2))
     if used is None or any(e < 0 for _, e in used.factors):
@@ -632,7 +644,7 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
 
 
-def _verdict_by_examples(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
+def _verdict_by_numbers(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
     """The numbers decide when the names cannot: `C ** -0.5` with C the input width `n_embd = 64`,
     in a `Head(head_size)` its callers build with `n_embd // n_head` (16).
 
@@ -649,19 +661,28 @@ def _verdict_by_examples(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Opti
     under_root = written.power(Fraction(-2))
     if under_root is None or any(e <= 0 or e.denominator != 1 for _, e in under_root.factors):
         return None  # not 1/sqrt of a product of sizes
-    examples = dict(scores.size_examples)
-    factor_value = factor.substitute(examples) if examples else factor
-    head_value = head_dim.substitute(examples) if examples else head_dim
-    if factor_value is None or head_value is None or not (factor_value.is_const and head_value.is_const):
+    numbers = dict(scores.size_examples)
+    factor_value, head_value = _number(factor, numbers), _number(head_dim, numbers)
+    if factor_value is None or head_value is None or factor_value <= 0:
         return None
-    used = factor_value.power(Fraction(-2))
-    if used is None or used.int_value is None or head_value.int_value is None or head_value.int_value < 1:
-        return None
-    if used.int_value == head_value.int_value:
+    used, head = round(factor_value**-2), round(head_value)
+    if head < 1 or abs(used - factor_value**-2) > 1e-6 * used or abs(head - head_value) > 1e-9:
+        return None  # not whole numbers: not sizes
+    if used == head:
         return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
-    if used.int_value % head_value.int_value != 0 or used.int_value // head_value.int_value < 2:
+    if used % head != 0 or used // head < 2:
         return None
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=under_root, model_width=True)
+
+
+def _number(sym: Sym, numbers) -> Optional[float]:
+    """The value of `sym` with each atom replaced by its number (None when one has none)."""
+    value = float(sym.coeff)
+    for atom, exponent in sym.factors:
+        if atom.key not in numbers or not numbers[atom.key].is_const:
+            return None
+        value *= float(numbers[atom.key].coeff) ** float(exponent)
+    return value
 
 
 def _same(a: Optional[Sym], b: Optional[Sym]) -> bool:
@@ -669,6 +690,14 @@ def _same(a: Optional[Sym], b: Optional[Sym]) -> bool:
     if a is None or b is None or a.factors != b.factors:
         return False
     return abs(float(a.coeff) - float(b.coeff)) <= 1e-9 * max(abs(float(b.coeff)), 1e-30)
+
+
+def _numbers_of_sizes(ev) -> Tuple[Tuple[str, Sym], ...]:
+    """The numbers known for atoms: the callers' examples, and sizes the code showed equal to a
+    number (`C` of x going into `nn.Linear(64, ...)`)."""
+    numbers = {key: value for key, value in ev.equalities.items() if value.is_const}
+    numbers.update(ev.size_examples)
+    return tuple(sorted(numbers.items()))
 
 
 def _scope_size_atoms(ev) -> set:

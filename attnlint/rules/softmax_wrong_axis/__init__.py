@@ -72,6 +72,21 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # Scores flattened to (batch * queries, keys) rows and normalised over each row.
+        Valid(
+            """
+            import torch
+
+
+            def pointer_weights(query_states, memory):
+                n_batch, n_steps, width = query_states.size()
+                _, n_slots, _ = memory.size()
+                logits = torch.bmm(query_states, memory.transpose(1, 2)) / width ** 0.5
+                rows = logits.reshape(n_batch * n_steps, n_slots)
+                probs = torch.softmax(rows, dim=1)
+                return torch.bmm(probs.reshape(n_batch, n_steps, n_slots), memory)
+            """
+        ),
         # The module's own softmax with its dim given; the smoke test passes one tensor as q, k and v.
         Valid(
             """
@@ -381,6 +396,34 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # Scores flattened to (batch * queries, keys) rows keep their keys on the last axis:
+        # dim 0 normalises each key over every query of the batch.
+        Invalid(
+            """
+            import torch
+
+
+            def pointer_weights(query_states, memory):
+                n_batch, n_steps, width = query_states.size()
+                _, n_slots, _ = memory.size()
+                logits = torch.bmm(query_states, memory.transpose(1, 2)) / width ** 0.5
+                rows = logits.view(n_batch * n_steps, n_slots)
+                probs = torch.softmax(rows, dim=0)
+                return torch.bmm(probs.view(n_batch, n_steps, n_slots), memory)
+            """,
+            fixed="""
+            import torch
+
+
+            def pointer_weights(query_states, memory):
+                n_batch, n_steps, width = query_states.size()
+                _, n_slots, _ = memory.size()
+                logits = torch.bmm(query_states, memory.transpose(1, 2)) / width ** 0.5
+                rows = logits.view(n_batch * n_steps, n_slots)
+                probs = torch.softmax(rows, dim=-1)
+                return torch.bmm(probs.view(n_batch, n_steps, n_slots), memory)
+            """,
+        ),
         # `nn.Softmax()` with no dim on 3-D scores: dim 0 (the batch). The parameters' names say
         # which input is the query and which the key, whatever one tensor the caller passes.
         Invalid(
