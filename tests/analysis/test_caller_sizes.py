@@ -157,3 +157,39 @@ def test_a_view_that_moves_the_keys_drops_the_roles():
     )
     analysis, _ = analyse(source)
     assert only_softmax(analysis).key_axis() is None
+
+
+POOL = """
+import torch
+import torch.nn as nn
+
+class Pool(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.attend = nn.Sequential(nn.Conv1d(d, {channels}, kernel_size=1), nn.Tanh(), nn.Softmax(dim={dim}))
+
+    def forward(self, x):
+        # x: (batch, d, time)
+        return self.attend(x)
+
+if __name__ == "__main__":
+    Pool(8)(torch.randn(2, 8, 5))
+"""
+
+
+def test_sequential_layers_apply_in_order_and_the_conv_channel_axis_is_its_features():
+    from attnlint.analysis.softmax import singleton_axis
+
+    analysis, _ = analyse(POOL.format(channels=1, dim=1))
+    site = only_softmax(analysis)
+    assert site.rank == 3
+    assert site.input.shape[1].size.int_value == 1
+    assert singleton_axis(site) == -2
+
+
+def test_softmax_over_positions_or_over_several_channels_is_not_a_singleton():
+    from attnlint.analysis.softmax import singleton_axis
+
+    for channels, dim in ((1, 2), (1, -1), (4, 1)):
+        analysis, _ = analyse(POOL.format(channels=channels, dim=dim))
+        assert singleton_axis(only_softmax(analysis)) is None
