@@ -193,3 +193,35 @@ def test_softmax_over_positions_or_over_several_channels_is_not_a_singleton():
     for channels, dim in ((1, 2), (1, -1), (4, 1)):
         analysis, _ = analyse(POOL.format(channels=channels, dim=dim))
         assert singleton_axis(only_softmax(analysis)) is None
+
+
+DOT_T = """
+import torch
+import torch.nn as nn
+
+class Attend(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        keys = self.k(x)
+        return torch.softmax(x @ keys.T, dim=-1)
+
+if __name__ == "__main__":
+    layer = Attend(4)
+    layer(torch.rand(6, 4))
+    layer({second})
+"""
+
+
+def test_a_call_with_a_batch_shows_a_batched_transpose_the_joined_callers_hide():
+    analysis, module = analyse(DOT_T.format(second="torch.rand(2, 6, 4)"))
+    batched = [s for s in analysis.dot_t_sites if s.receiver.rank is not None and s.receiver.rank >= 3]
+    assert [module.code_for_node(s.node) for s in batched] == ["keys.T"]
+    assert all(s.in_matmul for s in batched)
+
+
+def test_unbatched_calls_only_show_no_batched_transpose():
+    analysis, _ = analyse(DOT_T.format(second="torch.rand(9, 4)"))
+    assert all(s.receiver.rank in (None, 2) for s in analysis.dot_t_sites)
