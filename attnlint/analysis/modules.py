@@ -192,6 +192,17 @@ def conv_output(module: Value, source: Value, node) -> Value:
     return Value(kind="tensor", rank=rank, shape=shape, node=node)
 
 
+# Layers a container may apply in turn here: each maps one tensor to one tensor and records no
+# site at the call (a softmax is recorded at the container's call).
+_SEQUENTIAL_LAYERS = (
+    CONV_MODULES
+    + PROJECTION_MODULES
+    + IDENTITY_MODULES
+    + SHAPE_PRESERVING_MODULES
+    + ("Softmax", "ELU", "Softplus", "InstanceNorm2d", "Rearrange", "Reduce")
+)
+
+
 @handlers.module("Sequential")
 def _sequential_call(ev, call: Call):
     """`self.pool(x)` with `self.pool = nn.Sequential(nn.Conv1d(d, 1, 1), nn.Softmax(dim=1))`: each
@@ -205,7 +216,10 @@ def _sequential_call(ev, call: Call):
     current = values[0]
     slot = "__sequential_input__"
     for layer in layers:
-        if layer.kind != "module":
+        if layer.kind != "module" or layer.module_type not in _SEQUENTIAL_LAYERS:
+            # A layer whose call records sites of its own (attention, a transformer layer) or that
+            # we do not know: the container's output is unknown.
+            _flow().escape([current])
             return Value(kind="unknown", node=call.node)
         if layer.module_type == "Softmax":
             current = softmax.softmax(

@@ -439,7 +439,17 @@ def through_view(ev, scores: Value, target) -> Optional[Value]:
         head = tuple(replace(b, role=a.role) for a, b in zip(leading, target[:-1]))
     else:
         return None
-    return Value(kind="tensor", rank=len(target), shape=head + (replace(target[-1], role=KEYS),), **scores.data_facts())
+    return Value(
+        kind="tensor",
+        rank=len(target),
+        shape=head + (replace(target[-1], role=KEYS),),
+        role=scores.role,
+        scaled=scores.scaled,
+        scale=scores.scale,
+        feature_last=False,
+        mask=scores.mask,
+        **scores.data_facts(),
+    )
 
 
 def _is_einsum(node) -> bool:
