@@ -145,7 +145,13 @@ class ModuleAnalysis:
 
     @property
     def dot_t_sites(self) -> List[DotTSite]:
-        return self.sites("dot_t_sites")
+        """Every `.T`, and once more each one some call in this file runs on a batched tensor
+        (from the call's summary) when the function's own analysis cannot tell its rank."""
+        own = self.sites("dot_t_sites")
+        if self.summaries is None or not self.summaries.batched_dot_t:
+            return own
+        batched = {id(s.node) for s in own if s.receiver.rank is not None and s.receiver.rank >= 3}
+        return own + [s for key, s in self.summaries.batched_dot_t.items() if key not in batched]
 
     @property
     def view_sites(self) -> List[ViewSite]:
@@ -411,7 +417,7 @@ def _analyze_function(
         cls.forward_params = tuple(
             p.name.value for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         )
-    evaluator.bind_params(node.params, bindings=bindings)
+    evaluator.bind_params(node.params, bindings=bindings, caller_context=bindings is not None)
     header = getattr(node.body, "header", None)
     if header is not None and header.comment is not None:
         # `def forward(self, x):  # x: (batch, tokens, d)`

@@ -129,6 +129,9 @@ class ClassFacts:
     attrs: Env = field(default_factory=dict)
     forward_params: Tuple[str, ...] = ()
     bases: Tuple[str, ...] = ()  # base class names as written (last dotted part)
+    # The numbers callers pass to `__init__`'s size parameters (atom key -> value), seen by
+    # every method (see Evaluator.size_examples).
+    size_examples: Dict[str, Sym] = field(default_factory=dict)
 
 
 def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -188,6 +191,10 @@ class Evaluator:
         self.equalities: Dict[str, Sym] = {}
         # Attributes read as numbers (`self.head_dim`, `config.hidden_size`) and their values.
         self.read_attributes: Dict[str, Sym] = {}
+        # Numbers the callers pass for size parameters (`Attention(64, heads=8)`), by atom key.
+        # The parameter keeps its name (an example is not the function's contract); the number
+        # only decides what the names cannot (see scores.scale_verdict).
+        self.size_examples: Dict[str, Sym] = dict(class_facts.size_examples) if class_facts is not None else {}
         scope = facts.name if facts.class_name is None else f"{facts.class_name}.{facts.name}"
         self.scope = scope
 
@@ -267,9 +274,16 @@ class Evaluator:
         return atom
 
     # ------------------------------------------------------------------ parameters
-    def bind_params(self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None) -> None:
+    def bind_params(
+        self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None, caller_context: bool = False
+    ) -> None:
         """Bind each parameter to what its name, annotation and default say, refined by what the
-        callers pass (`bindings`, see summaries) when they say more."""
+        callers pass (`bindings`, see summaries) when they say more.
+
+        In a caller context (the function analysed again for what its callers pass, not a
+        summary evaluated for one call), a size the callers pass as a number (`Attention(64, 8)`
+        in a smoke test) is an example: the parameter keeps its name, so `dim ** -0.5` stays the
+        model width and `dim // heads` the head dim, and the number is kept as an example."""
         from attnlint.analysis.summaries import informative, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
@@ -316,7 +330,17 @@ class Evaluator:
             if default is not None and default.kind == "scalar" and default.int_value is not None:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
             if bindings and informative(bindings.get(name)):
-                value = merge_into_param(value, bindings[name])
+                merged = merge_into_param(value, bindings[name])
+                # The caller's number (`int_value` also travels with a caller's own size
+                # parameter: `Head(head_size)` inside a module its callers build with 16).
+                example = merged.int_value if caller_context and merged.kind == "scalar" else None
+                if example is not None and example >= 2 and value.sym is not None:
+                    merged = merged.with_(sym=value.sym)
+                    example = Sym.const(example)
+                    self.size_examples[value.sym.factors[0][0].key] = example
+                    if self.record_attrs and self.cls is not None:
+                        self.cls.size_examples[value.sym.factors[0][0].key] = example
+                value = merged
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param

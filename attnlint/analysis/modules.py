@@ -160,7 +160,84 @@ def _module_constructor(ev, node: cst.Call, short: str) -> Value:
     elif short == "MultiheadAttention":
         names = ("embed_dim", "num_heads")
         sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    elif short in CONV_MODULES:
+        names = ("in_channels", "out_channels")
+        sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    elif short == "Sequential" and all(a.keyword is None and not a.star for a in node.args):
+        # The layers in order: calling the container calls each on the last one's output.
+        layers = tuple(values)
+        return Value(kind="module", module_type=short, ctor=node, node=node, elements=layers)
     return Value(kind="module", module_type=short, ctor=node, node=node, module_sizes=sizes)
+
+
+# Convolutions over (batch, channels, *positions): the output has out_channels on axis 1.
+CONV_MODULES = ("Conv1d", "Conv2d", "Conv3d")
+
+
+@handlers.module(*CONV_MODULES)
+def _conv_call(ev, call: Call):
+    values = ev.args(call.node)
+    return conv_output(call.receiver, values[0], call.node) if values else None
+
+
+def conv_output(module: Value, source: Value, node) -> Value:
+    """(batch, in_channels, *positions) -> (batch, out_channels, *positions of unknown size): the
+    positions' sizes depend on kernel, stride and padding; the channel axis is the layer's
+    output features."""
+    from attnlint.analysis.values import FEATURE, Axis
+
+    rank = source.rank
+    out_channels = module.module_sizes[1] if len(module.module_sizes) >= 2 else None
+    if rank is None or rank < 3 or out_channels is None:
+        return Value(kind="tensor", rank=rank, node=node)
+    batch = source.shape[0] if source.shape is not None else Axis()
+    shape = (batch, Axis(out_channels, FEATURE)) + tuple(Axis() for _ in range(rank - 2))
+    return Value(kind="tensor", rank=rank, shape=shape, node=node)
+
+
+# Layers a container may apply in turn here: each maps one tensor to one tensor and records no
+# site at the call (a softmax is recorded at the container's call).
+_SEQUENTIAL_LAYERS = (
+    CONV_MODULES
+    + PROJECTION_MODULES
+    + IDENTITY_MODULES
+    + SHAPE_PRESERVING_MODULES
+    + ("Softmax", "ELU", "Softplus", "InstanceNorm2d", "Rearrange", "Reduce")
+)
+
+
+@handlers.module("Sequential")
+def _sequential_call(ev, call: Call):
+    """`self.pool(x)` with `self.pool = nn.Sequential(nn.Conv1d(d, 1, 1), nn.Softmax(dim=1))`: each
+    layer applied to the previous one's output; a softmax inside is a softmax at this call."""
+    from attnlint.analysis import softmax
+
+    layers = call.receiver.elements
+    values = ev.args(call.node)
+    if not layers or len(values) != 1 or not call.node.args:
+        return None
+    current = values[0]
+    slot = "__sequential_input__"
+    for layer in layers:
+        if layer.kind != "module" or layer.module_type not in _SEQUENTIAL_LAYERS:
+            # A layer whose call records sites of its own (attention, a transformer layer) or that
+            # we do not know: the container's output is unknown.
+            _flow().escape([current])
+            return Value(kind="unknown", node=call.node)
+        if layer.module_type == "Softmax":
+            current = softmax.softmax(
+                ev, call.node, call.node.args[0].value, layer.ctor, form="module", receiver=current
+            )
+            continue
+        # Each layer's own handler, on the previous output bound to a name of its own.
+        ev.env[slot] = current
+        try:
+            fake = cst.Call(func=cst.Name("layer"), args=[cst.Arg(value=cst.Name(slot))])
+            current = call_module_value(ev, fake, layer, "")
+        finally:
+            ev.env.pop(slot, None)
+        current = current.with_(node=call.node)
+    return current
 
 
 # ------------------------------------------------------------------------------------------

@@ -89,7 +89,8 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if isinstance(op, cst.Divide) and tensor is right:
             return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
         other = right if tensor is left else left
-        factor = ev.resolve(_factor_of(other, isinstance(op, cst.Divide)))
+        written = _factor_of(other, isinstance(op, cst.Divide))
+        factor = _resolved_factor(ev, written)
         if tensor.softmax is not None and other.softmax is None:
             if numberish(other):
                 # `softmax(s) / sqrt(d)`: a factor after the softmax (it leaves the softmax unscaled).
@@ -99,7 +100,7 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
-        result = scaled(tensor, factor, node).with_(node=node)
+        result = scaled(tensor, factor, node, written=written).with_(node=node)
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result
@@ -163,12 +164,27 @@ def _factor_of(value: Value, divide: bool) -> Optional[Sym]:
     return value.sym.power(Fraction(-1)) if divide else value.sym
 
 
-def scaled(value: Value, factor: Optional[Sym], node=None) -> Value:
-    """`value` multiplied by `factor` (None: by something unknown)."""
+def _resolved_factor(ev, written: Optional[Sym]) -> Optional[Sym]:
+    """A factor in the sizes the code showed equal to its names, or as written when those have
+    no exact root (`C ** -0.5` with C = 48): the same quantity, named less far down."""
+    resolved = ev.resolve(written)
+    return written if resolved is None else resolved
+
+
+def scaled(value: Value, factor: Optional[Sym], node=None, written: Optional[Sym] = None) -> Value:
+    """`value` multiplied by `factor` (None: by something unknown). `written`: the factor before
+    sizes shown equal to others were substituted (default: `factor` itself)."""
     new_scale = value.scale * factor if value.scale is not None and factor is not None else None
     if value.scores is not None:
         nodes = value.scores.scale_nodes + ((node,) if node is not None else ())
-        scores = replace(value.scores, scaled=True, scale=_times(value.scores.scale, factor), scale_nodes=nodes)
+        as_written = _times(value.scores.scale_as_written, written if written is not None else factor)
+        scores = replace(
+            value.scores,
+            scaled=True,
+            scale=_times(value.scores.scale, factor),
+            scale_nodes=nodes,
+            scale_as_written=as_written,
+        )
         return value.with_(scores=scores, scaled=True, scale=scores.scale)
     return value.with_(scaled=True, scale=new_scale)
 
@@ -184,18 +200,19 @@ def _mul_function(ev, call: Call):
     flow = _flow()
     a, b = ev.eval(call.args[0].value), ev.eval(call.args[1].value)
     tensor, other = (a, b) if flow.tensorish(a) else (b, a)
-    factor = ev.resolve(_factor_of(other, call.name.endswith(("div", "divide")) and tensor is a))
-    return scaled(tensor, factor, call.node).with_(node=call.node)
+    written = _factor_of(other, call.name.endswith(("div", "divide")) and tensor is a)
+    return scaled(tensor, _resolved_factor(ev, written), call.node, written=written).with_(node=call.node)
 
 
 @handlers.method("mul", "div", "mul_", "div_", "true_divide", "multiply", "divide")
 def _mul_method(ev, call: Call):
     values = ev.args(call.node)
-    factor = ev.resolve(_factor_of(values[0], call.name.startswith(("div", "true_div")))) if values else None
+    written = _factor_of(values[0], call.name.startswith(("div", "true_div"))) if values else None
+    factor = _resolved_factor(ev, written)
     receiver = call.receiver
     if receiver.softmax is not None and receiver.scores is None:
         receiver.softmax.scaled_after.append((call.node, factor))
-    result = scaled(receiver, factor, call.node).with_(node=call.node)
+    result = scaled(receiver, factor, call.node, written=written).with_(node=call.node)
     if call.name.endswith("_"):
         ev.update_in_place(call.receiver_node, result)
     return result
@@ -388,6 +405,10 @@ def score_facts(
         head_dim_aliases=tuple(aliases),
         size_atoms=tuple(sorted(_size_atoms(ev, query) | _size_atoms(ev, key), key=lambda a: a.key)),
         head_dim_names=ev.names_for(head_dim),
+        # Factors applied to q or k before the product are known only as resolved.
+        scale_as_written=ONE if query.scale == ONE and key.scale == ONE else None,
+        scope_size_atoms=tuple(sorted(_scope_size_atoms(ev), key=lambda a: a.key)),
+        size_examples=_numbers_of_sizes(ev),
     )
 
 
@@ -406,6 +427,56 @@ def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.Base
     ):
         return node.func.value
     return None
+
+
+def through_view(ev, scores: Value, target) -> Optional[Value]:
+    """Scores viewed to `target` (a shape) that keeps every axis from the key axis to the end
+    (`(b, n_q, n_k).view(b * n_q, n_k)`): the axes keep their roles, and leading axes of batch,
+    heads and queries merged into one are a batch of independent rows. The product's facts
+    (scale, head dim) stay with the product: this is a tensor of rows over known keys, as
+    additive attention makes. None when the view may move the keys (the sizes do not show it)."""
+    from attnlint.analysis.values import BATCH, HEADS
+
+    facts = scores.scores
+    key = facts.key_axis if facts.key_axis is not None else (-1 if facts.layout == QUERY_MAJOR else None)
+    if key != -1 or scores.shape is None or target is None or len(target) < 2 or len(scores.shape) < 2:
+        return None
+    if scores.shape[-1].role != KEYS:
+        return None
+    before, after = ev.resolve(scores.shape[-1].size), ev.resolve(target[-1].size)
+    if before is None or after is None or before != after:
+        return None
+    leading = scores.shape[:-1]
+    if len(target) == 2:
+        # A matmul's axes before the query axis are its batch axes, whatever their names.
+        batch_axes = not _is_einsum(facts.product)
+        rows = leading[-1].role == QUERIES and all(
+            axis.role in (BATCH, HEADS) or (axis.role is None and batch_axes) for axis in leading[:-1]
+        )
+        head = (Axis(target[0].size, BATCH if rows else None),)
+    elif len(target) == len(scores.shape) and all(
+        ev.resolve(a.size) is not None and ev.resolve(a.size) == ev.resolve(b.size) for a, b in zip(leading, target)
+    ):
+        head = tuple(replace(b, role=a.role) for a, b in zip(leading, target[:-1]))
+    else:
+        return None
+    return Value(
+        kind="tensor",
+        rank=len(target),
+        shape=head + (replace(target[-1], role=KEYS),),
+        role=scores.role,
+        scaled=scores.scaled,
+        scale=scores.scale,
+        feature_last=False,
+        mask=scores.mask,
+        **scores.data_facts(),
+    )
+
+
+def _is_einsum(node) -> bool:
+    func = node.func if isinstance(node, cst.Call) else None
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    return name == "einsum"
 
 
 @handlers.function("torch.matmul", "torch.bmm", "torch.mm")
@@ -583,6 +654,14 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         # `k.size(-1) ** -0.5` scales `q @ k.T` correctly: both operands' contracted sizes count.
         if any(_same(factor, size.power(exponent)) for size in (head_dim, *scores.head_dim_aliases)):
             return ScaleVerdict(kind, factor, head_dim)
+    symbolic = _symbolic_verdict(scores, factor, head_dim)
+    if symbolic.kind != ScaleKind.UNKNOWN:
+        return symbolic
+    by_numbers = _verdict_by_numbers(scores, factor, head_dim)
+    return by_numbers if by_numbers is not None else symbolic
+
+
+def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVerdict:
     if head_dim.is_const or factor.is_const:
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a number: maybe the head dim
     used = factor.power(Fraction(-2))
@@ -596,11 +675,74 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
 
 
+def _verdict_by_numbers(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
+    """The numbers decide when the names cannot: `C ** -0.5` with C the input width `n_embd = 64`,
+    in a `Head(head_size)` its callers build with `n_embd // n_head` (16).
+
+    Only a scale written as the root of sizes counts (`C ** -0.5`, `1 / sqrt(self.dim)`: every
+    atom a size of a tensor or layer in scope); a literal (`/ 8`, `* 0.125`) or a temperature
+    stays unknown. The number under the root must be a whole multiple (at least twice) of the
+    head dimension's number: the width of several heads. Equal numbers are correct for this
+    configuration (single-head code whose width is its head dim)."""
+    written = scores.scale_as_written
+    if written is None or written.is_const:
+        return None
+    if not set(written.atoms()) <= set(scores.scope_size_atoms):
+        return None
+    under_root = written.power(Fraction(-2))
+    if under_root is None or any(e <= 0 or e.denominator != 1 for _, e in under_root.factors):
+        return None  # not 1/sqrt of a product of sizes
+    numbers = dict(scores.size_examples)
+    factor_value, head_value = _number(factor, numbers), _number(head_dim, numbers)
+    if factor_value is None or head_value is None or factor_value <= 0:
+        return None
+    used, head = round(factor_value**-2), round(head_value)
+    if head < 1 or abs(used - factor_value**-2) > 1e-6 * used or abs(head - head_value) > 1e-9:
+        return None  # not whole numbers: not sizes
+    if used == head:
+        return ScaleVerdict(ScaleKind.CORRECT, factor, head_dim)
+    if used % head != 0 or used // head < 2:
+        return None
+    return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=under_root, model_width=True)
+
+
+def _number(sym: Sym, numbers) -> Optional[float]:
+    """The value of `sym` with each atom replaced by its number (None when one has none)."""
+    value = float(sym.coeff)
+    for atom, exponent in sym.factors:
+        if atom.key not in numbers or not numbers[atom.key].is_const:
+            return None
+        value *= float(numbers[atom.key].coeff) ** float(exponent)
+    return value
+
+
 def _same(a: Optional[Sym], b: Optional[Sym]) -> bool:
     """Equal, up to the rounding of a literal (`0.125` for `64 ** -0.5`)."""
     if a is None or b is None or a.factors != b.factors:
         return False
     return abs(float(a.coeff) - float(b.coeff)) <= 1e-9 * max(abs(float(b.coeff)), 1e-30)
+
+
+def _numbers_of_sizes(ev) -> Tuple[Tuple[str, Sym], ...]:
+    """The numbers known for atoms: the callers' examples, and sizes the code showed equal to a
+    number (`C` of x going into `nn.Linear(64, ...)`)."""
+    numbers = {key: value for key, value in ev.equalities.items() if value.is_const}
+    numbers.update(ev.size_examples)
+    return tuple(sorted(numbers.items()))
+
+
+def _scope_size_atoms(ev) -> set:
+    """The atoms that name a size of some tensor or layer in scope, as the code names them
+    (unresolved): `C` of `B, T, C = x.shape`, `dim` of `nn.Linear(dim, inner)`."""
+    out = set()
+    values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    for value in values:
+        sizes = [axis.size for axis in value.shape] if value.shape is not None else []
+        sizes += [value.last_size, *value.module_sizes]
+        for size in sizes:
+            if size is not None:
+                out.update(size.atoms())
+    return out
 
 
 def _size_atoms(ev, value: Optional[Value]) -> set:

@@ -806,6 +806,13 @@ def _view_method(ev, call: Call):
         if before is None or after is None or ev.resolve(before) != ev.resolve(after):
             if not (before is None and after is not None and not after.is_const):
                 mask = replace(mask, uniform_rows=frozenset())
+    if receiver.scores is not None and method in ("view", "reshape"):
+        # Scores flattened to `(batch * queries, keys)` are still scores over the same keys.
+        from attnlint.analysis.scores import through_view
+
+        kept = through_view(ev, receiver, shape)
+        if kept is not None:
+            return kept.with_(node=node)
     # A reshape keeps the last (feature) axis only when it is not merged or split.
     return Value(
         kind="tensor",

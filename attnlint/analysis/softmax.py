@@ -35,7 +35,8 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
             ev.eval(arg.value)
         dim_arg = flow._arg(call, 1, "dim")
     else:
-        value = ev.eval(input_node)
+        # A softmax layer inside an nn.Sequential is given the previous layer's output.
+        value = receiver if receiver is not None else ev.eval(input_node)
         dim_arg = flow._arg(ctor, 0, "dim") if ctor is not None else None
     dim, known = dim_value(dim_arg.value if dim_arg is not None else None)
     given = dim_arg is not None and not (isinstance(dim_arg.value, cst.Name) and dim_arg.value.value == "None")
@@ -67,6 +68,25 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
     return Value(
         kind="tensor", rank=value.rank, shape=value.shape, role=WEIGHTS, softmax=site, feature_last=False, node=call
     )
+
+
+def singleton_axis(site: SoftmaxSite) -> Optional[int]:
+    """The axis a softmax normalises when it holds the output features of a layer that makes
+    exactly one (`nn.Conv1d(d, out_channels=1)` scores over positions, softmax over channels):
+    every weight is 1.0, whatever the input. None when that is not shown."""
+    from attnlint.analysis.values import FEATURE
+
+    axes = site.normalized_axes()
+    shape = site.input.shape
+    if not axes or len(axes) != 1 or shape is None or site.rank is None:
+        return None
+    axis = next(iter(axes))
+    if not -len(shape) <= axis < 0:
+        return None
+    size = shape[axis].size
+    if shape[axis].role == FEATURE and size is not None and size.int_value == 1:
+        return axis
+    return None
 
 
 def dim_value(node: Optional[cst.BaseExpression]) -> Tuple[Optional[int], bool]:

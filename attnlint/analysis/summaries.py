@@ -223,6 +223,10 @@ class Summaries:
         # summaries, their name there).
         self.external: Dict[str, Tuple["Summaries", str]] = {}
         self._weight_uses: Dict[int, object] = {}
+        # `.T` sites that a summary saw applied to a batched (3-D or more) tensor in a product:
+        # on that call the code runs with batched input, whatever other callers pass (a smoke
+        # test calling a module with a 2-D and a 3-D tensor). By node id.
+        self.batched_dot_t: Dict[int, object] = {}
 
     def weight_uses(self, call: cst.Call):
         """The uses of one softmax call's weights, shared by its sites in every evaluation
@@ -308,6 +312,9 @@ class Summaries:
         )
         sub.bind_params(definition.params, bindings=bound)
         sub.run(block_statements(definition.body))
+        for site in facts.dot_t_sites:
+            if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:
+                self.batched_dot_t.setdefault(id(site.node), site)
         if not facts.returns:
             return UNKNOWN
         result = facts.returns[0]

@@ -116,6 +116,15 @@ class ScoreFacts:
     head_dim_names: Tuple[str, ...] = ()
     # The named sizes of the operands' axes (a factor made of these is a size, not a temperature).
     size_atoms: Tuple[Any, ...] = ()
+    # The scale as the code writes it, before sizes shown equal to numbers are substituted
+    # (`C ** -0.5` where `scale` holds `0.125` because C is `n_embd = 64`); None when unknown.
+    scale_as_written: Optional[Sym] = None
+    # Atoms that are sizes of some tensor or layer in scope where the product is made (`C` of
+    # `B, T, C = x.shape`): a factor made of these is a size, not a temperature.
+    scope_size_atoms: Tuple[Any, ...] = ()
+    # Numbers callers pass for size parameters (atom key, value): examples that decide only
+    # what the names cannot (see scores.scale_verdict).
+    size_examples: Tuple[Tuple[str, Sym], ...] = ()
 
     def scale_verdict(self):
         """Is the scale 1/sqrt(head_dim)? See :func:`attnlint.analysis.scores.scale_verdict`."""
@@ -667,6 +676,7 @@ def _join_scores(a: Optional[ScoreFacts], b: Optional[ScoreFacts]) -> Optional[S
         a,
         scaled=_join_tristate(a.scaled, b.scaled),
         scale=a.scale if a.scale == b.scale else None,
+        scale_as_written=a.scale_as_written if a.scale_as_written == b.scale_as_written else None,
         head_dim=a.head_dim if a.head_dim == b.head_dim else None,
         layout=a.layout if a.layout == b.layout else None,
         key_axis=a.key_axis if a.key_axis == b.key_axis else None,

@@ -39,10 +39,11 @@ CASES = {
     "EinsumAttention": {"init_kwargs": {"dim": 20, "heads": 3, "dim_head": 80}},
     "BmmAttention": {"init_kwargs": {"d_model": 80}},
 }
-# What the linter writes: the per-head dim, read from an operand's contracted axis.
+# What the linter writes: the per-head dim the code names (`self.head_dim`, whatever numbers the
+# smoke test passes), else read from an operand's contracted axis.
 EXPECTED_FIX = {
     "SingleHeadAttention": "attn_scores = (queries @ keys.transpose(1, 2)) * queries.shape[-1] ** -0.5",
-    "MultiHeadAttention": "attn_scores = (queries @ keys.transpose(2, 3)) * queries.shape[-1] ** -0.5",
+    "MultiHeadAttention": "attn_scores = (queries @ keys.transpose(2, 3)) * self.head_dim ** -0.5",
     "EinsumAttention": 'sim = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5',
     "BmmAttention": "F.softmax(torch.bmm(query, key.transpose(1, 2)) * query.shape[-1] ** -0.5, dim=2)",
 }

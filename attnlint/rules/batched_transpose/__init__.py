@@ -20,7 +20,9 @@ class BatchedTranspose(Rule):
     deprecated `.T` on tensors of more than two dimensions for this reason.
 
     The rule only fires when the analysis can show the tensor has three or more dimensions (from
-    `b, n, d = x.shape`, `view`/`reshape`, a shape comment such as `# x: (batch, tokens, d)`, ...).
+    `b, n, d = x.shape`, `view`/`reshape`, a shape comment such as `# x: (batch, tokens, d)`, ...),
+    also on one call only: a module its smoke test calls with a 2-D and with a 3-D tensor is
+    reported for the 3-D call.
     `.T` on a 2-D weight or on unbatched activations is correct and is not reported.
 
     ## Fix safety
@@ -55,6 +57,29 @@ class BatchedTranspose(Rule):
             )
 
     VALID = [
+        # A module written for unbatched sequences, called only with 2-D tensors.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class TinyAttention(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.to_q = nn.Linear(d_in, d_out)
+                    self.to_k = nn.Linear(d_in, d_out)
+
+                def forward(self, tokens):
+                    queries, keys = self.to_q(tokens), self.to_k(tokens)
+                    return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+
+
+            if __name__ == "__main__":
+                layer = TinyAttention(4, 8)
+                print(layer(torch.rand(5, 4)).shape, layer(torch.rand(9, 4)).shape)
+            """
+        ),
         # Indexing one batch element first.
         Valid(
             """
@@ -211,6 +236,49 @@ class BatchedTranspose(Rule):
     ]
 
     INVALID = [
+        # The same module also called with a batch: on that call `.T` reverses (batch, seq, d).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class TinyAttention(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.to_q = nn.Linear(d_in, d_out)
+                    self.to_k = nn.Linear(d_in, d_out)
+
+                def forward(self, tokens):
+                    queries, keys = self.to_q(tokens), self.to_k(tokens)
+                    return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+
+
+            if __name__ == "__main__":
+                layer = TinyAttention(4, 8)
+                print(layer(torch.rand(5, 4)).shape, layer(torch.rand(3, 5, 4)).shape)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class TinyAttention(nn.Module):
+                def __init__(self, d_in, d_out):
+                    super().__init__()
+                    self.to_q = nn.Linear(d_in, d_out)
+                    self.to_k = nn.Linear(d_in, d_out)
+
+                def forward(self, tokens):
+                    queries, keys = self.to_q(tokens), self.to_k(tokens)
+                    return torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)
+
+
+            if __name__ == "__main__":
+                layer = TinyAttention(4, 8)
+                print(layer(torch.rand(5, 4)).shape, layer(torch.rand(3, 5, 4)).shape)
+            """,
+        ),
         # A comment giving the shape of several names.
         Invalid(
             """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from attnlint.analysis.softmax import singleton_axis
 from attnlint.analysis.values import SoftmaxSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.softmax_dim import set_softmax_dim
@@ -23,6 +24,9 @@ class SoftmaxWrongAxis(Rule):
     written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
     attention over a square (node × node) matrix contracted with the values, and additive
     (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
+    A softmax over the single output channel of a layer (`nn.Conv1d(d, 1, ...)` scoring each
+    position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not) is reported too: over an
+    axis of size 1 every weight is 1.0.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -56,6 +60,14 @@ class SoftmaxWrongAxis(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.softmax_sites:
+            single = singleton_axis(site)
+            if single is not None:
+                ctx.report(
+                    site.call,
+                    f"softmax over axis {single + site.rank} of size 1 (the single output channel of "
+                    "the layer before it) returns 1.0 for every weight: normalise over the positions",
+                )
+                continue
             if site.renormalized or (site.input.scores is None and not site.attention_without_product()):
                 continue
             axes = site.normalized_axes()
@@ -72,6 +84,44 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # Attention pooling: one score per position from a 1-channel convolution, normalised over
+        # the positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AttentionPool(nn.Module):
+                def __init__(self, channels):
+                    super().__init__()
+                    self.score = nn.Sequential(nn.Conv1d(channels, 1, kernel_size=1), nn.Softmax(dim=-1))
+
+                def forward(self, series):
+                    # series: (batch, channels, time)
+                    weights = self.score(series)
+                    return (weights * series).sum(dim=-1)
+
+
+            if __name__ == "__main__":
+                print(AttentionPool(16)(torch.randn(4, 16, 30)).shape)
+            """
+        ),
+        # Scores flattened to (batch * queries, keys) rows and normalised over each row.
+        Valid(
+            """
+            import torch
+
+
+            def pointer_weights(query_states, memory):
+                n_batch, n_steps, width = query_states.size()
+                _, n_slots, _ = memory.size()
+                logits = torch.bmm(query_states, memory.transpose(1, 2)) / width ** 0.5
+                rows = logits.reshape(n_batch * n_steps, n_slots)
+                probs = torch.softmax(rows, dim=1)
+                return torch.bmm(probs.reshape(n_batch, n_steps, n_slots), memory)
+            """
+        ),
         # The module's own softmax with its dim given; the smoke test passes one tensor as q, k and v.
         Valid(
             """
@@ -381,6 +431,56 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # The score convolution has one output channel: softmax over it gives 1.0 everywhere.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AttentionPool(nn.Module):
+                def __init__(self, channels):
+                    super().__init__()
+                    self.scorer = nn.Conv1d(in_channels=channels, out_channels=1, kernel_size=3, padding=1)
+                    self.normalize = nn.Softmax(dim=1)
+
+                def forward(self, series):
+                    weights = self.normalize(self.scorer(series.transpose(1, 2)))
+                    return (weights * series.transpose(1, 2)).sum(dim=-1)
+
+
+            if __name__ == "__main__":
+                print(AttentionPool(16)(torch.randn(4, 30, 16)).shape)
+            """,
+        ),
+        # Scores flattened to (batch * queries, keys) rows keep their keys on the last axis:
+        # dim 0 normalises each key over every query of the batch.
+        Invalid(
+            """
+            import torch
+
+
+            def pointer_weights(query_states, memory):
+                n_batch, n_steps, width = query_states.size()
+                _, n_slots, _ = memory.size()
+                logits = torch.bmm(query_states, memory.transpose(1, 2)) / width ** 0.5
+                rows = logits.view(n_batch * n_steps, n_slots)
+                probs = torch.softmax(rows, dim=0)
+                return torch.bmm(probs.view(n_batch, n_steps, n_slots), memory)
+            """,
+            fixed="""
+            import torch
+
+
+            def pointer_weights(query_states, memory):
+                n_batch, n_steps, width = query_states.size()
+                _, n_slots, _ = memory.size()
+                logits = torch.bmm(query_states, memory.transpose(1, 2)) / width ** 0.5
+                rows = logits.view(n_batch * n_steps, n_slots)
+                probs = torch.softmax(rows, dim=-1)
+                return torch.bmm(probs.view(n_batch, n_steps, n_slots), memory)
+            """,
+        ),
         # `nn.Softmax()` with no dim on 3-D scores: dim 0 (the batch). The parameters' names say
         # which input is the query and which the key, whatever one tensor the caller passes.
         Invalid(

@@ -208,6 +208,83 @@ VALID = [
             return s.softmax(-1) @ v
         """
     ),
+    # Numbers in a smoke test are examples: the per-head scale stays correct whatever they are
+    # (384 // 6 = 64 here, and 384 ** -0.5 has no exact value).
+    Valid(
+        """
+        import torch
+        from torch import nn
+
+        class PatchAttention(nn.Module):
+            def __init__(self, width, n_heads=8):
+                super().__init__()
+                self.n_heads = n_heads
+                self.scale = (width // n_heads) ** -0.5
+                self.to_qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, tokens):
+                b, n, _ = tokens.shape
+                q, k, v = self.to_qkv(tokens).chunk(3, dim=-1)
+                q, k, v = (t.reshape(b, n, self.n_heads, -1).transpose(1, 2) for t in (q, k, v))
+                attn = (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1)
+                return (attn @ v).transpose(1, 2).reshape(b, n, -1)
+
+        if __name__ == "__main__":
+            print(PatchAttention(384, n_heads=6)(torch.randn(2, 17, 384)).shape)
+        """
+    ),
+    # One head built as its own module with the full width: the width is its head dimension.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        EMBED = 96
+
+        class SoloHead(nn.Module):
+            def __init__(self, size):
+                super().__init__()
+                self.query = nn.Linear(EMBED, size, bias=False)
+                self.key = nn.Linear(EMBED, size, bias=False)
+                self.value = nn.Linear(EMBED, size, bias=False)
+
+            def forward(self, x):
+                _, _, width = x.shape
+                q, k = self.query(x), self.key(x)
+                affinity = q @ k.transpose(-2, -1) * width ** -0.5
+                return F.softmax(affinity, dim=-1) @ self.value(x)
+
+        if __name__ == "__main__":
+            print(SoloHead(EMBED)(torch.randn(3, 7, EMBED)).shape)
+        """
+    ),
+    # A temperature its caller sets: not a size, whatever number it is given.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+        class TemperedHead(nn.Module):
+            def __init__(self, width, size, temperature):
+                super().__init__()
+                self.temperature = temperature
+                self.q = nn.Linear(width, size)
+                self.k = nn.Linear(width, size)
+
+            def forward(self, x):
+                logits = self.q(x) @ self.k(x).transpose(1, 2) / self.temperature
+                return logits.softmax(-1)
+
+        class Heads(nn.Module):
+            def __init__(self, width, count):
+                super().__init__()
+                self.heads = nn.ModuleList([TemperedHead(width, width // count, 16) for _ in range(count)])
+
+        if __name__ == "__main__":
+            Heads(64, 4)
+        """
+    ),
 ]
 
 INVALID = [
@@ -620,5 +697,121 @@ INVALID = [
         """,
         fixed=None,
         line=22,
+    ),
+    # The scale computed once in __init__ from the model width; the smoke test's numbers do not
+    # make it right (the heads are 96 // 6 = 16 wide).
+    Invalid(
+        """
+        import torch
+        from torch import nn
+
+        class TokenMixer(nn.Module):
+            def __init__(self, width, n_heads=8):
+                super().__init__()
+                self.n_heads = n_heads
+                self.scale = width ** -0.5
+                self.to_qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, tokens):
+                b, n, _ = tokens.shape
+                q, k, v = self.to_qkv(tokens).chunk(3, dim=-1)
+                q, k, v = (t.reshape(b, n, self.n_heads, -1).transpose(1, 2) for t in (q, k, v))
+                attn = (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1)
+                return (attn @ v).transpose(1, 2).reshape(b, n, -1)
+
+        if __name__ == "__main__":
+            print(TokenMixer(96, n_heads=6)(torch.randn(2, 10, 96)).shape)
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+
+        class TokenMixer(nn.Module):
+            def __init__(self, width, n_heads=8):
+                super().__init__()
+                self.n_heads = n_heads
+                self.scale = width ** -0.5
+                self.to_qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, tokens):
+                b, n, _ = tokens.shape
+                q, k, v = self.to_qkv(tokens).chunk(3, dim=-1)
+                q, k, v = (t.reshape(b, n, self.n_heads, -1).transpose(1, 2) for t in (q, k, v))
+                attn = (q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5).softmax(dim=-1)
+                return (attn @ v).transpose(1, 2).reshape(b, n, -1)
+
+        if __name__ == "__main__":
+            print(TokenMixer(96, n_heads=6)(torch.randn(2, 10, 96)).shape)
+        """,
+        line=15,
+    ),
+    # One head per module, sized by the container (EMBED // N_HEADS), scaled by the input's
+    # width: every head's softmax is two times too flat.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        EMBED = 96
+        N_HEADS = 4
+
+        class OneHead(nn.Module):
+            def __init__(self, size):
+                super().__init__()
+                self.query = nn.Linear(EMBED, size, bias=False)
+                self.key = nn.Linear(EMBED, size, bias=False)
+                self.value = nn.Linear(EMBED, size, bias=False)
+
+            def forward(self, x):
+                _, _, width = x.shape
+                q, k = self.query(x), self.key(x)
+                affinity = q @ k.transpose(-2, -1) * width ** -0.5
+                return F.softmax(affinity, dim=-1) @ self.value(x)
+
+        class ManyHeads(nn.Module):
+            def __init__(self, count, size):
+                super().__init__()
+                self.heads = nn.ModuleList([OneHead(size) for _ in range(count)])
+
+            def forward(self, x):
+                return torch.cat([head(x) for head in self.heads], dim=-1)
+
+        if __name__ == "__main__":
+            print(ManyHeads(N_HEADS, EMBED // N_HEADS)(torch.randn(2, 5, EMBED)).shape)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        EMBED = 96
+        N_HEADS = 4
+
+        class OneHead(nn.Module):
+            def __init__(self, size):
+                super().__init__()
+                self.query = nn.Linear(EMBED, size, bias=False)
+                self.key = nn.Linear(EMBED, size, bias=False)
+                self.value = nn.Linear(EMBED, size, bias=False)
+
+            def forward(self, x):
+                _, _, width = x.shape
+                q, k = self.query(x), self.key(x)
+                affinity = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                return F.softmax(affinity, dim=-1) @ self.value(x)
+
+        class ManyHeads(nn.Module):
+            def __init__(self, count, size):
+                super().__init__()
+                self.heads = nn.ModuleList([OneHead(size) for _ in range(count)])
+
+            def forward(self, x):
+                return torch.cat([head(x) for head in self.heads], dim=-1)
+
+        if __name__ == "__main__":
+            print(ManyHeads(N_HEADS, EMBED // N_HEADS)(torch.randn(2, 5, EMBED)).shape)
+        """,
+        line=18,
     ),
 ]
