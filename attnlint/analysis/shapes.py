@@ -728,6 +728,7 @@ def size_args(ev, args, values):
 
 @handlers.method("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile")
 def _view_method(ev, call: Call):
+    from attnlint.analysis import view_order
     from attnlint.analysis.values import Value, ViewSite
 
     receiver, args, method, node = call.receiver, call.args, call.name, call.node
@@ -770,6 +771,7 @@ def _view_method(ev, call: Call):
                         target_dims=compared_out,
                         regrouped=runs,
                         input_node=call.receiver_node,
+                        after_padding=view_order.made_by_padding(ev, receiver.node),
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None

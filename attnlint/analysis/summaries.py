@@ -25,6 +25,7 @@ from attnlint.analysis.values import UNKNOWN, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
+    from attnlint.analysis.symbolic import Sym
     from attnlint.analysis.flow import Evaluator
 
 MAX_DEPTH = 3
@@ -160,6 +161,47 @@ def merge_into_param(param: Value, argument: Value) -> Value:
     )
 
 
+def _caller_sizes(params: Dict[str, Value], bound: Dict[str, Value]) -> Dict[str, "Sym"]:
+    """The sizes `merge_into_param` renamed (a caller's `60` became the callee's `V.shape[2]`),
+    keyed by the callee's atom: what each is in the caller."""
+    mapping: Dict[str, "Sym"] = {}
+    for name, argument in bound.items():
+        param = params.get(name)
+        if param is None or param.shape is None or argument.shape is None or len(param.shape) != len(argument.shape):
+            continue
+        for inside, outside in zip(param.shape, argument.shape):
+            size = inside.size
+            if size is None or outside.size is None or size == outside.size:
+                continue
+            if len(size.factors) == 1 and size.coeff == 1 and size.factors[0][1] == 1:
+                mapping[size.factors[0][0].key] = outside.size
+    return mapping
+
+
+def _in_caller_sizes(value: Value, mapping: Dict[str, "Sym"]) -> Value:
+    """A helper's result in the caller's sizes: `scaled_dot_product(q, k, v)` returns
+    (B, 8, T, 8) for q, k, v of that shape, not sizes named after its own parameters, so the
+    caller can compare them with its own (a reshape of the result, a product with it)."""
+    if not mapping:
+        return value
+
+    def size(sym):
+        return None if sym is None else sym.substitute(mapping)
+
+    changes = {}
+    if value.shape is not None:
+        changes["shape"] = tuple(replace(axis, size=size(axis.size)) for axis in value.shape)
+    if value.last_size is not None:
+        changes["last_size"] = size(value.last_size)
+    if value.sym is not None:
+        changes["sym"] = size(value.sym)
+    if value.elements:
+        changes["elements"] = tuple(_in_caller_sizes(e, mapping) for e in value.elements)
+    if value.each is not None:
+        changes["each"] = _in_caller_sizes(value.each, mapping)
+    return value.with_(**changes) if changes else value
+
+
 def _merged_mask(named, passed):
     """The callers' mask facts, except that an example written out in a smoke test
     (`torch.tensor([[True, False], ...])`) says less than the parameter's name (`pad_mask`):
@@ -292,7 +334,7 @@ class Summaries:
         result = facts.returns[0]
         for other in facts.returns[1:]:
             result = join(result, other)
-        return result
+        return _in_caller_sizes(result, _caller_sizes(facts.params, bound))
 
     # ------------------------------------------------------------------ caller contexts
     def caller_bindings(self) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value]]]:

@@ -352,11 +352,18 @@ class ViewSite:
     # way no split or merge of adjacent axes does: the sizes match, the memory order does not.
     regrouped: Tuple[Tuple[Tuple[int, int], Tuple[int, int]], ...]
     input_node: Optional[cst.BaseExpression] = None
+    # The input was just padded or concatenated (`F.pad(scores, (1, 0))`): a reread of its
+    # memory is the relative-position skew, on purpose (see view_order.made_by_padding).
+    after_padding: bool = False
 
     @property
     def transposes_by_view(self) -> bool:
-        """The view swaps axes in size but not in memory (a transpose was meant)."""
-        return bool(self.swapped_runs())
+        """The view swaps axes in size but not in memory (a transpose was meant): no split or
+        merge of adjacent axes gives the target (see view_order.mixes_memory)."""
+        from attnlint.analysis.view_order import mixes_memory
+
+        mixes = mixes_memory(self.input_dims, self.target_dims)
+        return mixes if mixes is not None else bool(self.swapped_runs())
 
     def swapped_runs(self) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
         """Runs where an axis of the input keeps its size in the target but moves among the

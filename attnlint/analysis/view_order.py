@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from math import gcd
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from attnlint.analysis.symbolic import Sym, product
+from attnlint.analysis.symbolic import ONE, Sym, product
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
@@ -78,6 +79,82 @@ def view_order(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optiona
     if len(used) != len(atoms):
         return None
     return ViewOrder(tuple(atoms), tuple(groups), split, merged)
+
+
+def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optional[bool]:
+    """Can no split or merge of adjacent axes turn `input_dims` into `target_dims`?
+
+    A view is a pure regrouping exactly when both shapes refine one common sequence of factors
+    in memory order: then the running products of the two shapes, merged, form a chain in which
+    each divides the next (`(b, n, h*d) -> (b, n, h, d)`: b | b*n | b*n*h | b*n*h*d). When at
+    some point neither next product divides the other (`(b, n, h*d) -> (b, h, n, d)`: neither
+    b*n nor b*h divides the other), the view rereads memory across axes: True.
+
+    Named sizes (atoms) are indivisible: `(B, L, 300) -> (5 * B, L, 60)` puts a factor 5 of the
+    last axis next to the batch, and `L` cannot lend it one. The one exception is a division the
+    code writes itself: `(B, N, C) -> (4 * B, N / 4, C)` splits N into windows, so the quotients
+    that the shapes' own fractions allow are divisions. Sizes of 1 go anywhere and are ignored.
+    None when a size is unknown or not a product of named sizes (no negative powers).
+    """
+    source = [d for d in input_dims if d != ONE]
+    target = [d for d in target_dims if d != ONE]
+    every = source + target
+    if any(d is None or d.coeff <= 0 or any(e < 0 or e.denominator != 1 for _, e in d.factors) for d in every):
+        return None
+    if product(source) != product(target):
+        return None
+    allowed = 1  # the denominators the shapes write (`N / 4`): divisions the code itself makes
+    for d in every:
+        allowed = allowed * d.coeff.denominator // gcd(allowed, d.coeff.denominator)
+
+    def divides(small: Sym, big: Sym) -> bool:
+        ratio = big / small
+        if ratio is None or any(e < 0 for _, e in ratio.factors):
+            return False
+        if ratio.is_const:
+            return ratio.coeff.denominator == 1
+        return (ratio.coeff * allowed).denominator == 1
+
+    i = t = 0
+    left = right = ONE  # running products of the input and the target
+    while i < len(source) or t < len(target):
+        if left == right:
+            if i == len(source) or t == len(target):
+                return None  # unreachable when the products agree; stay silent regardless
+            left, right = left * source[i], right * target[t]
+            i, t = i + 1, t + 1
+        elif divides(left, right) and i < len(source):
+            left = left * source[i]
+            i += 1
+        elif divides(right, left) and t < len(target):
+            right = right * target[t]
+            t += 1
+        else:
+            return True
+    return False
+
+
+# Calls whose result holds inserted rows or columns (and what `.contiguous()` keeps).
+_PADDING = ("torch.pad", "torch.cat", "torch.concat", "torch.concatenate")
+_SAME_MEMORY = ("contiguous", "clone", "detach", "to", "float", "half")
+
+
+def made_by_padding(ev, node: Optional[cst.CSTNode]) -> bool:
+    """The value was made by padding or concatenating (`F.pad(x, (1, 0))`, `torch.cat([zero_pad,
+    x], dim=-1)`). Rereading such memory under swapped sizes is the relative-position skew of
+    Music Transformer and Transformer-XL: pad one column to (n, m + 1), read it as (m + 1, n),
+    drop the first row, and every row has moved one step: index arithmetic, not a lost transpose."""
+    from attnlint.analysis.names import canonical, qualify
+
+    while isinstance(node, cst.Call):
+        qualified = canonical(qualify(node.func, ev.aliases))
+        if qualified in _PADDING:
+            return True
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _SAME_MEMORY and qualified is None:
+            node = node.func.value
+            continue
+        return False
+    return False
 
 
 def input_is_parameter(analysis: "ModuleAnalysis", function: "FunctionFacts", view: "ViewSite") -> bool:

@@ -52,11 +52,11 @@ class ViewAsTranspose(Rule):
     def check(self, ctx: RuleContext) -> None:
         for function in ctx.analysis.functions:
             for view in function.view_sites:
-                if not view.transposes_by_view:
-                    continue
+                if not view.transposes_by_view or view.after_padding:
+                    continue  # in memory order, or the relative-position skew of a padded tensor
                 order = view_order.view_order(view.input_dims, view.target_dims)
-                if order is None or not order.moves_data:
-                    continue  # a split or merge in memory order, or sizes we cannot factor
+                if order is not None and not order.moves_data:
+                    continue  # the factors read in memory order after all: stay silent
                 if view_order.input_is_parameter(ctx.analysis, function, view):
                     continue
                 call = view_order.call_in_tree(function.node, view)
@@ -69,7 +69,7 @@ class ViewAsTranspose(Rule):
                     call,
                     f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
                     "are not in memory order, so positions mix with features; transpose (or permute) instead",
-                    fix=_fix(ctx, view, order) if call is view.call else None,
+                    fix=_fix(ctx, view, order) if call is view.call and order is not None else None,
                 )
 
     VALID = VALID
