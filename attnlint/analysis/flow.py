@@ -335,7 +335,11 @@ class Evaluator:
                 # `if __name__ == "__main__":` runs when the file is a script: straight-line code.
                 self.run(block_statements(stmt.body))
                 return
-            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=stmt.test)
+            self._branches(
+                [block_statements(stmt.body), self._else_body(stmt.orelse)],
+                test=stmt.test,
+                feasible=self._none_test(stmt.test),
+            )
         elif isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 iterated = self.eval(stmt.iter)
@@ -370,6 +374,24 @@ class Evaluator:
         else:  # anything newer: forget every name the statement may bind
             self._forget_bound_names(stmt)
 
+    def _none_test(self, test: cst.BaseExpression) -> Optional[bool]:
+        """`x is None` (True) / `x is not None` (False) when x is known to be None; else None."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+            return None
+        if not isinstance(test.left, cst.Name):
+            return None
+        value = self.env.get(test.left.value, UNKNOWN)
+        if not (value.is_none and value.param is not None):
+            return None  # only a parameter's None: a local None may be reassigned in a loop
+        if isinstance(target.operator, cst.Is):
+            return True
+        if isinstance(target.operator, cst.IsNot):
+            return False
+        return None
+
     def _else_body(self, orelse) -> Sequence[cst.CSTNode]:
         if orelse is None:
             return []
@@ -382,7 +404,15 @@ class Evaluator:
             if isinstance(node, cst.Name) and node.value in self.env:
                 self.env[node.value] = UNKNOWN
 
-    def _branches(self, bodies: List[Sequence[cst.CSTNode]], test: Optional[cst.BaseExpression] = None) -> None:
+    def _branches(
+        self,
+        bodies: List[Sequence[cst.CSTNode]],
+        test: Optional[cst.BaseExpression] = None,
+        feasible: Optional[bool] = None,
+    ) -> None:
+        """Each body from the same state, then the join of their ends. `feasible` (an if/else
+        whose test is known: True, the body runs; False, the else) keeps only that path's end;
+        the other is still analysed, so that the function's own sites there are seen."""
         if test is not None:
             self.eval(test)
         start = dict(self.env)
@@ -391,6 +421,8 @@ class Evaluator:
             self.env = dict(start)
             self.run(body)
             ends.append(self.env)
+        if feasible is not None and len(ends) == 2:
+            ends = [ends[0] if feasible else ends[1]]
         self._merge(ends)
 
     def _merge(self, envs: List[Env]) -> None:
@@ -615,7 +647,10 @@ class Evaluator:
             return self.constants[node.value]
         if node.value in ("True", "False", "None"):
             return Value(
-                kind="scalar", node=node, int_value=1 if node.value == "True" else 0 if node.value == "False" else None
+                kind="scalar",
+                node=node,
+                int_value=1 if node.value == "True" else 0 if node.value == "False" else None,
+                is_none=node.value == "None",
             )
         return Value(
             kind="unknown",
@@ -777,6 +812,8 @@ class Evaluator:
         if isinstance(func, cst.Attribute):
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 return modules.self_call(self, node, func.attr.value)
+            if modules.is_super(func.value) and self.cls is not None:
+                return modules.super_call(self, node, func.attr.value)
             receiver = self.eval(func.value)
             if receiver.kind == "module" and func.attr.value in ("eval", "train"):
                 # `model.eval()`, `model.train(False)`: the module itself, in another mode.

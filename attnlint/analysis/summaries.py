@@ -89,7 +89,23 @@ def bind_arguments(
             name = arg.keyword.value
             if name in names or name in kwonly:
                 bound[name] = value
+    for name in left_at_none(node):
+        bound.setdefault(name, NONE)
     return bound
+
+
+NONE = Value(kind="scalar", is_none=True)
+
+
+def left_at_none(node: cst.FunctionDef) -> List[str]:
+    """The parameters whose default is `None` (a call that omits one passes None)."""
+    params = node.params
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    return [
+        p.name.value
+        for p in every
+        if isinstance(p.default, cst.Name) and p.default.value == "None"
+    ]
 
 
 def informative(value: Optional[Value]) -> bool:
@@ -102,6 +118,7 @@ def informative(value: Optional[Value]) -> bool:
         or value.padded
         or (value.mask is not None and value.mask.convention is not None)
         or value.kind in ("module", "tuple")
+        or value.is_none
         or value.scaled is True
         or (value.kind == "scalar" and value.int_value is not None)
         or (value.rank is None and value.sym is not None and not _bare_atom(value.sym))
@@ -229,6 +246,7 @@ def _abstract(value: Value):
         value.feature_transposed,
         value.sym,
         value.int_value,
+        value.is_none,
         len(value.elements),
         id(value.ctor) if value.ctor is not None else None,
     )

@@ -415,6 +415,9 @@ class Value:
     each: Optional["Value"] = None
     # For kind == "scalar": a known integer value.
     int_value: Optional[int] = None
+    # The literal None: a parameter left at its `None` default by every call (`if attention_dim
+    # is None: attention_dim = dim // heads` then takes its branch).
+    is_none: bool = False
     # For kind == "shape": the tensor whose shape this is, and the name it is bound to.
     shape_of: Optional["Value"] = None
     shape_owner: Optional[str] = None
