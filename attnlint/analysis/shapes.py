@@ -771,7 +771,7 @@ def _view_method(ev, call: Call):
                         target_dims=compared_out,
                         regrouped=runs,
                         input_node=call.receiver_node,
-                        after_padding=view_order.made_by_padding(ev, receiver.node),
+                        rereads_on_purpose=view_order.rereads_on_purpose(ev, receiver),
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None

@@ -352,9 +352,10 @@ class ViewSite:
     # way no split or merge of adjacent axes does: the sizes match, the memory order does not.
     regrouped: Tuple[Tuple[Tuple[int, int], Tuple[int, int]], ...]
     input_node: Optional[cst.BaseExpression] = None
-    # The input was just padded or concatenated (`F.pad(scores, (1, 0))`): a reread of its
-    # memory is the relative-position skew, on purpose (see view_order.made_by_padding).
-    after_padding: bool = False
+    # The input's memory has no axes to lose: just padded or concatenated (`F.pad(scores, (1,
+    # 0))`, the relative-position skew, which rereads memory on purpose), or a new tensor
+    # (`torch.randn(2, 3, 4)` in a smoke test). See view_order.rereads_on_purpose.
+    rereads_on_purpose: bool = False
 
     @property
     def transposes_by_view(self) -> bool:

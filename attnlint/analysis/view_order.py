@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from math import gcd
+from fractions import Fraction
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -21,7 +21,7 @@ from attnlint.analysis.symbolic import ONE, Sym, product
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
     from attnlint.analysis.flow import FunctionFacts
-    from attnlint.analysis.values import ViewSite
+    from attnlint.analysis.values import Value, ViewSite
 
 
 @dataclass(frozen=True)
@@ -91,29 +91,24 @@ def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optio
     b*n nor b*h divides the other), the view rereads memory across axes: True.
 
     Named sizes (atoms) are indivisible: `(B, L, 300) -> (5 * B, L, 60)` puts a factor 5 of the
-    last axis next to the batch, and `L` cannot lend it one. The one exception is a division the
-    code writes itself: `(B, N, C) -> (4 * B, N / 4, C)` splits N into windows, so the quotients
-    that the shapes' own fractions allow are divisions. Sizes of 1 go anywhere and are ignored.
-    None when a size is unknown or not a product of named sizes (no negative powers).
+    last axis next to the batch, and `L` cannot lend it one. Only a division the code writes
+    splits a size: `c / heads` says c is heads times a size of its own, and `(B, N, C) ->
+    (4 * B, N / 4, C)` splits N into windows (see `_quotients_named`). Sizes of 1 go anywhere.
+    None when a size is unknown or a division cannot be read that way.
     """
-    source = [d for d in input_dims if d != ONE]
-    target = [d for d in target_dims if d != ONE]
-    every = source + target
-    if any(d is None or d.coeff <= 0 or any(e < 0 or e.denominator != 1 for _, e in d.factors) for d in every):
+    if any(d is None for d in list(input_dims) + list(target_dims)):
         return None
+    dims = _quotients_named(list(input_dims) + list(target_dims))
+    if dims is None:
+        return None
+    source = [d for d in dims[: len(input_dims)] if d != ONE]
+    target = [d for d in dims[len(input_dims) :] if d != ONE]
     if product(source) != product(target):
         return None
-    allowed = 1  # the denominators the shapes write (`N / 4`): divisions the code itself makes
-    for d in every:
-        allowed = allowed * d.coeff.denominator // gcd(allowed, d.coeff.denominator)
 
     def divides(small: Sym, big: Sym) -> bool:
         ratio = big / small
-        if ratio is None or any(e < 0 for _, e in ratio.factors):
-            return False
-        if ratio.is_const:
-            return ratio.coeff.denominator == 1
-        return (ratio.coeff * allowed).denominator == 1
+        return ratio is not None and ratio.coeff.denominator == 1 and all(e > 0 for _, e in ratio.factors)
 
     i = t = 0
     left = right = ONE  # running products of the input and the target
@@ -134,16 +129,55 @@ def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optio
     return False
 
 
+def _quotients_named(dims: List[Sym]) -> Optional[List[Sym]]:
+    """The sizes with each written quotient named: `c / heads` is a size q of its own and c is
+    `heads * q` everywhere (`N / 4`: N is `4 * q`). None when a quotient divides a product of
+    several sizes (`B * N / 4`: which one is split is not said) or a size is not positive."""
+    for _ in range(len(dims)):
+        fraction = next(
+            (d for d in dims if d.coeff.denominator != 1 or any(e < 0 for _, e in d.factors)), None
+        )
+        if fraction is None:
+            break
+        positive = [(a, e) for a, e in fraction.factors if e > 0]
+        if len(positive) != 1 or positive[0][1] != 1:
+            return None
+        atom = positive[0][0]
+        # fraction = k * atom / divisor: name q = atom / divisor, so atom = divisor * q.
+        divisor = Sym(coeff=Fraction(fraction.coeff.denominator)) * Sym._make(
+            Fraction(1), {a: -e for a, e in fraction.factors if e < 0}
+        )
+        quotient = Sym.atom(f"{atom.key}/quotient", f"{atom.name} / ({divisor.text()})")
+        mapping = {atom.key: divisor * quotient}
+        renamed = [d.substitute(mapping) for d in dims]
+        if any(d is None for d in renamed):
+            return None
+        dims = renamed
+    if any(d.coeff <= 0 or d.coeff.denominator != 1 or any(e < 0 or e.denominator != 1 for _, e in d.factors) for d in dims):
+        return None
+    return dims
+
+
 # Calls whose result holds inserted rows or columns (and what `.contiguous()` keeps).
 _PADDING = ("torch.pad", "torch.cat", "torch.concat", "torch.concatenate")
 _SAME_MEMORY = ("contiguous", "clone", "detach", "to", "float", "half")
 
 
-def made_by_padding(ev, node: Optional[cst.CSTNode]) -> bool:
-    """The value was made by padding or concatenating (`F.pad(x, (1, 0))`, `torch.cat([zero_pad,
-    x], dim=-1)`). Rereading such memory under swapped sizes is the relative-position skew of
-    Music Transformer and Transformer-XL: pad one column to (n, m + 1), read it as (m + 1, n),
-    drop the first row, and every row has moved one step: index arithmetic, not a lost transpose."""
+def rereads_on_purpose(ev, value: "Value") -> bool:
+    """A view of this value that mixes axes is no lost transpose.
+
+    - The value was made by padding or concatenating (`F.pad(x, (1, 0))`, `torch.cat([zero_pad,
+      x], dim=-1)`): rereading it under swapped sizes is the relative-position skew of Music
+      Transformer and Transformer-XL: pad one column to (n, m + 1), read it as (m + 1, n), drop
+      the first row, and every row has moved one step: index arithmetic on memory.
+    - The value is a new tensor (`torch.randn(2, 3, 4)`): its axes mean nothing yet.
+    """
+    if value.constructor is not None:
+        return True
+    return _made_by_padding(ev, value.node)
+
+
+def _made_by_padding(ev, node: Optional[cst.CSTNode]) -> bool:
     from attnlint.analysis.names import canonical, qualify
 
     while isinstance(node, cst.Call):

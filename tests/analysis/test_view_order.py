@@ -1,0 +1,144 @@
+"""Views in memory order and views that mix axes: running products, quotients, padded inputs,
+and the interprocedural facts the sizes come through (helpers' results, `super()`, None defaults)."""
+
+from __future__ import annotations
+
+from attnlint.analysis.symbolic import Sym
+from attnlint.analysis.view_order import mixes_memory
+
+from helpers import analyse, dims_text, env, function
+
+b, n, h, d, c, N, L = (Sym.atom(name) for name in ("b", "n", "h", "d", "c", "N", "L"))
+
+
+def k(value):
+    return Sym.const(value)
+
+
+def test_splits_and_merges_of_adjacent_axes_keep_memory_order():
+    assert mixes_memory((b, n, h * d), (b, n, h, d)) is False
+    assert mixes_memory((b, h, n, d), (b * h, n, d)) is False
+    assert mixes_memory((b * h, n, d), (b, h, n, d)) is False
+    assert mixes_memory((b, n, h, d), (b, n, h * d)) is False
+    assert mixes_memory((b, k(1), n), (b, n, k(1))) is False  # a size of 1 goes anywhere
+
+
+def test_an_axis_moved_across_another_mixes_memory():
+    assert mixes_memory((b, n, h * d), (b, h, n, d)) is True
+    assert mixes_memory((b, h, n, d), (b, n, h * d)) is True
+    assert mixes_memory((b, n, d), (n, b, d)) is True
+
+
+def test_a_factor_of_the_last_axis_merged_into_the_batch_mixes_memory():
+    # (B, L, H*d) viewed as (B*H, L, d), with the sizes a smoke test gives: 300 = 5 * 60.
+    assert mixes_memory((b, L, k(300)), (k(5) * b, L, k(60))) is True
+    assert mixes_memory((k(5) * b, L, k(60)), (b, L, k(300))) is True
+    # ... and symbolically, with the head width written as a quotient.
+    assert mixes_memory((b * h, n, c / h), (b, n, c)) is True
+    assert mixes_memory((b, n, c), (b * h, n, c / h)) is True
+
+
+def test_a_written_division_splits_a_size():
+    assert mixes_memory((b, n, c), (b, n, h, c / h)) is False
+    assert mixes_memory((b, n, c), (b, h, n, c / h)) is True
+    assert mixes_memory((b, N, c), (k(4) * b, N / k(4), c)) is False  # windows into the batch
+
+
+def test_what_sizes_cannot_show_stays_unknown_or_in_order():
+    # Literals factor many ways: 512 = 8 * 64, so (512, 8) -> (8, 512) could be a regrouping.
+    assert mixes_memory((k(512), k(8), k(3)), (k(8), k(512), k(3))) is False
+    # Which of b or N a quotient splits is not said.
+    assert mixes_memory((b, N, c), (b * N / k(4), k(4), c)) is None
+    assert mixes_memory((b, None, c), (b, c, None)) is None
+    # A square matrix swapped with itself: nothing to see.
+    assert mixes_memory((b, h, n, n), (b, h, n, n)) is False
+
+
+def test_a_view_of_a_padded_tensor_is_marked_as_a_reread_on_purpose():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def skew(x):
+            padded = F.pad(x, (1, 0))
+            b, h, r, s = padded.shape
+            return padded.reshape(b, h, s, r)[:, :, 1:]
+
+        def plain(x):
+            b, h, r, s = x.shape
+            return x.reshape(b, h, s, r)
+        """
+    )
+    verdicts = {name: function(analysis, name) for name in ("skew", "plain")}
+    (skewed,) = verdicts["skew"].view_sites
+    (swapped,) = verdicts["plain"].view_sites
+    assert skewed.transposes_by_view and skewed.rereads_on_purpose
+    assert swapped.transposes_by_view and not swapped.rereads_on_purpose
+
+
+def test_a_helpers_result_comes_back_in_the_callers_sizes():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def attend(q, k, v):
+            return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+        def run(x):
+            b, t, _ = x.shape
+            q = x.view(b, t, 4, 8).transpose(1, 2)
+            out = attend(q, q, q)
+            return out
+
+        if __name__ == "__main__":
+            run(torch.randn(2, 6, 32))
+        """
+    )
+    # The caller's own sizes (4 heads of 8), not the helper's `v.shape[3]`.
+    assert dims_text(env(analysis, "run", "out"))[1:] == ("4", "x.shape[1]", "8")
+
+
+def test_super_calls_reach_the_base_method_with_the_callers_arguments():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def forward(self, q, k):
+                return q
+
+        class Self(Base):
+            def forward(self, x):
+                return super().forward(x, x)
+
+        if __name__ == "__main__":
+            Self()(torch.randn(2, 5, 8))
+        """
+    )
+    assert function(analysis, "forward", "Base").params["q"].rank == 3
+    (result,) = function(analysis, "forward", "Self").returns
+    assert result.rank == 3
+
+
+def test_a_parameter_no_call_passes_takes_its_none_branch():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=4, head_dim=None):
+                super().__init__()
+                if head_dim is None:
+                    head_dim = dim // heads
+                else:
+                    head_dim = head_dim * 1
+                self.head_dim = head_dim
+
+        def build(width):
+            return Attention(width, heads=8)
+        """
+    )
+    # dim // 8, not the join of that with the `head_dim * 1` of the path no call takes.
+    assert analysis.classes["Attention"].attrs["head_dim"].sym.text() == "0.125 * dim"
