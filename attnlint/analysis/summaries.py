@@ -101,11 +101,7 @@ def left_at_none(node: cst.FunctionDef) -> List[str]:
     """The parameters whose default is `None` (a call that omits one passes None)."""
     params = node.params
     every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    return [
-        p.name.value
-        for p in every
-        if isinstance(p.default, cst.Name) and p.default.value == "None"
-    ]
+    return [p.name.value for p in every if isinstance(p.default, cst.Name) and p.default.value == "None"]
 
 
 def informative(value: Optional[Value]) -> bool:

@@ -361,10 +361,12 @@ class ViewSite:
     def transposes_by_view(self) -> bool:
         """The view swaps axes in size but not in memory (a transpose was meant): no split or
         merge of adjacent axes gives the target (see view_order.mixes_memory)."""
-        from attnlint.analysis.view_order import mixes_memory
+        from attnlint.analysis.view_order import mixes_memory, swaps_literal_sizes
 
         mixes = mixes_memory(self.input_dims, self.target_dims)
-        return mixes if mixes is not None else bool(self.swapped_runs())
+        if mixes is None:
+            return bool(self.swapped_runs())
+        return mixes or swaps_literal_sizes(self.input_dims, self.target_dims)
 
     def swapped_runs(self) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
         """Runs where an axis of the input keeps its size in the target but moves among the

@@ -129,14 +129,32 @@ def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optio
     return False
 
 
+def swaps_literal_sizes(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> bool:
+    """The target lists the input's own sizes in another order, and the sizes that move are
+    distinct numbers (`(512, 8, 3) -> (8, 512, 3)`). Numbers factor many ways (512 = 8 * 64), so
+    memory order alone cannot tell this from a regrouping; but a target that names each moved
+    axis by its exact size, once, names those axes: a transpose was meant. Sizes of 1, and
+    numbers that occur twice (`(4, 4)`: which is which?), say nothing."""
+    source, target = list(input_dims), list(target_dims)
+    if len(source) != len(target) or any(d is None for d in source + target):
+        return False
+    moved = [i for i, (a, b) in enumerate(zip(source, target)) if a != b]
+    if len(moved) < 2:
+        return False
+    for i in moved:
+        size = source[i]
+        value = size.int_value
+        if value is None or value < 2 or source.count(size) != 1 or target.count(size) != 1:
+            return False
+    return sorted(source[i].int_value for i in moved) == sorted(target[i].int_value for i in moved)
+
+
 def _quotients_named(dims: List[Sym]) -> Optional[List[Sym]]:
     """The sizes with each written quotient named: `c / heads` is a size q of its own and c is
     `heads * q` everywhere (`N / 4`: N is `4 * q`). None when a quotient divides a product of
     several sizes (`B * N / 4`: which one is split is not said) or a size is not positive."""
     for _ in range(len(dims)):
-        fraction = next(
-            (d for d in dims if d.coeff.denominator != 1 or any(e < 0 for _, e in d.factors)), None
-        )
+        fraction = next((d for d in dims if d.coeff.denominator != 1 or any(e < 0 for _, e in d.factors)), None)
         if fraction is None:
             break
         positive = [(a, e) for a, e in fraction.factors if e > 0]
@@ -153,7 +171,9 @@ def _quotients_named(dims: List[Sym]) -> Optional[List[Sym]]:
         if any(d is None for d in renamed):
             return None
         dims = renamed
-    if any(d.coeff <= 0 or d.coeff.denominator != 1 or any(e < 0 or e.denominator != 1 for _, e in d.factors) for d in dims):
+    if any(
+        d.coeff <= 0 or d.coeff.denominator != 1 or any(e < 0 or e.denominator != 1 for _, e in d.factors) for d in dims
+    ):
         return None
     return dims
 
@@ -254,6 +274,37 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
             operands += [a.value for a in node.args[:1]]
             if any(_names(o, name) for o in operands):
                 return True
+        if _binds(stmt, name) and not (isinstance(stmt, cst.Assign) and _rooted_at(stmt.value, name)):
+            return False  # `y, _ = mhsa(y, y, y)`: a later view of `y` reads another tensor
+    return False
+
+
+def _rooted_at(node: cst.CSTNode, name: str) -> bool:
+    """`name[:, :, 1:]`, `name.contiguous()`: the same memory, sliced or copied."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return isinstance(node, cst.Name) and node.value == name
+
+
+def _binds(stmt: cst.CSTNode, name: str) -> bool:
+    """The statement assigns `name` (alone or in a tuple target)."""
+    targets = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name) and target.value == name:
+            return True
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets += [e.value for e in target.elements]
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
     return False
 
 

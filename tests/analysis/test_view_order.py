@@ -142,3 +142,88 @@ def test_a_parameter_no_call_passes_takes_its_none_branch():
     )
     # dim // 8, not the join of that with the `head_dim * 1` of the path no call takes.
     assert analysis.classes["Attention"].attrs["head_dim"].sym.text() == "0.125 * dim"
+
+
+def test_distinct_literal_sizes_listed_in_another_order_name_their_axes():
+    from attnlint.analysis.view_order import swaps_literal_sizes
+
+    assert swaps_literal_sizes((k(512), k(8), k(3)), (k(8), k(512), k(3)))
+    assert swaps_literal_sizes((b, k(49), k(256)), (b, k(256), k(49)))
+    assert not swaps_literal_sizes((k(2), k(4), k(4)), (k(2), k(4), k(4)))  # nothing moves
+    assert not swaps_literal_sizes((k(4), k(4), k(5)), (k(4), k(5), k(4)))  # 4 twice: which one?
+    assert not swaps_literal_sizes((b, n, k(8)), (n, b, k(8)))  # named sizes: mixes_memory's job
+    assert not swaps_literal_sizes((k(6), k(2)), (k(3), k(4)))
+
+
+def test_flatten_merges_the_named_axes_and_a_convolution_sets_the_channels():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Pool(nn.Module):
+            def __init__(self, slots, channels):
+                super().__init__()
+                self.score = nn.Conv2d(channels, slots, 3, padding=1)
+
+            def forward(self, img):
+                B, C, H, W = img.shape
+                pixels = img.flatten(2)
+                middle = img.flatten(1, 2)
+                scores = self.score(img)
+                return pixels, middle, scores
+        """
+    )
+    assert dims_text(env(analysis, "forward", "pixels")) == ("B", "C", "H * W")
+    assert dims_text(env(analysis, "forward", "middle")) == ("B", "C * H", "W")
+    assert dims_text(env(analysis, "forward", "scores")) == ("B", "slots", None, None)
+
+
+def test_a_view_teaches_the_one_size_its_input_lacks():
+    analysis, _ = analyse(
+        """
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            grid = x.view(B, H, W, C)
+            return grid
+        """
+    )
+    (view,) = function(analysis, "to_image").view_sites
+    # N is H * W from here on: the view splits the token axis in memory order.
+    assert [d.text() for d in view.input_dims] == ["B", "H * W", "C"]
+    assert not view.transposes_by_view
+
+
+def test_a_name_bound_again_is_not_a_reread_of_the_view():
+    from attnlint.analysis.view_order import reread_later
+
+    analysis, _ = analyse(
+        """
+        def f(y, attn):
+            y = y.view(8, 512, 3)
+            y, _ = attn(y, y, y)
+            return y.view(512, 8, 3)
+
+        def g(x):
+            x = x.reshape(2, 4, 6, 5)
+            x = x[:, :, 1:]
+            return x.reshape(2, 4, 5, 5)
+        """
+    )
+    for name, expected in (("f", False), ("g", True)):
+        facts = function(analysis, name)
+        first = next(c for c in _calls(facts.node) if c.func.attr.value in ("view", "reshape"))
+        assert reread_later(facts.node, first) is expected
+
+
+def _calls(node):
+    import libcst as cst
+
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Attribute):
+                found.append(call)
+
+    node.visit(Visitor())
+    return found

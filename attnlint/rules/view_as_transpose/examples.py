@@ -263,6 +263,37 @@ VALID = [
                 return self.proj(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
         """
     ),
+    # Tokens back to an image after the transpose (the token count is learned as H * W).
+    Valid(
+        """
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            return x.transpose(1, 2).reshape(B, C, H, W)
+        """
+    ),
+    # Literal sizes that occur twice: which axis is which cannot be told.
+    Valid(
+        """
+        import torch
+        scores = torch.randn(2, 4, 4).softmax(-1)
+        pairs = scores.mul(2).view(2, 4, 4)
+        """
+    ),
+    # Batch-first pooled tokens handed to a batch-first attention: no reordering needed, and the
+    # name bound again later holds another tensor.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        pool = nn.Conv1d(3, 8, 1)
+        attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        x = torch.rand(4, 3, 16)
+        y = pool(x).flatten(2)
+        y = y.view(4, 8, 16)
+        y, _ = attn(y, y, y)
+        y = y.reshape(4, 8 * 16)
+        """
+    ),
 ]
 
 INVALID = [
@@ -641,5 +672,54 @@ INVALID = [
         """,
         fixed=None,
         line=13,
+    ),
+    # Batch-first pooled tokens viewed as time-major for nn.MultiheadAttention, and back.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Pool(nn.Module):
+            def __init__(self, slots, channels):
+                super().__init__()
+                self.score = nn.Conv2d(channels, slots, 1)
+            def forward(self, img):
+                w = self.score(img).flatten(2).softmax(-1)
+                return torch.einsum("bsn,bcn->bsc", w, img.flatten(2))
+        if __name__ == "__main__":
+            attn = nn.MultiheadAttention(6, 2)
+            pooled = Pool(4, 6)(torch.rand(16, 6, 8, 8))
+            seq = pooled.view(4, 16, 6)
+            out, _ = attn(seq, seq, seq)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Pool(nn.Module):
+            def __init__(self, slots, channels):
+                super().__init__()
+                self.score = nn.Conv2d(channels, slots, 1)
+            def forward(self, img):
+                w = self.score(img).flatten(2).softmax(-1)
+                return torch.einsum("bsn,bcn->bsc", w, img.flatten(2))
+        if __name__ == "__main__":
+            attn = nn.MultiheadAttention(6, 2)
+            pooled = Pool(4, 6)(torch.rand(16, 6, 8, 8))
+            seq = pooled.transpose(0, 1).contiguous()
+            out, _ = attn(seq, seq, seq)
+        """,
+        line=13,
+    ),
+    # Tokens read as a channels-first image by view (the token count is learned as H * W).
+    Invalid(
+        """
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            return x.view(B, C, H, W)
+        """,
+        fixed="""
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            return x.view(B, H, W, C).permute(0, 3, 1, 2).contiguous()
+        """,
     ),
 ]
