@@ -573,6 +573,15 @@ class Evaluator:
             masks.store_into(self, target, value)
         # Other stores change part of a tensor: nothing we track changes.
 
+    def _unpacked_size(self, tensor: Optional[Value], owner: Optional[str], axis: int, element) -> Optional[Sym]:
+        """The size `b, n, d = x.shape` names; `_` (or a target that is no name) still stands for
+        x's size there, read as `x.shape[2]` would be (a view's `-1` may need it)."""
+        if isinstance(element, cst.Name) and element.value != "_":
+            return self.atom(element.value)
+        if tensor is None or owner is None or not owner.isidentifier():
+            return None
+        return self.read_size(tensor, axis, cst.Name(owner))
+
     def _bind_shape(self, shape: Value, elements, starred: bool) -> None:
         """`b, n, d = x.shape` tells that x has rank 3, and names its sizes."""
         owner = shape.shape_owner
@@ -585,8 +594,8 @@ class Evaluator:
         if tensor is not None and tensor.shape is not None and len(tensor.shape) == count:
             # A size the shape does not know takes the name the code gives it.
             sizes = [
-                axis.size if axis.size is not None else (self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None)
-                for axis, e in zip(tensor.shape, elements)
+                axis.size if axis.size is not None else self._unpacked_size(tensor, owner, i, e)
+                for i, (axis, e) in enumerate(zip(tensor.shape, elements))
             ]
             if owner is not None and owner in self.env and any(a.size is None for a in tensor.shape):
                 current = self.env[owner]
@@ -594,7 +603,7 @@ class Evaluator:
                     new_shape = tuple(replace(a, size=s) if a.size is None else a for a, s in zip(current.shape, sizes))
                     self.env[owner] = current.with_(shape=new_shape)
         else:
-            sizes = [self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None for e in elements]
+            sizes = [self._unpacked_size(tensor, owner, i, e) for i, e in enumerate(elements)]
             if owner is not None and owner in self.env:
                 current = self.env[owner]
                 if current.rank is None or current.rank == count:

@@ -227,3 +227,17 @@ def _calls(node):
 
     node.visit(Visitor())
     return found
+
+
+def test_an_unnamed_size_is_still_a_size_of_its_tensor():
+    analysis, _ = analyse(
+        """
+        def split(x, heads):
+            b, n, _ = x.size()
+            return x.view(b, n, heads, -1)
+        """
+    )
+    (view,) = function(analysis, "split").view_sites
+    assert [d.text() for d in view.input_dims] == ["b", "n", "x.shape[2]"]
+    assert [d.text() for d in view.target_dims] == ["b", "n", "heads", "x.shape[2] / heads"]
+    assert not view.transposes_by_view

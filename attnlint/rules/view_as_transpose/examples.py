@@ -294,6 +294,22 @@ VALID = [
         y = y.reshape(4, 8 * 16)
         """
     ),
+    # An unnamed width (`_`) split by `-1` in memory order.
+    Valid(
+        """
+        def split(x, heads):
+            b, n, _ = x.size()
+            return x.view(b, n, heads, -1).transpose(1, 2)
+        """
+    ),
+    # A (batch * heads) axis unfolded in order.
+    Valid(
+        """
+        def unfold(x, heads):
+            bh, seq, dim = x.shape
+            return x.reshape(bh // heads, heads, seq, dim)
+        """
+    ),
 ]
 
 INVALID = [
@@ -721,5 +737,23 @@ INVALID = [
             B, N, C = x.shape
             return x.view(B, H, W, C).permute(0, 3, 1, 2).contiguous()
         """,
+    ),
+    # An unnamed width (`_`) split by `-1` into heads in front of the tokens.
+    Invalid(
+        """
+        def split(x, heads):
+            b, n, _ = x.size()
+            return x.view(b, heads, n, -1)
+        """,
+        fixed=None,
+    ),
+    # A (batch * heads) axis folded back into the features without the transpose.
+    Invalid(
+        """
+        def fold(x, heads):
+            bh, seq, dim = x.shape
+            return x.reshape(bh // heads, seq, heads * dim)
+        """,
+        fixed=None,
     ),
 ]
