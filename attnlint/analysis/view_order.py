@@ -249,9 +249,15 @@ def call_in_tree(function_node: Optional[cst.CSTNode], view: "ViewSite") -> Opti
 def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
     """The view's result is viewed or reshaped again in the same function (`x = x.reshape(b, h, r, q)`,
     `x = x[:, :, 1:]`, `x.reshape(b, h, q, r)`: Transformer-XL's relative shift). Such code does index
-    arithmetic on memory on purpose; it does not use the result as a transposed operand."""
+    arithmetic on memory on purpose; it does not use the result as a transposed operand.
+
+    So is a result cut down right away (`padded.reshape(b, h, c, r)[:, :, 1:]`, or its name sliced
+    later): the skew drops the row the reread shifted in, whoever padded the input."""
     if function_node is None:
         return False
+    for node in _walk(function_node):
+        if isinstance(node, cst.Subscript) and node.value is call and _trims(node):
+            return True
     name = None
     statements = list(_statements(function_node))
     for index, stmt in enumerate(statements):
@@ -274,6 +280,9 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
             operands += [a.value for a in node.args[:1]]
             if any(_names(o, name) for o in operands):
                 return True
+        for node in _walk(stmt):
+            if isinstance(node, cst.Subscript) and _names(node.value, name) and _trims(node):
+                return True
         if _binds(stmt, name) and not (isinstance(stmt, cst.Assign) and _rooted_at(stmt.value, name)):
             return False  # `y, _ = mhsa(y, y, y)`: a later view of `y` reads another tensor
     return False
@@ -288,6 +297,14 @@ def _rooted_at(node: cst.CSTNode, name: str) -> bool:
             node = node.func.value
         else:
             return isinstance(node, cst.Name) and node.value == name
+
+
+def _trims(subscript: cst.Subscript) -> bool:
+    """`x[:, :, 1:]`, `x[1:]`, `x[..., :n]`: some axis is cut (a bounded slice)."""
+    return any(
+        isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
+        for e in subscript.slice
+    )
 
 
 def _binds(stmt: cst.CSTNode, name: str) -> bool:

@@ -207,9 +207,17 @@ def test_a_name_bound_again_is_not_a_reread_of_the_view():
             x = x.reshape(2, 4, 6, 5)
             x = x[:, :, 1:]
             return x.reshape(2, 4, 5, 5)
+
+        def skew(padded):
+            b, h, r, c = padded.shape
+            return padded.reshape(b, h, c, r)[:, :, 1:]
+
+        def swap(x):
+            b, h, r, c = x.shape
+            return x.reshape(b, h, c, r)[:, :, :]
         """
     )
-    for name, expected in (("f", False), ("g", True)):
+    for name, expected in (("f", False), ("g", True), ("skew", True), ("swap", False)):
         facts = function(analysis, name)
         first = next(c for c in _calls(facts.node) if c.func.attr.value in ("view", "reshape"))
         assert reread_later(facts.node, first) is expected
