@@ -481,6 +481,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         return UNKNOWN
     if a is b:
         return a
+    # A submodule that is None on some paths (`self.dropout = None` unless a rate is given):
+    # wherever it is called it is the module, since calling None would fail (the code guards
+    # the call with `if self.dropout is not None:`).
+    for none, other in ((a, b), (b, a)):
+        if other.kind == "module" and none.kind == "scalar" and none.is_none:
+            return other
     # An empty list literal joined with a list of rows (rows appended in a loop that may not
     # run): what holds of every row holds of both.
     for empty, other in ((a, b), (b, a)):

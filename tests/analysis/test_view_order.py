@@ -249,3 +249,30 @@ def test_an_unnamed_size_is_still_a_size_of_its_tensor():
     assert [d.text() for d in view.input_dims] == ["b", "n", "x.shape[2]"]
     assert [d.text() for d in view.target_dims] == ["b", "n", "heads", "x.shape[2] / heads"]
     assert not view.transposes_by_view
+
+
+def test_a_submodule_that_is_none_on_some_paths_is_the_module_where_it_is_called():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Attend(nn.Module):
+            def __init__(self, p=0.0):
+                super().__init__()
+                self.drop = None
+                if p > 0:
+                    self.drop = nn.Dropout(p)
+
+            def forward(self, w):
+                w = w.softmax(-1)
+                if self.drop is not None:
+                    w = self.drop(w)
+                return w
+
+        def run(x):
+            b, n, _ = x.shape
+            return Attend(0.1)(x.view(b, n, n))
+        """
+    )
+    assert analysis.classes["Attend"].attrs["drop"].module_type == "Dropout"
