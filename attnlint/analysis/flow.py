@@ -134,6 +134,21 @@ class ClassFacts:
     size_examples: Dict[str, Sym] = field(default_factory=dict)
 
 
+def _binds(stmt: cst.CSTNode, name: str) -> bool:
+    """Does the statement assign `name` (`name = ...`, `name += ...`, `name: T = ...`)?"""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        targets = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            targets = [small.target]
+        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+            return True
+    return False
+
+
 def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value)
@@ -365,7 +380,11 @@ class Evaluator:
                 # `if __name__ == "__main__":` runs when the file is a script: straight-line code.
                 self.run(block_statements(stmt.body))
                 return
-            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=stmt.test)
+            self._branches(
+                [block_statements(stmt.body), self._else_body(stmt.orelse)],
+                test=stmt.test,
+                feasible=self._none_test(stmt.test, stmt),
+            )
         elif isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 iterated = self.eval(stmt.iter)
@@ -400,6 +419,35 @@ class Evaluator:
         else:  # anything newer: forget every name the statement may bind
             self._forget_bound_names(stmt)
 
+    def _none_test(self, test: cst.BaseExpression, stmt: Optional[cst.If] = None) -> Optional[bool]:
+        """`x is None` (True) / `x is not None` (False) when x is known to be None; else None.
+
+        Only for the default-filling idiom, where the path taken when x is None binds x itself
+        (`if head_dim is None: head_dim = dim // heads`): a parameter left at None by this file's
+        calls is still an input other callers pass (`if attention_mask is not None: ...` must keep
+        the path that uses the mask)."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+            return None
+        if not isinstance(test.left, cst.Name):
+            return None
+        value = self.env.get(test.left.value, UNKNOWN)
+        if not (value.is_none and value.param is not None):
+            return None  # only a parameter's None: a local None may be reassigned in a loop
+        if isinstance(target.operator, cst.Is):
+            verdict = True
+        elif isinstance(target.operator, cst.IsNot):
+            verdict = False
+        else:
+            return None
+        if stmt is not None:
+            taken = block_statements(stmt.body) if verdict else self._else_body(stmt.orelse)
+            if not any(_binds(s, test.left.value) for s in taken):
+                return None
+        return verdict
+
     def _else_body(self, orelse) -> Sequence[cst.CSTNode]:
         if orelse is None:
             return []
@@ -412,7 +460,15 @@ class Evaluator:
             if isinstance(node, cst.Name) and node.value in self.env:
                 self.env[node.value] = UNKNOWN
 
-    def _branches(self, bodies: List[Sequence[cst.CSTNode]], test: Optional[cst.BaseExpression] = None) -> None:
+    def _branches(
+        self,
+        bodies: List[Sequence[cst.CSTNode]],
+        test: Optional[cst.BaseExpression] = None,
+        feasible: Optional[bool] = None,
+    ) -> None:
+        """Each body from the same state, then the join of their ends. `feasible` (an if/else
+        whose test is known: True, the body runs; False, the else) keeps only that path's end;
+        the other is still analysed, so that the function's own sites there are seen."""
         if test is not None:
             self.eval(test)
         start = dict(self.env)
@@ -421,6 +477,8 @@ class Evaluator:
             self.env = dict(start)
             self.run(body)
             ends.append(self.env)
+        if feasible is not None and len(ends) == 2:
+            ends = [ends[0] if feasible else ends[1]]
         self._merge(ends)
 
     def _merge(self, envs: List[Env]) -> None:
@@ -580,6 +638,15 @@ class Evaluator:
             masks.store_into(self, target, value)
         # Other stores change part of a tensor: nothing we track changes.
 
+    def _unpacked_size(self, tensor: Optional[Value], owner: Optional[str], axis: int, element) -> Optional[Sym]:
+        """The size `b, n, d = x.shape` names; `_` (or a target that is no name) still stands for
+        x's size there, read as `x.shape[2]` would be (a view's `-1` may need it)."""
+        if isinstance(element, cst.Name) and element.value != "_":
+            return self.atom(element.value)
+        if tensor is None or owner is None or not owner.isidentifier():
+            return None
+        return self.read_size(tensor, axis, cst.Name(owner))
+
     def _bind_shape(self, shape: Value, elements, starred: bool) -> None:
         """`b, n, d = x.shape` tells that x has rank 3, and names its sizes."""
         owner = shape.shape_owner
@@ -592,8 +659,8 @@ class Evaluator:
         if tensor is not None and tensor.shape is not None and len(tensor.shape) == count:
             # A size the shape does not know takes the name the code gives it.
             sizes = [
-                axis.size if axis.size is not None else (self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None)
-                for axis, e in zip(tensor.shape, elements)
+                axis.size if axis.size is not None else self._unpacked_size(tensor, owner, i, e)
+                for i, (axis, e) in enumerate(zip(tensor.shape, elements))
             ]
             if owner is not None and owner in self.env and any(a.size is None for a in tensor.shape):
                 current = self.env[owner]
@@ -601,7 +668,7 @@ class Evaluator:
                     new_shape = tuple(replace(a, size=s) if a.size is None else a for a, s in zip(current.shape, sizes))
                     self.env[owner] = current.with_(shape=new_shape)
         else:
-            sizes = [self.atom(e.value) if isinstance(e, cst.Name) and e.value != "_" else None for e in elements]
+            sizes = [self._unpacked_size(tensor, owner, i, e) for i, e in enumerate(elements)]
             if owner is not None and owner in self.env:
                 current = self.env[owner]
                 if current.rank is None or current.rank == count:
@@ -658,6 +725,7 @@ class Evaluator:
                 node=node,
                 int_value=1 if node.value == "True" else 0 if node.value == "False" else None,
                 truth=node.value == "True",
+                is_none=node.value == "None",
             )
         return _function_reference(node, self.aliases) or Value(
             kind="unknown",
@@ -868,6 +936,8 @@ class Evaluator:
         if isinstance(func, cst.Attribute):
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 return modules.self_call(self, node, func.attr.value)
+            if modules.is_super(func.value) and self.cls is not None:
+                return modules.super_call(self, node, func.attr.value)
             receiver = self.eval(func.value)
             if receiver.kind == "module" and func.attr.value in ("eval", "train"):
                 # `model.eval()`, `model.train(False)`: the module itself, in another mode.

@@ -347,6 +347,31 @@ def user_method(ev, node: cst.Call, receiver: Value, method: str) -> Value:
     return Value(kind="unknown", node=node)
 
 
+def is_super(node: cst.BaseExpression) -> bool:
+    """`super()` or `super(Cls, self)`."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
+
+
+def super_call(ev, node: cst.Call, method: str) -> Value:
+    """`super().forward(x, x, x)`: the method of the first base class defined here that has it,
+    called on this instance (a subclass that only fixes the arguments of its base's forward)."""
+    values = ev.args(node)
+    if ev.project is not None and method != "__init__":
+        for base in ev.cls.bases:
+            target = ev.project.definitions.method(base, method)
+            if target is None:
+                continue
+            ev.facts.calls.append(
+                _flow().CallSite(callee=method, method=True, call=node, values=tuple(values), callee_class=target[0])
+            )
+            result = ev.project.call(ev, node, method, values, True, target=target)
+            if result is not None:
+                return _own(result, node)
+            break
+    _flow().escape(values)
+    return Value(kind="unknown", node=node)
+
+
 def note_custom_init(ev, expr: cst.BaseExpression) -> None:
     """`nn.init.normal_(self.q.weight, std=...)`, `self.q.weight.data.mul_(s)` in __init__: the
     projection's weights are set by hand, and may carry a folded-in scale (T5 does this)."""

@@ -753,6 +753,7 @@ def size_args(ev, args, values):
 
 @handlers.method("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile")
 def _view_method(ev, call: Call):
+    from attnlint.analysis import view_order
     from attnlint.analysis.values import Value, ViewSite
 
     receiver, args, method, node = call.receiver, call.args, call.name, call.node
@@ -779,6 +780,7 @@ def _view_method(ev, call: Call):
     if method in ("view", "reshape") and sizes is not None:
         input_dims = receiver.dims()
         if input_dims is not None:
+            _learn_from_view(ev, tuple(ev.resolve(d) for d in input_dims), tuple(ev.resolve(d) for d in sizes))
             input_dims = tuple(ev.resolve(d) for d in input_dims)
         sizes = infer_view(input_dims, tuple(ev.resolve(d) for d in sizes))
         if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
@@ -795,6 +797,7 @@ def _view_method(ev, call: Call):
                         target_dims=compared_out,
                         regrouped=runs,
                         input_node=call.receiver_node,
+                        rereads_on_purpose=view_order.rereads_on_purpose(ev, receiver),
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
@@ -826,6 +829,29 @@ def _view_method(ev, call: Call):
         node=node,
         **receiver.data_facts(),
     )
+
+
+def _learn_from_view(ev, input_dims, target) -> None:
+    """A view keeps the number of elements: when the two products differ by one size the code
+    does not know (`(512, S, 3).view(8, 512, 3)`: S is 8; `(B, N, C).view(B, H, W, C)`: N is
+    H * W), that size is learned, as `nn.Linear(dim, ...)` teaches its input's width."""
+    from attnlint.analysis.symbolic import Sym, product
+
+    if any(d is None for d in input_dims + target) or Sym.const(-1) in target:
+        return
+    total, written = product(input_dims), product(target)
+    ratio = total / written if total is not None and written is not None else None
+    if ratio is None or ratio == ONE:
+        return
+    for sign in (1, -1):
+        single = [a for a, e in ratio.factors if e == sign]
+        others_opposite = all(e * sign < 0 for a, e in ratio.factors if e != sign)
+        if len(single) == 1 and others_opposite:
+            atom = Sym.atom(single[0].key, single[0].name)
+            value = atom / ratio if sign == 1 else atom * ratio
+            if value is not None and value.coeff > 0 and value.coeff.denominator == 1:
+                ev.learn_equal(atom, value)
+            return
 
 
 def _repeated(receiver, multipliers):
@@ -896,7 +922,39 @@ def _flatten(ev, call: Call):
 
     receiver = call.receiver
     ev.args(call.node)
-    return Value(kind="tensor", node=call.node, role=receiver.role, **receiver.data_facts())
+    shape = _flattened(receiver.shape, call.node)
+    return Value(
+        kind="tensor",
+        node=call.node,
+        role=receiver.role,
+        rank=len(shape) if shape is not None else None,
+        shape=shape,
+        **receiver.data_facts(),
+    )
+
+
+def _flattened(shape, node: cst.Call):
+    """`x.flatten(2)` of (B, C, H, W): (B, C, H * W); the merged axis is unknown when one of its
+    sizes is. None when the shape or the axes are not known."""
+    from attnlint.analysis.symbolic import product
+
+    if shape is None:
+        return None
+    flow = _flow()
+    start_arg, end_arg = flow._arg(node, 0, "start_dim"), flow._arg(node, 1, "end_dim")
+    start = flow.int_literal(start_arg.value) if start_arg is not None else 0
+    end = flow.int_literal(end_arg.value) if end_arg is not None else -1
+    rank = len(shape)
+    if start is None or end is None or not (-rank <= start < rank and -rank <= end < rank):
+        return None
+    start, end = start % rank, end % rank
+    if start > end:
+        return None
+    merged = _axis_of(product(a.size for a in shape[start : end + 1]))
+    return tuple(shape[:start]) + (merged,) + tuple(shape[end + 1 :])
+
+
+# nn.Conv1d/2d/3d outputs: modules.conv_output (out_channels on axis 1).
 
 
 @handlers.method("split", "chunk", "unbind", "tensor_split")

@@ -25,6 +25,7 @@ from attnlint.analysis.values import UNKNOWN, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
+    from attnlint.analysis.symbolic import Sym
     from attnlint.analysis.flow import Evaluator
 
 MAX_DEPTH = 3
@@ -88,6 +89,8 @@ def bind_arguments(
             name = arg.keyword.value
             if name in names or name in kwonly:
                 bound[name] = value
+    for name in left_at_none(node):
+        bound.setdefault(name, NONE)
     return bound
 
 
@@ -103,6 +106,16 @@ def _int_defaults(node: cst.FunctionDef) -> Dict[str, int]:
     return found
 
 
+NONE = Value(kind="scalar", is_none=True)
+
+
+def left_at_none(node: cst.FunctionDef) -> List[str]:
+    """The parameters whose default is `None` (a call that omits one passes None)."""
+    params = node.params
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    return [p.name.value for p in every if isinstance(p.default, cst.Name) and p.default.value == "None"]
+
+
 def informative(value: Optional[Value]) -> bool:
     """Does an argument value say more than a parameter's name does?"""
     if value is None or (value.kind == "unknown" and value.rank is None and value.sym is None):
@@ -114,6 +127,7 @@ def informative(value: Optional[Value]) -> bool:
         or value.token_ids
         or (value.mask is not None and (value.mask.convention is not None or value.mask.buffer_attr is not None))
         or value.kind in ("module", "tuple")
+        or value.is_none
         or value.scaled is True
         or (value.kind == "scalar" and value.int_value is not None)
         or value.text is not None  # a token string (`lookup(stoi, "<pad>")`)
@@ -176,6 +190,47 @@ def merge_into_param(param: Value, argument: Value) -> Value:
     )
 
 
+def _caller_sizes(params: Dict[str, Value], bound: Dict[str, Value]) -> Dict[str, "Sym"]:
+    """The sizes `merge_into_param` renamed (a caller's `60` became the callee's `V.shape[2]`),
+    keyed by the callee's atom: what each is in the caller."""
+    mapping: Dict[str, "Sym"] = {}
+    for name, argument in bound.items():
+        param = params.get(name)
+        if param is None or param.shape is None or argument.shape is None or len(param.shape) != len(argument.shape):
+            continue
+        for inside, outside in zip(param.shape, argument.shape):
+            size = inside.size
+            if size is None or outside.size is None or size == outside.size:
+                continue
+            if len(size.factors) == 1 and size.coeff == 1 and size.factors[0][1] == 1:
+                mapping[size.factors[0][0].key] = outside.size
+    return mapping
+
+
+def _in_caller_sizes(value: Value, mapping: Dict[str, "Sym"]) -> Value:
+    """A helper's result in the caller's sizes: `scaled_dot_product(q, k, v)` returns
+    (B, 8, T, 8) for q, k, v of that shape, not sizes named after its own parameters, so the
+    caller can compare them with its own (a reshape of the result, a product with it)."""
+    if not mapping:
+        return value
+
+    def size(sym):
+        return None if sym is None else sym.substitute(mapping)
+
+    changes = {}
+    if value.shape is not None:
+        changes["shape"] = tuple(replace(axis, size=size(axis.size)) for axis in value.shape)
+    if value.last_size is not None:
+        changes["last_size"] = size(value.last_size)
+    if value.sym is not None:
+        changes["sym"] = size(value.sym)
+    if value.elements:
+        changes["elements"] = tuple(_in_caller_sizes(e, mapping) for e in value.elements)
+    if value.each is not None:
+        changes["each"] = _in_caller_sizes(value.each, mapping)
+    return value.with_(**changes) if changes else value
+
+
 def _merged_mask(named, passed):
     """The callers' mask facts, except that an example written out in a smoke test
     (`torch.tensor([[True, False], ...])`) says less than the parameter's name (`pad_mask`):
@@ -203,6 +258,7 @@ def _abstract(value: Value):
         value.feature_transposed,
         value.sym,
         value.int_value,
+        value.is_none,
         len(value.elements),
         id(value.ctor) if value.ctor is not None else None,
         # `lookup(stoi, "<pad>")` and `lookup(stoi, "<unk>")` are different calls.
@@ -320,7 +376,7 @@ class Summaries:
         result = facts.returns[0]
         for other in facts.returns[1:]:
             result = join(result, other)
-        return result
+        return _in_caller_sizes(result, _caller_sizes(facts.params, bound))
 
     # ------------------------------------------------------------------ caller contexts
     def caller_bindings(self) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value]]]:

@@ -420,11 +420,21 @@ class ViewSite:
     # way no split or merge of adjacent axes does: the sizes match, the memory order does not.
     regrouped: Tuple[Tuple[Tuple[int, int], Tuple[int, int]], ...]
     input_node: Optional[cst.BaseExpression] = None
+    # The input's memory has no axes to lose: just padded or concatenated (`F.pad(scores, (1,
+    # 0))`, the relative-position skew, which rereads memory on purpose), or a new tensor
+    # (`torch.randn(2, 3, 4)` in a smoke test). See view_order.rereads_on_purpose.
+    rereads_on_purpose: bool = False
 
     @property
     def transposes_by_view(self) -> bool:
-        """The view swaps axes in size but not in memory (a transpose was meant)."""
-        return bool(self.swapped_runs())
+        """The view swaps axes in size but not in memory (a transpose was meant): no split or
+        merge of adjacent axes gives the target (see view_order.mixes_memory)."""
+        from attnlint.analysis.view_order import mixes_memory, swaps_literal_sizes
+
+        mixes = mixes_memory(self.input_dims, self.target_dims)
+        if mixes is None:
+            return bool(self.swapped_runs())
+        return mixes or swaps_literal_sizes(self.input_dims, self.target_dims)
 
     def swapped_runs(self) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
         """Runs where an axis of the input keeps its size in the target but moves among the
@@ -476,6 +486,9 @@ class Value:
     each: Optional["Value"] = None
     # For kind == "scalar": a known integer value.
     int_value: Optional[int] = None
+    # The literal None: a parameter left at its `None` default by every call (`if attention_dim
+    # is None: attention_dim = dim // heads` then takes its branch).
+    is_none: bool = False
     # For kind == "shape": the tensor whose shape this is, and the name it is bound to.
     shape_of: Optional["Value"] = None
     shape_owner: Optional[str] = None
@@ -553,6 +566,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         return UNKNOWN
     if a is b:
         return a
+    # A submodule that is None on some paths (`self.dropout = None` unless a rate is given):
+    # wherever it is called it is the module, since calling None would fail (the code guards
+    # the call with `if self.dropout is not None:`).
+    for none, other in ((a, b), (b, a)):
+        if other.kind == "module" and none.kind == "scalar" and none.is_none:
+            return other
     # An empty list literal joined with a list of rows (rows appended in a loop that may not
     # run): what holds of every row holds of both.
     for empty, other in ((a, b), (b, a)):
@@ -613,7 +632,9 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
 
 def is_none_literal(value: Value) -> bool:
     """The value of the literal `None`."""
-    return value.kind == "scalar" and isinstance(value.node, cst.Name) and value.node.value == "None"
+    return value.is_none or (
+        value.kind == "scalar" and isinstance(value.node, cst.Name) and value.node.value == "None"
+    )
 
 
 def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[MaskFacts]:

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from fractions import Fraction
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from attnlint.analysis.symbolic import Sym, product
+from attnlint.analysis.symbolic import ONE, Sym, product
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
     from attnlint.analysis.flow import FunctionFacts
-    from attnlint.analysis.values import ViewSite
+    from attnlint.analysis.values import Value, ViewSite
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,136 @@ def view_order(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optiona
     return ViewOrder(tuple(atoms), tuple(groups), split, merged)
 
 
+def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optional[bool]:
+    """Can no split or merge of adjacent axes turn `input_dims` into `target_dims`?
+
+    A view is a pure regrouping exactly when both shapes refine one common sequence of factors
+    in memory order: then the running products of the two shapes, merged, form a chain in which
+    each divides the next (`(b, n, h*d) -> (b, n, h, d)`: b | b*n | b*n*h | b*n*h*d). When at
+    some point neither next product divides the other (`(b, n, h*d) -> (b, h, n, d)`: neither
+    b*n nor b*h divides the other), the view rereads memory across axes: True.
+
+    Named sizes (atoms) are indivisible: `(B, L, 300) -> (5 * B, L, 60)` puts a factor 5 of the
+    last axis next to the batch, and `L` cannot lend it one. Only a division the code writes
+    splits a size: `c / heads` says c is heads times a size of its own, and `(B, N, C) ->
+    (4 * B, N / 4, C)` splits N into windows (see `_quotients_named`). Sizes of 1 go anywhere.
+    None when a size is unknown or a division cannot be read that way.
+    """
+    if any(d is None for d in list(input_dims) + list(target_dims)):
+        return None
+    dims = _quotients_named(list(input_dims) + list(target_dims))
+    if dims is None:
+        return None
+    source = [d for d in dims[: len(input_dims)] if d != ONE]
+    target = [d for d in dims[len(input_dims) :] if d != ONE]
+    if product(source) != product(target):
+        return None
+
+    def divides(small: Sym, big: Sym) -> bool:
+        ratio = big / small
+        return ratio is not None and ratio.coeff.denominator == 1 and all(e > 0 for _, e in ratio.factors)
+
+    i = t = 0
+    left = right = ONE  # running products of the input and the target
+    while i < len(source) or t < len(target):
+        if left == right:
+            if i == len(source) or t == len(target):
+                return None  # unreachable when the products agree; stay silent regardless
+            left, right = left * source[i], right * target[t]
+            i, t = i + 1, t + 1
+        elif divides(left, right) and i < len(source):
+            left = left * source[i]
+            i += 1
+        elif divides(right, left) and t < len(target):
+            right = right * target[t]
+            t += 1
+        else:
+            return True
+    return False
+
+
+def swaps_literal_sizes(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> bool:
+    """The target lists the input's own sizes in another order, and the sizes that move are
+    distinct numbers (`(512, 8, 3) -> (8, 512, 3)`). Numbers factor many ways (512 = 8 * 64), so
+    memory order alone cannot tell this from a regrouping; but a target that names each moved
+    axis by its exact size, once, names those axes: a transpose was meant. Sizes of 1, and
+    numbers that occur twice (`(4, 4)`: which is which?), say nothing."""
+    source, target = list(input_dims), list(target_dims)
+    if len(source) != len(target) or any(d is None for d in source + target):
+        return False
+    moved = [i for i, (a, b) in enumerate(zip(source, target)) if a != b]
+    if len(moved) < 2:
+        return False
+    for i in moved:
+        size = source[i]
+        value = size.int_value
+        if value is None or value < 2 or source.count(size) != 1 or target.count(size) != 1:
+            return False
+    return sorted(source[i].int_value for i in moved) == sorted(target[i].int_value for i in moved)
+
+
+def _quotients_named(dims: List[Sym]) -> Optional[List[Sym]]:
+    """The sizes with each written quotient named: `c / heads` is a size q of its own and c is
+    `heads * q` everywhere (`N / 4`: N is `4 * q`). None when a quotient divides a product of
+    several sizes (`B * N / 4`: which one is split is not said) or a size is not positive."""
+    for _ in range(len(dims)):
+        fraction = next((d for d in dims if d.coeff.denominator != 1 or any(e < 0 for _, e in d.factors)), None)
+        if fraction is None:
+            break
+        positive = [(a, e) for a, e in fraction.factors if e > 0]
+        if len(positive) != 1 or positive[0][1] != 1:
+            return None
+        atom = positive[0][0]
+        # fraction = k * atom / divisor: name q = atom / divisor, so atom = divisor * q.
+        divisor = Sym(coeff=Fraction(fraction.coeff.denominator)) * Sym._make(
+            Fraction(1), {a: -e for a, e in fraction.factors if e < 0}
+        )
+        quotient = Sym.atom(f"{atom.key}/quotient", f"{atom.name} / ({divisor.text()})")
+        mapping = {atom.key: divisor * quotient}
+        renamed = [d.substitute(mapping) for d in dims]
+        if any(d is None for d in renamed):
+            return None
+        dims = renamed
+    if any(
+        d.coeff <= 0 or d.coeff.denominator != 1 or any(e < 0 or e.denominator != 1 for _, e in d.factors) for d in dims
+    ):
+        return None
+    return dims
+
+
+# Calls whose result holds inserted rows or columns (and what `.contiguous()` keeps).
+_PADDING = ("torch.pad", "torch.cat", "torch.concat", "torch.concatenate")
+_SAME_MEMORY = ("contiguous", "clone", "detach", "to", "float", "half")
+
+
+def rereads_on_purpose(ev, value: "Value") -> bool:
+    """A view of this value that mixes axes is no lost transpose.
+
+    - The value was made by padding or concatenating (`F.pad(x, (1, 0))`, `torch.cat([zero_pad,
+      x], dim=-1)`): rereading it under swapped sizes is the relative-position skew of Music
+      Transformer and Transformer-XL: pad one column to (n, m + 1), read it as (m + 1, n), drop
+      the first row, and every row has moved one step: index arithmetic on memory.
+    - The value is a new tensor (`torch.randn(2, 3, 4)`): its axes mean nothing yet.
+    """
+    if value.constructor is not None:
+        return True
+    return _made_by_padding(ev, value.node)
+
+
+def _made_by_padding(ev, node: Optional[cst.CSTNode]) -> bool:
+    from attnlint.analysis.names import canonical, qualify
+
+    while isinstance(node, cst.Call):
+        qualified = canonical(qualify(node.func, ev.aliases))
+        if qualified in _PADDING:
+            return True
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _SAME_MEMORY and qualified is None:
+            node = node.func.value
+            continue
+        return False
+    return False
+
+
 def input_is_parameter(analysis: "ModuleAnalysis", function: "FunctionFacts", view: "ViewSite") -> bool:
     """The view reads a learned parameter (`self.pos_bias.view(1, 1, h, d)`): its axes have no
     meaning before training, so any consistent reading is as good as another."""
@@ -118,9 +249,15 @@ def call_in_tree(function_node: Optional[cst.CSTNode], view: "ViewSite") -> Opti
 def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
     """The view's result is viewed or reshaped again in the same function (`x = x.reshape(b, h, r, q)`,
     `x = x[:, :, 1:]`, `x.reshape(b, h, q, r)`: Transformer-XL's relative shift). Such code does index
-    arithmetic on memory on purpose; it does not use the result as a transposed operand."""
+    arithmetic on memory on purpose; it does not use the result as a transposed operand.
+
+    So is a result cut down right away (`padded.reshape(b, h, c, r)[:, :, 1:]`, or its name sliced
+    later): the skew drops the row the reread shifted in, whoever padded the input."""
     if function_node is None:
         return False
+    for node in _walk(function_node):
+        if isinstance(node, cst.Subscript) and node.value is call and _trims(node):
+            return True
     name = None
     statements = list(_statements(function_node))
     for index, stmt in enumerate(statements):
@@ -143,6 +280,48 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
             operands += [a.value for a in node.args[:1]]
             if any(_names(o, name) for o in operands):
                 return True
+        for node in _walk(stmt):
+            if isinstance(node, cst.Subscript) and _names(node.value, name) and _trims(node):
+                return True
+        if _binds(stmt, name) and not (isinstance(stmt, cst.Assign) and _rooted_at(stmt.value, name)):
+            return False  # `y, _ = mhsa(y, y, y)`: a later view of `y` reads another tensor
+    return False
+
+
+def _rooted_at(node: cst.CSTNode, name: str) -> bool:
+    """`name[:, :, 1:]`, `name.contiguous()`: the same memory, sliced or copied."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return isinstance(node, cst.Name) and node.value == name
+
+
+def _trims(subscript: cst.Subscript) -> bool:
+    """`x[:, :, 1:]`, `x[1:]`, `x[..., :n]`: some axis is cut (a bounded slice)."""
+    return any(
+        isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
+        for e in subscript.slice
+    )
+
+
+def _binds(stmt: cst.CSTNode, name: str) -> bool:
+    """The statement assigns `name` (alone or in a tuple target)."""
+    targets = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name) and target.value == name:
+            return True
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets += [e.value for e in target.elements]
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
     return False
 
 

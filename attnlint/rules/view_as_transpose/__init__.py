@@ -19,7 +19,10 @@ class ViewAsTranspose(Rule):
     Checks for a `view`/`reshape` whose target shape moves an axis of its input among the others
     (`(b, n, h * d) -> (b, h, n, d)`, `(B, C, T) -> (B, T, C)`, `(B, C, H, W) -> (B, H * W, C)`),
     where a transpose (or a head split followed by a transpose) was meant. The analysis knows both
-    shapes symbolically (`b, n, _ = x.shape`, `nn.Linear` sizes, `self.head_dim`).
+    shapes symbolically (`b, n, _ = x.shape`, `nn.Linear` sizes, `self.head_dim`, a helper's
+    result, the sizes a smoke test passes), and reports a view when no split or merge of adjacent
+    axes can give the target: heads folded into the batch without a transpose (`(B, L, H * d) ->
+    (B * H, L, d)`), or unfolded back without one (`(B * H, L, d) -> (B, L, H * d)`).
 
     ## Why is this bad?
     `view` and `reshape` never move data: they reread the same memory in row-major order under a
@@ -30,15 +33,21 @@ class ViewAsTranspose(Rule):
 
     Not reported: views that only split or merge adjacent axes in memory order
     (`(b, n, h * d) -> (b, n, h, d)`, `(t, h, d) -> (t * h, d)`), reshapes of data already made
-    contiguous in the target order (`x.transpose(1, 2).reshape(b, n, -1)`), and shapes the analysis
-    cannot evaluate.
+    contiguous in the target order (`x.transpose(1, 2).reshape(b, n, -1)`), splits the code writes
+    (`x.view(b * 4, n // 4, d)`), the relative-position skew of Music Transformer and
+    Transformer-XL (a tensor just padded or concatenated, reread under swapped sizes on purpose),
+    new tensors (`torch.randn(2, 3, 4).view(2, 4, 3)`), swaps that sizes cannot show (a square
+    `(n, n)`; literal sizes such as `(512, 8) -> (8, 512)`, which also factor as a regrouping), and
+    shapes the analysis cannot evaluate.
 
     ## Fix safety
     The fix is safe: the result has the same shape and is contiguous like the view's, with the
     data in the order the target shape names: the transpose (`x.transpose(1, 2).contiguous()`),
     the head split then the transpose (`x.view(b, n, h, d).transpose(1, 2).contiguous()`), or the
     permutation then the merge (`x.permute(0, 2, 3, 1).reshape(B, H * W, C)`). It is offered when
-    every size of the target is written as an argument and no axis is both split and merged.
+    every size of the target is written as an argument and no axis is both split and merged;
+    when the sizes do not factor into named parts both shapes share (`5 * B`), the view is
+    reported without a fix.
     """
 
     code = "ATN106"
@@ -52,11 +61,11 @@ class ViewAsTranspose(Rule):
     def check(self, ctx: RuleContext) -> None:
         for function in ctx.analysis.functions:
             for view in function.view_sites:
-                if not view.transposes_by_view:
-                    continue
+                if not view.transposes_by_view or view.rereads_on_purpose:
+                    continue  # in memory order, the relative-position skew, or a new tensor
                 order = view_order.view_order(view.input_dims, view.target_dims)
-                if order is None or not order.moves_data:
-                    continue  # a split or merge in memory order, or sizes we cannot factor
+                if order is not None and not order.moves_data:
+                    continue  # the factors read in memory order after all: stay silent
                 if view_order.input_is_parameter(ctx.analysis, function, view):
                     continue
                 call = view_order.call_in_tree(function.node, view)
@@ -69,7 +78,7 @@ class ViewAsTranspose(Rule):
                     call,
                     f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
                     "are not in memory order, so positions mix with features; transpose (or permute) instead",
-                    fix=_fix(ctx, view, order) if call is view.call else None,
+                    fix=_fix(ctx, view, order) if call is view.call and order is not None else None,
                 )
 
     VALID = VALID

@@ -177,6 +177,151 @@ VALID = [
             return image.reshape(rows * cols, num_channels, height // rows, width // cols)
         """
     ),
+    # Music Transformer's skew: pad one column, reread (rows, cols + 1) as (cols + 1, rows), drop
+    # the first row. The reshape reinterprets memory on purpose.
+    Valid(
+        """
+        import torch.nn.functional as F
+        def skew(rel_logits):
+            padded = F.pad(rel_logits, (1, 0))
+            b, h, rows, cols = padded.shape
+            shifted = padded.reshape(b, h, cols, rows)
+            return shifted[:, :, 1:, :]
+        """
+    ),
+    # Transformer-XL's shift with a concatenated zero column, sizes read from the padded tensor.
+    Valid(
+        """
+        import torch
+        def rel_shift(score):
+            zeros = score.new_zeros(score.size(0), score.size(1), score.size(2), 1)
+            padded = torch.cat([zeros, score], dim=-1)
+            b, h, q, k1 = padded.shape
+            padded = padded.view(b, h, k1, q).contiguous()
+            return padded[:, :, 1:]
+        """
+    ),
+    # Heads folded into the batch after the transpose, and back, with the sizes of a smoke test.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        class FoldedHeads(nn.Module):
+            def __init__(self, width, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_head = width // n_heads
+                self.to_q = nn.Linear(width, width)
+            def forward(self, x):
+                bsz = x.size(0)
+                q = self.to_q(x).view(bsz, -1, self.n_heads, self.d_head).transpose(1, 2)
+                q = q.reshape(bsz * self.n_heads, -1, self.d_head)
+                w = torch.bmm(q, q.transpose(1, 2)).softmax(-1)
+                out = torch.bmm(w, q).view(bsz, self.n_heads, -1, self.d_head)
+                return out.transpose(1, 2).contiguous().view(bsz, -1, self.n_heads * self.d_head)
+        if __name__ == "__main__":
+            FoldedHeads(96, 3)(torch.randn(2, 9, 96))
+        """
+    ),
+    # A sequence cut into windows folded into the batch: the split is written (`n // 4`).
+    Valid(
+        """
+        def windows(x):
+            b, n, d = x.shape
+            return x.view(b * 4, n // 4, d)
+        """
+    ),
+    # A per-head bmm result unfolded from the batch in order, then merged after the transpose.
+    Valid(
+        """
+        def unfold(out, b, h):
+            bh, n, d = out.shape
+            return out.view(b, h, n, d).transpose(1, 2).reshape(b, n, h * d)
+        """
+    ),
+    # A random tensor in a demo: its axes mean nothing yet.
+    Valid(
+        """
+        import torch
+        x = torch.randn(2, 3, 4)
+        print(x.view(2, 4, 3).shape)
+        """
+    ),
+    # The head width defaults from the model width when not given (`if ... is None`).
+    Valid(
+        """
+        import torch.nn as nn
+        class Heads(nn.Module):
+            def __init__(self, dim, heads=4, head_dim=None):
+                super().__init__()
+                if head_dim is None:
+                    head_dim = dim // heads
+                self.heads, self.head_dim = heads, head_dim
+                self.proj = nn.Linear(dim, heads * head_dim)
+            def forward(self, x):
+                b, n, _ = x.shape
+                return self.proj(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
+        """
+    ),
+    # Tokens back to an image after the transpose (the token count is learned as H * W).
+    Valid(
+        """
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            return x.transpose(1, 2).reshape(B, C, H, W)
+        """
+    ),
+    # Literal sizes that occur twice: which axis is which cannot be told.
+    Valid(
+        """
+        import torch
+        scores = torch.randn(2, 4, 4).softmax(-1)
+        pairs = scores.mul(2).view(2, 4, 4)
+        """
+    ),
+    # Batch-first pooled tokens handed to a batch-first attention: no reordering needed, and the
+    # name bound again later holds another tensor.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        pool = nn.Conv1d(3, 8, 1)
+        attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        x = torch.rand(4, 3, 16)
+        y = pool(x).flatten(2)
+        y = y.view(4, 8, 16)
+        y, _ = attn(y, y, y)
+        y = y.reshape(4, 8 * 16)
+        """
+    ),
+    # An unnamed width (`_`) split by `-1` in memory order.
+    Valid(
+        """
+        def split(x, heads):
+            b, n, _ = x.size()
+            return x.view(b, n, heads, -1).transpose(1, 2)
+        """
+    ),
+    # A (batch * heads) axis unfolded in order.
+    Valid(
+        """
+        def unfold(x, heads):
+            bh, seq, dim = x.shape
+            return x.reshape(bh // heads, heads, seq, dim)
+        """
+    ),
+    # The skew in a helper whose caller pads: the reread is cut down at once (a row dropped).
+    Valid(
+        """
+        import torch.nn.functional as F
+        class RelativeScores:
+            def _skew(self, padded):
+                b, h, rows, cols = padded.shape
+                return padded.reshape(b, h, cols, rows)[:, :, 1:]
+            def scores(self, q_rel):
+                return self._skew(F.pad(q_rel, (1, 0)))
+        """
+    ),
 ]
 
 INVALID = [
@@ -456,5 +601,171 @@ INVALID = [
             b, n, three_d = qkv.shape
             return qkv.view(b, n, 3, heads, three_d // (3 * heads)).permute(0, 2, 3, 1, 4).contiguous()
         """,
+    ),
+    # Heads folded into the batch by view (no transpose): the smoke test's sizes show it.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class HeadsIntoBatch(nn.Module):
+            def __init__(self, width, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_head = width // n_heads
+                self.proj = nn.Linear(width, width)
+            def forward(self, tokens):
+                n_batch = tokens.size(0)
+                q = self.proj(tokens)
+                return q.view(n_batch * self.n_heads, -1, self.d_head)
+        if __name__ == "__main__":
+            HeadsIntoBatch(96, 3)(torch.randn(2, 9, 96))
+        """,
+        fixed=None,
+        line=12,
+    ),
+    # bmm's per-head output merged back without moving the heads behind the tokens.
+    Invalid(
+        """
+        import torch
+        def heads_attention(x, heads):
+            b, n, c = x.shape
+            q = x.reshape(b, n, heads, c // heads).permute(0, 2, 1, 3).reshape(b * heads, n, c // heads)
+            w = torch.softmax(torch.bmm(q, q.transpose(1, 2)) * (c // heads) ** -0.5, dim=-1)
+            return torch.bmm(w, q).reshape(b, n, c)
+        """,
+        fixed=None,
+    ),
+    # A helper's (b, h, t, d) result reshaped to (b, t, h * d) without the transpose back.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        def attend(q, k, v):
+            w = torch.softmax(q @ k.transpose(-2, -1) / q.size(-1) ** 0.5, dim=-1)
+            return w @ v
+        class Block(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.h = h
+                self.qkv = nn.Linear(d, 3 * d)
+            def forward(self, x):
+                b, t, d = x.size()
+                q, k, v = self.qkv(x).split(d, dim=-1)
+                q, k, v = [y.view(b, t, self.h, d // self.h).transpose(1, 2) for y in (q, k, v)]
+                return attend(q, k, v).reshape(b, t, d)
+        if __name__ == "__main__":
+            Block(32, 4)(torch.randn(2, 6, 32))
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        def attend(q, k, v):
+            w = torch.softmax(q @ k.transpose(-2, -1) / q.size(-1) ** 0.5, dim=-1)
+            return w @ v
+        class Block(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.h = h
+                self.qkv = nn.Linear(d, 3 * d)
+            def forward(self, x):
+                b, t, d = x.size()
+                q, k, v = self.qkv(x).split(d, dim=-1)
+                q, k, v = [y.view(b, t, self.h, d // self.h).transpose(1, 2) for y in (q, k, v)]
+                return attend(q, k, v).transpose(1, 2).reshape(b, t, d)
+        if __name__ == "__main__":
+            Block(32, 4)(torch.randn(2, 6, 32))
+        """,
+    ),
+    # A subclass calling its base's forward; the head width defaulted with `if ... is None`.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class FieldAttention(nn.Module):
+            def __init__(self, dim, heads=2, head_dim=None):
+                super().__init__()
+                if head_dim is None:
+                    head_dim = dim // heads
+                self.heads = heads
+                self.head_dim = head_dim
+                self.key = nn.Linear(dim, heads * head_dim)
+            def forward(self, fields, other):
+                bsz = fields.size(0)
+                return self.key(other).view(bsz * self.heads, -1, self.head_dim)
+        class SelfFieldAttention(FieldAttention):
+            def forward(self, fields):
+                return super().forward(fields, fields)
+        if __name__ == "__main__":
+            SelfFieldAttention(12, heads=3)(torch.randn(4, 5, 12))
+        """,
+        fixed=None,
+        line=13,
+    ),
+    # Batch-first pooled tokens viewed as time-major for nn.MultiheadAttention, and back.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        class Pool(nn.Module):
+            def __init__(self, slots, channels):
+                super().__init__()
+                self.score = nn.Conv2d(channels, slots, 1)
+            def forward(self, img):
+                w = self.score(img).flatten(2).softmax(-1)
+                return torch.einsum("bsn,bcn->bsc", w, img.flatten(2))
+        if __name__ == "__main__":
+            attn = nn.MultiheadAttention(6, 2)
+            pooled = Pool(4, 6)(torch.rand(16, 6, 8, 8))
+            seq = pooled.view(4, 16, 6)
+            out, _ = attn(seq, seq, seq)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        class Pool(nn.Module):
+            def __init__(self, slots, channels):
+                super().__init__()
+                self.score = nn.Conv2d(channels, slots, 1)
+            def forward(self, img):
+                w = self.score(img).flatten(2).softmax(-1)
+                return torch.einsum("bsn,bcn->bsc", w, img.flatten(2))
+        if __name__ == "__main__":
+            attn = nn.MultiheadAttention(6, 2)
+            pooled = Pool(4, 6)(torch.rand(16, 6, 8, 8))
+            seq = pooled.transpose(0, 1).contiguous()
+            out, _ = attn(seq, seq, seq)
+        """,
+        line=13,
+    ),
+    # Tokens read as a channels-first image by view (the token count is learned as H * W).
+    Invalid(
+        """
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            return x.view(B, C, H, W)
+        """,
+        fixed="""
+        def to_image(x, H, W):
+            B, N, C = x.shape
+            return x.view(B, H, W, C).permute(0, 3, 1, 2).contiguous()
+        """,
+    ),
+    # An unnamed width (`_`) split by `-1` into heads in front of the tokens.
+    Invalid(
+        """
+        def split(x, heads):
+            b, n, _ = x.size()
+            return x.view(b, heads, n, -1)
+        """,
+        fixed=None,
+    ),
+    # A (batch * heads) axis folded back into the features without the transpose.
+    Invalid(
+        """
+        def fold(x, heads):
+            bh, seq, dim = x.shape
+            return x.reshape(bh // heads, seq, heads * dim)
+        """,
+        fixed=None,
     ),
 ]
