@@ -203,11 +203,16 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     if a.convention != b.convention or a.convention is None:
         return MaskFacts(origin="combined", dtype="bool")
     whole = None
+    grows = isinstance(op, cst.BitOr) if a.convention == MASKED else isinstance(op, cst.BitAnd)
+    origins = {a.origin, b.origin}
     if a.can_mask_whole_row or b.can_mask_whole_row:
+        whole = True
+    elif grows and "causal" in origins and origins & {"padding", "lengths"}:
+        # Padding under a causal mask: a query in the left padding sees only earlier keys, all
+        # padding (histories and prompts are left-padded), so its row is empty.
         whole = True
     elif a.can_mask_whole_row is False and b.can_mask_whole_row is False:
         # Masking more (True = masked, `|`; True = attend, `&`) can only empty rows further.
-        grows = isinstance(op, cst.BitOr) if a.convention == MASKED else isinstance(op, cst.BitAnd)
         whole = None if grows else False
     return MaskFacts(origin="combined", convention=a.convention, dtype="bool", can_mask_whole_row=whole)
 
@@ -327,11 +332,12 @@ def comparison(ev, node: cst.Comparison, left, rights):
                 if convention:
                     mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
         elif left.token_ids and literal == 0 and isinstance(comp.operator, _ID_COMPARISONS):
-            # `item_seq > 0`, `tokens == 0` on integer ids: id 0 is the padding.
+            # `item_seq > 0`, `tokens == 0` on integer ids: id 0 is the padding. Alone it empties
+            # a row only for a sequence that is all padding, which nothing here shows (sentence
+            # batches never have one); under a causal mask, left padding empties the first rows
+            # (see _combine).
             keeps = isinstance(comp.operator, (cst.NotEqual, cst.GreaterThan))
-            mask = MaskFacts(
-                origin="padding", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
-            )
+            mask = MaskFacts(origin="padding", convention=ATTEND if keeps else MASKED, dtype="bool")
         elif rights and (rights[0].lengths or left.lengths):
             # `arange(T)[None, :] < lengths[:, None]`: True = a real token.
             op = comp.operator

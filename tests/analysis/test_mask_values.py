@@ -164,7 +164,9 @@ def test_ids_handed_to_an_embedding_compared_with_zero_give_a_padding_mask():
         """
     )
     keep, blocked, unknown = (env(analysis, "forward", n, "Encoder") for n in ("keep", "blocked", "unknown"))
-    assert keep.mask.origin == "padding" and keep.mask.convention == ATTEND and keep.mask.can_mask_whole_row
+    assert keep.mask.origin == "padding" and keep.mask.convention == ATTEND
+    # Alone, only an all-padding sequence would empty a row: not shown (see the causal case).
+    assert keep.mask.can_mask_whole_row is None
     assert blocked.mask.convention == MASKED
     assert unknown.mask is None  # nothing shows `other` holds ids
 

@@ -463,6 +463,28 @@ class AllMaskedRowNan(Rule):
                     return w @ h
             """
         ),
+        # Ids compared with the pad id 0 as a key-padding mask alone: a row is emptied only by a
+        # sequence that is all padding, which nothing shows (a batch of sentences has none).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SentenceEncoder(nn.Module):
+                def __init__(self, vocab, d=32):
+                    super().__init__()
+                    self.tokens = nn.Embedding(vocab, d, padding_idx=0)
+                    self.qk = nn.Linear(d, 2 * d)
+
+                def forward(self, ids):
+                    h = self.tokens(ids)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
+                    s = s.masked_fill((ids == 0)[:, None, :], float("-inf"))
+                    return torch.softmax(s, dim=-1) @ h
+            """
+        ),
         # A tensor compared with 0 that nothing shows holds ids: unknown.
         Valid(
             """
@@ -1026,7 +1048,8 @@ class AllMaskedRowNan(Rule):
                 return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
-        # Item ids handed to an nn.Embedding, compared with the pad id 0: an empty history masks every key.
+        # Item ids handed to an nn.Embedding, compared with the pad id 0, under a causal mask:
+        # the left padding of a history leaves its first queries no key.
         Invalid(
             """
             import torch
@@ -1040,10 +1063,12 @@ class AllMaskedRowNan(Rule):
                     self.qk = nn.Linear(d, 2 * d)
 
                 def forward(self, item_seq):
+                    T = item_seq.size(1)
                     h = self.items(item_seq)
                     q, k = self.qk(h).chunk(2, dim=-1)
                     s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
-                    s = s.masked_fill((item_seq == 0)[:, None, :], float("-inf"))
+                    keep = (item_seq > 0)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+                    s = s.masked_fill(~keep, float("-inf"))
                     return torch.softmax(s, dim=-1) @ h
             """,
             fixed="""
@@ -1058,13 +1083,15 @@ class AllMaskedRowNan(Rule):
                     self.qk = nn.Linear(d, 2 * d)
 
                 def forward(self, item_seq):
+                    T = item_seq.size(1)
                     h = self.items(item_seq)
                     q, k = self.qk(h).chunk(2, dim=-1)
                     s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
-                    s = s.masked_fill((item_seq == 0)[:, None, :], float("-inf"))
+                    keep = (item_seq > 0)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+                    s = s.masked_fill(~keep, float("-inf"))
                     return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
             """,
-            line=15,
+            line=17,
         ),
         # A generic `mask` whose only caller multiplies a pad-id keep mask into a causal one.
         Invalid(

@@ -113,6 +113,8 @@ class UnmaskedPadding(Rule):
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
         if call.mask_keywords or not any(v.padded for v in call.inputs):
             return
+        if any(a.star for a in call.call.args):
+            return  # `model(src, tgt, *masks)`: the masks may be in there
         if call.is_causal:
             return  # pad_sequence pads on the right: causal attention never sees the padding
         if call.api == "submodule" and not self._takes_mask(ctx, call):
@@ -134,7 +136,9 @@ class UnmaskedPadding(Rule):
         scores = site.input.scores
         if scores is None or not scores.padded or site.input.fills:
             return
-        ctx.report(site.call, "attention over a padded batch (pad_sequence) with no padding mask on the scores")
+        if scores.scale is None:
+            return  # multiplied by a tensor we cannot read (`scores * adj`): it may be the mask
+        ctx.report(site.call, "attention over a padded batch with no padding mask on the scores")
 
     def _takes_mask(self, ctx: RuleContext, call: AttentionCallSite) -> bool:
         """Does this call consume a mask? Torch's attention APIs do; a submodule defined here
