@@ -318,8 +318,9 @@ def comparison(ev, node: cst.Comparison, left, rights):
             mask = compare(left.mask, comp.operator, literal)
         elif _names_pad(comp.comparator) and isinstance(comp.operator, (cst.Equal, cst.NotEqual)):
             # `tokens == pad_id`, `tokens != self.pad_token_id`: the constant's name says padding.
+            # Alone it empties a row only for an all-padding sequence (see the token-id case).
             convention = MASKED if isinstance(comp.operator, cst.Equal) else ATTEND
-            mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
+            mask = MaskFacts(origin="padding", convention=convention, dtype="bool")
         elif left.padded:
             # `tokens == pad_id` / `tokens != pad_id` on a padded batch.
             pad = left.padding.value
@@ -330,7 +331,7 @@ def comparison(ev, node: cst.Comparison, left, rights):
                     else (ATTEND if isinstance(comp.operator, cst.NotEqual) else None)
                 )
                 if convention:
-                    mask = MaskFacts(origin="padding", convention=convention, dtype="bool", can_mask_whole_row=True)
+                    mask = MaskFacts(origin="padding", convention=convention, dtype="bool")
         elif left.token_ids and literal == 0 and isinstance(comp.operator, _ID_COMPARISONS):
             # `item_seq > 0`, `tokens == 0` on integer ids: id 0 is the padding. Alone it empties
             # a row only for a sequence that is all padding, which nothing here shows (sentence
