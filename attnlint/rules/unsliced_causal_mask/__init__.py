@@ -10,6 +10,15 @@ from attnlint.fixers.masking import LengthReads, is_repeatable, slice_buffer
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
 
+def _inside(analysis, node, ancestor) -> bool:
+    """Is `node` within `ancestor` (the function whose site this is)?"""
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = analysis.parent_of(node)
+    return False
+
+
 class UnslicedCausalMask(Rule):
     """
     ## What it does
@@ -86,12 +95,16 @@ class UnslicedCausalMask(Rule):
         # The sizes come from where the mask is used; slice in place only when the buffer is read
         # in that same expression (`mask = self.mask.bool()` earlier may precede the scores).
         fix = None
+        where = buffer
         if masks.buffer_read(mask_node, facts.buffer_attr) is buffer:
             statement = statement_taking_a_line_before(ctx.analysis, buffer)
             taken = names_in(function.node or ctx.module) if statement is not None else ()
             fix = slice_buffer(ctx.module, buffer, lengths, reads, statement, taken)
+        elif _inside(ctx.analysis, buffer, function.node):
+            # Read into a name first (`mask = self.mask.bool()`): the use, where the sizes clash.
+            where = mask_node
         ctx.report(
-            buffer,
+            where,
             f"`self.{facts.buffer_attr}` was built as ({size}) and is not sliced to the current length: "
             "inputs shorter than that fail",
             fix=fix,
@@ -1553,5 +1566,23 @@ class UnslicedCausalMask(Rule):
                     q_len, k_len = scores.shape[-2:]
                     return torch.softmax(scores.masked_fill(self.keep[..., k_len - q_len:k_len, :k_len] == 0, -1e9), dim=-1)
             """,
+        ),
+        # Read into a name first: reported where it meets the scores (no fix: the slice belongs
+        # where the lengths are known).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            class Attention(nn.Module):
+                def __init__(self, context_length):
+                    super().__init__()
+                    self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+                def forward(self, scores):
+                    blocked = self.mask.bool()
+                    scores = scores.masked_fill(blocked, float("-inf"))
+                    return scores.softmax(-1)
+            """,
+            line=9,
+            column=36,
         ),
     ]
