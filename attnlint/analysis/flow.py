@@ -134,6 +134,10 @@ class ClassFacts:
     size_examples: Dict[str, Sym] = field(default_factory=dict)
 
 
+# The key suffix of the size of an axis unpacked as `_` (`b, _, n, _ = x.shape`).
+UNNAMED_SIZE = "#unnamed"
+
+
 def _binds(stmt: cst.CSTNode, name: str) -> bool:
     """Does the statement assign `name` (`name = ...`, `name += ...`, `name: T = ...`)?"""
     if not isinstance(stmt, cst.SimpleStatementLine):
@@ -645,7 +649,11 @@ class Evaluator:
             return self.atom(element.value)
         if tensor is None or owner is None or not owner.isidentifier():
             return None
-        return self.read_size(tensor, axis, cst.Name(owner))
+        known = tensor.size_of(axis) if tensor.shape is not None else None
+        if known is not None:
+            return known
+        # A size the code chose not to name: often a broadcast axis of 1 (see ViewSite).
+        return Sym.atom(f"{self.scope}:{owner}.shape[{axis}]{UNNAMED_SIZE}", f"{owner}.shape[{axis}]")
 
     def _bind_shape(self, shape: Value, elements, starred: bool) -> None:
         """`b, n, d = x.shape` tells that x has rank 3, and names its sizes."""

@@ -264,6 +264,20 @@ def swapped(shape, a: int, b: int):
     return tuple(items)
 
 
+def _leading_quotient(written, inferred) -> bool:
+    """`x.view(-1, n, d)` whose `-1` comes out as a quotient (`16384 * B / channels`): a leading
+    `-1` takes whatever the other sizes leave, and that it divides evenly rests on sizes the code
+    never related (`channels` is 64 there). Which axes it regroups is not shown."""
+    first = inferred[0] if inferred else None
+    return (
+        bool(written)
+        and written[0] is not None
+        and written[0].int_value == -1
+        and first is not None
+        and (first.coeff.denominator != 1 or any(e < 0 for _, e in first.factors))
+    )
+
+
 def infer_view(input_dims, target):
     """The target sizes of a view/reshape with a `-1` solved, when the input's sizes are known."""
     from attnlint.analysis.symbolic import Sym, product
@@ -782,8 +796,14 @@ def _view_method(ev, call: Call):
         if input_dims is not None:
             _learn_from_view(ev, tuple(ev.resolve(d) for d in input_dims), tuple(ev.resolve(d) for d in sizes))
             input_dims = tuple(ev.resolve(d) for d in input_dims)
-        sizes = infer_view(input_dims, tuple(ev.resolve(d) for d in sizes))
-        if input_dims is not None and sizes is not None and all(d is not None for d in input_dims + sizes):
+        written = tuple(ev.resolve(d) for d in sizes)
+        sizes = infer_view(input_dims, written)
+        if (
+            input_dims is not None
+            and sizes is not None
+            and all(d is not None for d in input_dims + sizes)
+            and not _leading_quotient(written, sizes)
+        ):
             # Sizes the code showed equal (`C` of x going into `nn.Linear(n_embd, ...)`) compare
             # equal; the result keeps the sizes as the code names them.
             compared_in = tuple(ev.resolve(d) for d in input_dims)

@@ -11,7 +11,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from attnlint.analysis.symbolic import Sym
+from attnlint.analysis.symbolic import ONE, Sym
 
 # Roles an expression can play in attention.
 QUERY = "query"
@@ -434,7 +434,22 @@ class ViewSite:
         mixes = mixes_memory(self.input_dims, self.target_dims)
         if mixes is None:
             return bool(self.swapped_runs())
+        if mixes and mixes_memory(*self._unnamed_sizes_as_one()) is False:
+            # Only because of a size the code never named (`b, _, n, _ = x.shape`), which may be
+            # 1 (a broadcast axis), and a size of 1 goes anywhere: not shown.
+            return False
         return mixes or swaps_literal_sizes(self.input_dims, self.target_dims)
+
+    def _unnamed_sizes_as_one(self):
+        unnamed = {
+            a.key: ONE
+            for d in self.input_dims + self.target_dims
+            for a in d.atoms()
+            if a.key.endswith("#unnamed")  # flow.UNNAMED_SIZE: a size unpacked as `_`
+        }
+        if not unnamed:
+            return self.input_dims, self.target_dims
+        return tuple(d.substitute(unnamed) for d in self.input_dims), tuple(d.substitute(unnamed) for d in self.target_dims)
 
     def swapped_runs(self) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
         """Runs where an axis of the input keeps its size in the target but moves among the

@@ -277,3 +277,26 @@ def test_a_submodule_that_is_none_on_some_paths_is_the_module_where_it_is_called
         """
     )
     assert analysis.classes["Attend"].attrs["drop"].module_type == "Dropout"
+
+
+def test_a_size_unpacked_as_underscore_may_be_one_and_a_leading_quotient_is_not_read():
+    from attnlint.analysis.shapes import _leading_quotient
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import ViewSite
+    from attnlint.analysis.shapes import regroupings
+
+    b, n, d, h = (Sym.atom(f"t:{x}", x) for x in "bndh")
+    unnamed = Sym.atom("t:x.shape[1]#unnamed", "x.shape[1]")
+    named = Sym.atom("t:one", "one")
+
+    def site(inp, out):
+        return ViewSite(call=None, input_dims=inp, target_dims=out, regrouped=regroupings(inp, out))
+
+    # (b, _, n, h*d) -> (b, n, h * _, d): a transpose unless `_` is 1, which it often is.
+    assert not site((b, unnamed, n, h * d), (b, n, h * unnamed, d)).transposes_by_view
+    assert site((b, named, n, h * d), (b, n, h * named, d)).transposes_by_view
+    # A leading -1 solved as a quotient (16384 * b / channels) is not read; a product is.
+    minus_one = Sym.const(-1)
+    assert _leading_quotient((minus_one, Sym.const(1), h), (Sym.const(16384) * b / h, Sym.const(1), h))
+    assert not _leading_quotient((minus_one, n, d), (b * h, n, d))
+    assert not _leading_quotient((b, n, minus_one), (b, n, d / h))

@@ -322,6 +322,35 @@ VALID = [
                 return self._skew(F.pad(q_rel, (1, 0)))
         """
     ),
+    # An axis unpacked as `_` is often a broadcast axis of 1, which a view may move freely.
+    Valid(
+        """
+        import torch.nn as nn
+
+        class LatentKV(nn.Module):
+            def __init__(self, rank, heads, d):
+                super().__init__()
+                self.up = nn.Linear(rank, heads * 2 * d)
+                self.d = d
+
+            def forward(self, latent):
+                # latent: (batch, 1, seq, rank)
+                batch, _, seq, _ = latent.shape
+                return self.up(latent).view(batch, seq, -1, 2 * self.d).transpose(1, 2)
+        """
+    ),
+    # A leading -1 takes what the other sizes leave, and that rests on sizes the code never
+    # related (`channels` is the latents' 64 here): not shown.
+    Valid(
+        """
+        import torch
+
+        def tile_latents(latents, hidden):
+            # latents: (256, 64); hidden: (batch, channels, h, w)
+            batch, channels, height, width = hidden.shape
+            return latents.unsqueeze(0).expand(batch, 256, 64).view(-1, 1, channels)
+        """
+    ),
 ]
 
 INVALID = [
