@@ -88,16 +88,11 @@ class AttentionDropoutInEval(Rule):
                     self._rate_from_callers(ctx, function, rate.value)
                     continue
                 rate_code = ctx.code(rate)
-                fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
                 ctx.report(
                     call.call,
                     f"scaled_dot_product_attention applies `dropout_p={_short(rate_code)}` in every mode, "
                     f"evaluation and inference included; use `dropout_p={rate_code} if {mode} else 0.0`",
-                    fix=NodeFix(
-                        f"Apply the dropout only while training (`if {mode} else 0.0`)",
-                        Applicability.SAFE,
-                        (Replacement(rate, fixed),),
-                    ),
+                    fix=_only_while_training(ctx, rate, mode, "Apply the dropout only while training"),
                 )
 
     def _rate_from_callers(self, ctx: RuleContext, helper, param: str) -> None:
@@ -111,16 +106,11 @@ class AttentionDropoutInEval(Rule):
             if dropout.depends_on_mode(passed.caller, passed.call, node):
                 continue
             rate_code = ctx.code(node)
-            fixed = cst.parse_expression(f"{rate_code} if {mode} else 0.0")
             ctx.report(
                 passed.call,
                 f"`{_short(rate_code)}` becomes scaled_dot_product_attention's `dropout_p` in `{helper.name}`, "
                 f"in every mode, evaluation and inference included; pass `{rate_code} if {mode} else 0.0`",
-                fix=NodeFix(
-                    f"Pass the rate only while training (`if {mode} else 0.0`)",
-                    Applicability.SAFE,
-                    (Replacement(node, fixed),),
-                ),
+                fix=_only_while_training(ctx, node, mode, "Pass the rate only while training"),
             )
 
     VALID = VALID
@@ -139,3 +129,9 @@ def _from_parameter(rate: cst.BaseExpression, function) -> bool:
 def _short(code: str, limit: int = 60) -> str:
     code = " ".join(code.split())
     return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+def _only_while_training(ctx: RuleContext, rate: cst.BaseExpression, mode: str, what: str) -> NodeFix:
+    """`rate` -> `rate if self.training else 0.0`: safe, identical while training."""
+    fixed = cst.parse_expression(f"{ctx.code(rate)} if {mode} else 0.0")
+    return NodeFix(f"{what} (`if {mode} else 0.0`)", Applicability.SAFE, (Replacement(rate, fixed),))
