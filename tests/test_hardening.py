@@ -52,9 +52,14 @@ _AS_UNPRIVILEGED = """
 import os, sys
 import attnlint.cli, attnlint.engine, attnlint.discovery, attnlint.reporters, attnlint.analysis
 import attnlint.fileio, attnlint.filecodes, attnlint.terminal, attnlint.noqa, attnlint.cache
-import attnlint.reporters.text, attnlint.rules.registry, difflib, traceback, importlib.util
-import libcst, libcst.metadata
+import attnlint.reporters.text, attnlint.rules.registry, difflib, traceback, importlib, importlib.util
+import libcst, libcst.metadata, pkgutil
 attnlint.rules.registry.all_rules()
+# Every module attnlint may import lazily, and LibCST's native parser (loaded on first parse).
+for info in pkgutil.walk_packages(attnlint.__path__, "attnlint."):
+    if not info.name.startswith(("attnlint.server", "attnlint.verify", "attnlint.__main__")):
+        importlib.import_module(info.name)
+libcst.parse_module("x = 1")
 uid = int(sys.argv[1])
 os.setgroups([]); os.setgid(uid); os.setuid(uid)
 sys.exit(attnlint.cli.main(sys.argv[2:]))
