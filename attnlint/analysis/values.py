@@ -431,6 +431,11 @@ class ViewSite:
         merge of adjacent axes gives the target (see view_order.mixes_memory)."""
         from attnlint.analysis.view_order import mixes_memory, swaps_literal_sizes
 
+        inputs = {a.key for d in self.input_dims for a in d.atoms()}
+        if any(".shape[" in a.name and a.key not in inputs for d in self.target_dims for a in d.atoms()):
+            # The target is written with sizes read from another tensor (`v.size(1) * v.size(2)`
+            # for scores whose sizes came from q): equal at run time, perhaps, but not shown.
+            return False
         mixes = mixes_memory(self.input_dims, self.target_dims)
         if mixes is None:
             return bool(self.swapped_runs())

@@ -300,3 +300,16 @@ def test_a_size_unpacked_as_underscore_may_be_one_and_a_leading_quotient_is_not_
     assert _leading_quotient((minus_one, Sym.const(1), h), (Sym.const(16384) * b / h, Sym.const(1), h))
     assert not _leading_quotient((minus_one, n, d), (b * h, n, d))
     assert not _leading_quotient((b, n, minus_one), (b, n, d / h))
+
+
+def test_a_target_written_with_another_tensors_sizes_is_not_read():
+    from attnlint.analysis.shapes import regroupings
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import ViewSite
+
+    qb, qh, sq, sk = (Sym.atom(f"t:q.shape[{i}]#{i}", f"q.shape[{i}]") for i in range(4))
+    vb, vh = (Sym.atom(f"t:v.shape[{i}]#{i + 4}", f"v.shape[{i}]") for i in range(2))
+    inp, out = (qb, qh, sq, sk), (vb * vh, sq, qb * qh * sk / (vb * vh))
+    # ChatGLM: probs (b, np, sq, sk) viewed as (v.size(1) * v.size(2), sq, -1); v's b and np are
+    # q's at run time, which nothing here shows.
+    assert not ViewSite(call=None, input_dims=inp, target_dims=out, regrouped=regroupings(inp, out)).transposes_by_view
