@@ -19,6 +19,7 @@ from attnlint.diagnostics import (
     SYNTAX_ERROR_CODE,
     SYNTAX_ERROR_NAME,
 )
+from attnlint.parseguard import MAX_CHAIN
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,9 @@ FILE_CODES: Dict[str, FileCode] = {
         INTERNAL_ERROR_NAME,
         "attnlint itself failed on the file (a bug: please report it)",
         "Reports a file that Python accepts but attnlint could not check: its parser (LibCST) "
-        "rejected or crashed on valid code, or one of its rules raised an error. The other files "
+        "rejected or crashed on valid code, or one of its rules raised an error. A file with one "
+        f"expression chaining more than {MAX_CHAIN:,} operators (generated code) is reported here without "
+        "being parsed: LibCST would crash or take minutes on it. The other files "
         "are still checked, and the run exits 2.",
         f"It is a bug in attnlint. Please report it at {ISSUES_URL} with the message and, if you "
         "can, the file (or the smallest part of it that still fails).",

@@ -28,7 +28,7 @@ import libcst as cst
 
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
-from attnlint.analysis.names import collect_aliases, iter_statements
+from attnlint.analysis.names import collect_aliases, iter_statements, names_in
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
@@ -331,14 +331,6 @@ def _class_names(module: cst.Module):
     return [s.name.value for s in iter_statements(module.body) if isinstance(s, cst.ClassDef)]
 
 
-class _NameUses(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
 def _definitions(body):
     """Functions and classes in a body, including those under `if`, `try`/`except`, `with`,
     `else` and `match` (a `try: import ... except ImportError: def fallback()`), but not inside
@@ -434,11 +426,9 @@ def _analyze_function(
                 cls.attrs[attr] = final
     if any(masks.is_mask_param(name) for name in facts.params):
         # Only functions that take a mask need to know which names they use.
-        uses = _NameUses()
-        for stmt in body:
-            stmt.visit(uses)
+        used = set().union(*(names_in(stmt) for stmt in body))
         # `locals()` hands every parameter on by name.
-        facts.used_names = uses.names | set(facts.params) if "locals" in uses.names else uses.names
+        facts.used_names = used | set(facts.params) if "locals" in used else used
     if append:
         analysis.functions.append(facts)
     if nested:

@@ -20,7 +20,7 @@ from attnlint.analysis import attention_flags, handlers, masks, shapes
 from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.handlers import Call
-from attnlint.analysis.names import canonical, qualify, role_from_name, words
+from attnlint.analysis.names import binds, canonical, qualify, role_from_name, words
 from attnlint.analysis.symbolic import ONE, Sym, from_float
 from attnlint.analysis.values import (
     UNKNOWN,
@@ -136,21 +136,6 @@ class ClassFacts:
 
 # The key suffix of the size of an axis unpacked as `_` (`b, _, n, _ = x.shape`).
 UNNAMED_SIZE = "#unnamed"
-
-
-def _binds(stmt: cst.CSTNode, name: str) -> bool:
-    """Does the statement assign `name` (`name = ...`, `name += ...`, `name: T = ...`)?"""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        targets = []
-        if isinstance(small, cst.Assign):
-            targets = [t.target for t in small.targets]
-        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-            targets = [small.target]
-        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
-            return True
-    return False
 
 
 def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -448,7 +433,7 @@ class Evaluator:
             return None
         if stmt is not None:
             taken = block_statements(stmt.body) if verdict else self._else_body(stmt.orelse)
-            if not any(_binds(s, test.left.value) for s in taken):
+            if not any(binds(s, test.left.value) for s in taken):
                 return None
         return verdict
 

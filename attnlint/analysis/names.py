@@ -164,3 +164,36 @@ def canonical(qualified: Optional[str]) -> Optional[str]:
     if qualified.startswith("torch.nn.modules."):
         return "torch.nn." + qualified.rsplit(".", 1)[-1]
     return qualified
+
+
+def binds(stmt: cst.CSTNode, name: str) -> bool:
+    """The statement assigns `name`, alone or in a tuple target (`name = ...`, `a, name = ...`,
+    `name += ...`, `name: T = ...`). A statement line counts when one of its statements does."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(binds(small, name) for small in stmt.body)
+    targets = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name) and target.value == name:
+            return True
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets += [e.value for e in target.elements]
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+    return False
+
+
+def names_in(node: cst.CSTNode) -> set:
+    """Every name `node` reads, writes or declares."""
+    found = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(_Names())
+    return found

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from attnlint.analysis.names import binds
 from attnlint.analysis.symbolic import ONE, Sym, product
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -283,7 +284,7 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
         for node in _walk(stmt):
             if isinstance(node, cst.Subscript) and _names(node.value, name) and _trims(node):
                 return True
-        if _binds(stmt, name) and not (isinstance(stmt, cst.Assign) and _rooted_at(stmt.value, name)):
+        if binds(stmt, name) and not (isinstance(stmt, cst.Assign) and _rooted_at(stmt.value, name)):
             return False  # `y, _ = mhsa(y, y, y)`: a later view of `y` reads another tensor
     return False
 
@@ -305,24 +306,6 @@ def _trims(subscript: cst.Subscript) -> bool:
         isinstance(e.slice, cst.Slice) and (e.slice.lower is not None or e.slice.upper is not None)
         for e in subscript.slice
     )
-
-
-def _binds(stmt: cst.CSTNode, name: str) -> bool:
-    """The statement assigns `name` (alone or in a tuple target)."""
-    targets = []
-    if isinstance(stmt, cst.Assign):
-        targets = [t.target for t in stmt.targets]
-    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
-        targets = [stmt.target]
-    while targets:
-        target = targets.pop()
-        if isinstance(target, cst.Name) and target.value == name:
-            return True
-        if isinstance(target, (cst.Tuple, cst.List)):
-            targets += [e.value for e in target.elements]
-        elif isinstance(target, cst.StarredElement):
-            targets.append(target.value)
-    return False
 
 
 def _names(node: cst.CSTNode, name: str) -> bool:

@@ -39,15 +39,3 @@ def statement_taking_a_line_before(analysis, node: cst.CSTNode):
             return None  # a header (`if self.mask...:`) or a one-line suite
         current = analysis.parent_of(current)
     return None
-
-
-def names_in(node: cst.CSTNode) -> set:
-    """Every name `node` reads, writes or declares: what a new name of a fix must avoid."""
-    names = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    node.visit(_Names())
-    return names

@@ -26,7 +26,10 @@ class AllMaskedRowNan(Rule):
     gradient: one bad batch can destroy a run. `F.scaled_dot_product_attention` defines these
     rows as 0 instead.
 
-    Not reported: pure causal masks that keep the diagonal (no row can be empty), finite fills
+    Not reported: a key-padding mask built from token ids or a pad id on its own (only a sequence
+    that is all padding would empty a row, which the code does not show; under a causal mask,
+    left padding does, and that is reported), pure causal masks that keep the diagonal (no row
+    can be empty), finite fills
     (`-1e9`, `torch.finfo(dtype).min`), a guard after the softmax (`torch.where`, `masked_fill`,
     `nan_to_num`) on the weights that every use sees, and SDPA. A guard on one branch only, or
     one whose result is thrown away (`_ = w.nan_to_num(0.0)`), does not count.

@@ -5,7 +5,8 @@ from __future__ import annotations
 from attnlint.analysis import masks
 from attnlint.analysis.calls import positional
 from attnlint.diagnostics import Applicability
-from attnlint.fixers import names_in, statement_taking_a_line_before
+from attnlint.analysis.names import names_in
+from attnlint.fixers import statement_taking_a_line_before
 from attnlint.fixers.masking import LengthReads, is_repeatable, slice_buffer
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
