@@ -645,17 +645,41 @@ def _logical_not(ev, call: Call):
     return receiver.with_(node=call.node, mask=invert(receiver.mask), scores=None, softmax=None)
 
 
-@handlers.method("eq", "ne")
-def _eq(ev, call: Call):
-    from attnlint.analysis.values import Value
+# The method and function spellings of the comparison operators (`ids.eq(pad_id)`,
+# `torch.ne(tokens, pad)`, `arange(T).lt(lengths[:, None])`) mean what the operators mean.
+_COMPARISON_CALLS = {
+    "eq": cst.Equal,
+    "ne": cst.NotEqual,
+    "lt": cst.LessThan,
+    "le": cst.LessThanEqual,
+    "gt": cst.GreaterThan,
+    "ge": cst.GreaterThanEqual,
+}
 
-    receiver, args = call.receiver, call.args
-    if not args or receiver.mask is None:
+
+@handlers.method(*_COMPARISON_CALLS)
+def _comparison_method(ev, call: Call):
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.receiver_node is None:
         return None
-    op = cst.Equal() if call.name == "eq" else cst.NotEqual()
-    return Value(
-        kind="tensor", rank=receiver.rank, node=call.node, mask=compare(receiver.mask, op, number(args[0].value))
+    return _as_comparison(ev, call.node, call.name, call.receiver_node, call.receiver, call.args[0].value)
+
+
+@handlers.function(*("torch." + name for name in _COMPARISON_CALLS))
+def _comparison_function(ev, call: Call):
+    args = call.args
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+        return None
+    left = ev.eval(args[0].value)
+    return _as_comparison(ev, call.node, call.name.rsplit(".", 1)[-1], args[0].value, left, args[1].value)
+
+
+def _as_comparison(ev, node: cst.Call, name: str, left_node, left, right_node):
+    """The call read as the comparison `left <op> right` it spells."""
+    right = ev.eval(right_node)
+    spelled = cst.Comparison(
+        left=left_node, comparisons=[cst.ComparisonTarget(operator=_COMPARISON_CALLS[name](), comparator=right_node)]
     )
+    return comparison(ev, spelled, left, [right]).with_(node=node)
 
 
 @handlers.function_named("generate_square_subsequent_mask")

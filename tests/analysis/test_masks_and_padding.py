@@ -26,6 +26,29 @@ def test_triangular_masks_and_comparisons():
     assert env(analysis, "f", "padding").mask.convention == MASKED
 
 
+def test_comparison_methods_and_functions_mean_their_operators():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(tokens, pad_id, lengths, T, mask):
+            pad = tokens.eq(pad_id)
+            real = torch.ne(tokens, pad_id)
+            valid = torch.arange(T)[None, :].lt(lengths[:, None])
+            beyond = torch.ge(torch.arange(T)[None, :], lengths[:, None])
+            inverted = mask.eq(0)
+            return pad, real, valid, beyond, inverted
+        """
+    )
+    assert env(analysis, "f", "pad").mask.convention == MASKED
+    assert env(analysis, "f", "real").mask.convention == ATTEND
+    assert env(analysis, "f", "valid").mask.convention == ATTEND
+    assert env(analysis, "f", "beyond").mask.convention == MASKED
+    # A mask of unknown convention compared with 0 stays a mask of unknown convention.
+    assert env(analysis, "f", "inverted").mask is not None
+    assert env(analysis, "f", "inverted").mask.convention is None
+
+
 def test_or_with_a_causal_mask_tells_an_unnamed_mask_its_convention():
     analysis, _ = analyse(
         """

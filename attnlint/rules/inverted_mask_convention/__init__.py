@@ -404,9 +404,116 @@ class InvertedMaskConvention(Rule):
                     return self.attn(x, x, x, key_padding_mask=self.padding)[0]
             """
         ),
+        # The padding mask built by `.ne` (True = a real token) and handed down a stack of layers
+        # to SDPA, whose `attn_mask` reads True = may attend.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def forward(self, x, keep):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=keep[:, None, None, :])
+
+
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attention()
+
+                def forward(self, x, keep):
+                    return x + self.attn(x, keep)
+
+
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d, depth, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, d)
+                    self.layers = nn.ModuleList([Layer() for _ in range(depth)])
+
+                def forward(self, ids):
+                    keep = ids.ne(self.pad_id)
+                    x = self.embed(ids)
+                    for layer in self.layers:
+                        x = layer(x, keep)
+                    return x
+            """
+        ),
     ]
 
     INVALID = [
+        # The same stack given `.eq` (True = padding): every layer's SDPA attends only to the pads.
+        Invalid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def forward(self, x, padding_mask):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=padding_mask[:, None, None, :])
+
+
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attention()
+
+                def forward(self, x, padding_mask):
+                    return x + self.attn(x, padding_mask)
+
+
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d, depth, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, d)
+                    self.layers = nn.ModuleList([Layer() for _ in range(depth)])
+
+                def forward(self, ids):
+                    padding_mask = ids.eq(self.pad_id)
+                    x = self.embed(ids)
+                    for layer in self.layers:
+                        x = layer(x, padding_mask)
+                    return x
+            """,
+            fixed="""
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def forward(self, x, padding_mask):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=~padding_mask[:, None, None, :])
+
+
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attention()
+
+                def forward(self, x, padding_mask):
+                    return x + self.attn(x, padding_mask)
+
+
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d, depth, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, d)
+                    self.layers = nn.ModuleList([Layer() for _ in range(depth)])
+
+                def forward(self, ids):
+                    padding_mask = ids.eq(self.pad_id)
+                    x = self.embed(ids)
+                    for layer in self.layers:
+                        x = layer(x, padding_mask)
+                    return x
+            """,
+            line=7,
+        ),
         # `tokens != pad_id` (True = real token) as key_padding_mask.
         Invalid(
             """
