@@ -331,8 +331,11 @@ class Evaluator:
                 sym=self.atom(name),
                 token_ids=name in embedded,
             )
-            if default is not None and default.kind == "scalar" and default.int_value is not None:
-                value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
+            if (default is not None and default.kind == "scalar" and default.int_value is not None) or (
+                isinstance(annotation, cst.Name) and annotation.value == "int"
+            ):
+                # An int parameter (`heads=8`, `hidden_dim: int`): a size, not a tensor.
+                value = value.with_(kind="scalar", int_value=None)
             if bindings and informative(bindings.get(name)):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
