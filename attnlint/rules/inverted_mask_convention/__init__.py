@@ -404,6 +404,28 @@ class InvertedMaskConvention(Rule):
                     return self.attn(x, x, x, key_padding_mask=self.padding)[0]
             """
         ),
+        # A class of the file's own named like torch's: its forward says what the mask means.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class MultiheadAttention(nn.Module):
+                def forward(self, q, k, v, keep):
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+
+
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = MultiheadAttention()
+
+                def forward(self, x, ids, pad_id):
+                    real = ids.ne(pad_id)
+                    return self.attn(x, x, x, real)
+            """
+        ),
         # The padding mask built by `.ne` (True = a real token) and handed down a stack of layers
         # to SDPA, whose `attn_mask` reads True = may attend.
         Valid(
