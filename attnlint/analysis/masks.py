@@ -207,10 +207,9 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     origins = {a.origin, b.origin}
     if a.can_mask_whole_row or b.can_mask_whole_row:
         whole = True
-    elif grows and "causal" in origins and origins & {"padding", "lengths"}:
-        # Padding under a causal mask: a query in the left padding sees only earlier keys, all
-        # padding (histories and prompts are left-padded), so its row is empty.
-        whole = True
+    # Padding under a causal mask empties a row only where the padding is on the left (a query
+    # in it sees only earlier keys, all padding); right padding, the usual batch, keeps key 0 in
+    # every row. Which side a batch is padded on is not shown here, so nothing is claimed.
     elif a.can_mask_whole_row is False and b.can_mask_whole_row is False:
         # Masking more (True = masked, `|`; True = attend, `&`) can only empty rows further.
         whole = None if grows else False
