@@ -636,12 +636,55 @@ def _triangular_method(ev, call: Call):
     return triangular_of(ev, call.name.rstrip("_"), call.receiver, _flow()._arg(call.node, 0, "diagonal"), call.node)
 
 
-@handlers.method("logical_not")
+@handlers.method("logical_not", "bitwise_not")
 def _logical_not(ev, call: Call):
     receiver = call.receiver
     if receiver.mask is None:
         return None
     return receiver.with_(node=call.node, mask=invert(receiver.mask), scores=None, softmax=None)
+
+
+# The function and method spellings of `&`, `|` and `~` on masks (`torch.logical_or(future,
+# pad)`, `keep.logical_and(causal)`, `torch.logical_not(keep)`) mean what the operators mean.
+_LOGICAL_CALLS = {"logical_and": cst.BitAnd, "logical_or": cst.BitOr, "bitwise_and": cst.BitAnd, "bitwise_or": cst.BitOr}
+
+
+def _logical_of(ev, node: cst.Call, name: str, left, right):
+    from attnlint.analysis.values import Value
+
+    rank = left.rank if left.rank is not None else right.rank
+    mask = combine(left.mask, right.mask, _LOGICAL_CALLS[name]())
+    return Value(kind="tensor", rank=rank, node=node, mask=mask)
+
+
+@handlers.function(*("torch." + name for name in _LOGICAL_CALLS))
+def _logical_function(ev, call: Call):
+    args = call.args
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+        return None
+    left, right = ev.eval(args[0].value), ev.eval(args[1].value)
+    return _logical_of(ev, call.node, call.name.rsplit(".", 1)[-1], left, right)
+
+
+@handlers.method(*_LOGICAL_CALLS)
+def _logical_method(ev, call: Call):
+    args = call.args
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    return _logical_of(ev, call.node, call.name, call.receiver, ev.eval(args[0].value))
+
+
+@handlers.function("torch.logical_not", "torch.bitwise_not")
+def _logical_not_function(ev, call: Call):
+    args = call.args
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    from attnlint.analysis.values import Value
+
+    inner = ev.eval(args[0].value)
+    if inner.mask is None:
+        return Value(kind="tensor", rank=inner.rank, node=call.node)
+    return inner.with_(node=call.node, mask=invert(inner.mask), scores=None, softmax=None)
 
 
 # The method and function spellings of the comparison operators (`ids.eq(pad_id)`,

@@ -343,3 +343,23 @@ def test_a_mask_joined_with_none_is_that_mask():
         """
     )
     assert env(analysis, "f", "mask").mask.convention == MASKED
+
+
+def test_logical_functions_and_methods_mean_their_operators():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(T, lengths, pad_mask):
+            keep = torch.arange(T)[None, :] < lengths[:, None]
+            future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+            blocked = torch.logical_or(future[None], pad_mask[:, None, :])
+            allowed = keep[:, None, :].logical_and(~future[None])
+            dropped = torch.logical_not(keep)
+            return blocked, allowed, dropped
+        """
+    )
+    assert env(analysis, "f", "blocked").mask.convention == MASKED
+    assert env(analysis, "f", "blocked").mask.can_mask_whole_row
+    assert env(analysis, "f", "allowed").mask.convention == ATTEND
+    assert env(analysis, "f", "dropped").mask.convention == MASKED
