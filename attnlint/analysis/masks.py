@@ -207,13 +207,21 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     origins = {a.origin, b.origin}
     if a.can_mask_whole_row or b.can_mask_whole_row:
         whole = True
-    # Padding under a causal mask empties a row only where the padding is on the left (a query
-    # in it sees only earlier keys, all padding); right padding, the usual batch, keeps key 0 in
-    # every row. Which side a batch is padded on is not shown here, so nothing is claimed.
     elif a.can_mask_whole_row is False and b.can_mask_whole_row is False:
         # Masking more (True = masked, `|`; True = attend, `&`) can only empty rows further.
         whole = None if grows else False
-    return MaskFacts(origin="combined", convention=a.convention, dtype="bool", can_mask_whole_row=whole)
+    # Padding under a causal mask empties a row only where the padding is on the left (a query
+    # in it sees only earlier keys, all padding); right padding, the usual batch, keeps key 0 in
+    # every row. The side is a fact of the file (analysis.padding_side), asked where it matters.
+    # Lengths masks (`arange(T) < lengths`) pad on the right by construction.
+    under_causal = grows and "causal" in origins and "padding" in origins
+    return MaskFacts(
+        origin="combined",
+        convention=a.convention,
+        dtype="bool",
+        can_mask_whole_row=whole,
+        padding_under_causal=under_causal and not whole,
+    )
 
 
 def fill_kind(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
