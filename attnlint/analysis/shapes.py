@@ -294,6 +294,23 @@ def infer_view(input_dims, target):
     return tuple(out)
 
 
+def _solve_one_unknown(input_dims, target):
+    """A view runs only when both sides hold as many elements: one unknown input size is the
+    target's product over the known ones (`(?, h, n, d) -> (b, n, h * d)`: ? = b), when that is
+    a plain product of sizes (no quotient left, which would rest on a divisibility not shown)."""
+    from attnlint.analysis.symbolic import Sym, product
+
+    if input_dims is None or sum(d is None for d in input_dims) != 1:
+        return input_dims
+    if any(t is None or t == Sym.const(-1) for t in target):
+        return input_dims
+    known = product(d for d in input_dims if d is not None)
+    solved = product(target) / known
+    if solved.coeff != int(solved.coeff) or solved.coeff < 1 or any(e <= 0 for _, e in solved.factors):
+        return input_dims
+    return tuple(solved if d is None else d for d in input_dims)
+
+
 def regroupings(input_dims, target_dims):
     """Runs of axes between the points where the running products of both shapes meet.
 
@@ -797,6 +814,7 @@ def _view_method(ev, call: Call):
             _learn_from_view(ev, tuple(ev.resolve(d) for d in input_dims), tuple(ev.resolve(d) for d in sizes))
             input_dims = tuple(ev.resolve(d) for d in input_dims)
         written = tuple(ev.resolve(d) for d in sizes)
+        input_dims = _solve_one_unknown(input_dims, written)
         sizes = infer_view(input_dims, written)
         if (
             input_dims is not None

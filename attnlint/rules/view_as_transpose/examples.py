@@ -351,6 +351,31 @@ VALID = [
             return latents.unsqueeze(0).expand(batch, 256, 64).view(-1, 1, channels)
         """
     ),
+    # The batch axis re-derived with -1 on one branch is still the batch (the view's element
+    # count says so); merged back after a transpose.
+    Valid(
+        """
+        import torch.nn as nn
+
+
+        class WindowAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, window_mask=None):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                attn = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+                if window_mask is not None:
+                    w = window_mask.shape[0]
+                    attn = attn.view(B // w, w, self.heads, N, N) + window_mask[None, :, None]
+                    attn = attn.view(-1, self.heads, N, N)
+                out = attn.softmax(-1) @ v
+                return out.transpose(1, 2).reshape(B, N, C)
+        """
+    ),
 ]
 
 INVALID = [
@@ -796,5 +821,50 @@ INVALID = [
             return x.reshape(bh // heads, seq, heads * dim)
         """,
         fixed=None,
+    ),
+    # The same merged without the transpose: the -1 on one branch does not hide the swap.
+    Invalid(
+        """
+        import torch.nn as nn
+
+
+        class WindowAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, window_mask=None):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                attn = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+                if window_mask is not None:
+                    w = window_mask.shape[0]
+                    attn = attn.view(B // w, w, self.heads, N, N) + window_mask[None, :, None]
+                    attn = attn.view(-1, self.heads, N, N)
+                out = attn.softmax(-1) @ v
+                return out.reshape(B, N, C)
+        """,
+        fixed="""
+        import torch.nn as nn
+
+
+        class WindowAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, window_mask=None):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                attn = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+                if window_mask is not None:
+                    w = window_mask.shape[0]
+                    attn = attn.view(B // w, w, self.heads, N, N) + window_mask[None, :, None]
+                    attn = attn.view(-1, self.heads, N, N)
+                out = attn.softmax(-1) @ v
+                return out.transpose(1, 2).reshape(B, N, C)
+        """,
     ),
 ]
