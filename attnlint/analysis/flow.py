@@ -974,10 +974,11 @@ class Evaluator:
                 )
                 return Value(kind="module", module_type=func.value, ctor=node, node=node, user_class=True)
             return modules.user_function(self, node, func.value)
-        if isinstance(func, cst.Call):  # nn.Softmax(dim=-1)(x)
+        if isinstance(func, (cst.Call, cst.Subscript)):  # nn.Softmax(dim=-1)(x), self.heads[i](x)
             module = self.eval(func)
             if module.kind == "module":
-                return modules.call_module_value(self, node, module, "")
+                attr = func.value.attr.value if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) else ""
+                return modules.call_module_value(self, node, module, attr)
         for arg in node.args:
             self.eval(arg.value)
         return UNKNOWN

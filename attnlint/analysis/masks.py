@@ -600,6 +600,11 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         padding = losses.filled_by_rows(stored, target, value)
         if padding is not None:
             ev.env[owner] = stored.with_(padding=padding)
+    current = ev.env.get(owner) if owner is not None else None
+    if current is not None and current.constructor is not None and value.rank is not None and value.rank >= 2:
+        # `heads[i] = attn @ v` into `torch.zeros(h, b, n, d)`: the new tensor now holds results
+        # laid out along its axes; a view of it reads them (view_order.rereads_on_purpose).
+        ev.env[owner] = current.with_(constructor=None)
 
 
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):

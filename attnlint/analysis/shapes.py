@@ -472,7 +472,8 @@ def subscript(ev, node: cst.Subscript, base):
         index = int_index(node)
         if index is not None and -len(base.elements) <= index < len(base.elements):
             return base.elements[index]
-        if base.each is not None and index is not None:
+        if base.each is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            # `self.heads[i]` of `nn.ModuleList([Head(d) for _ in range(n)])`: any element is one.
             return base.each
         if base.padded and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
             # `full[:-1]`, `ids[1:]` of a padded list (inputs and targets shifted by one): the

@@ -376,6 +376,31 @@ VALID = [
                 return out.transpose(1, 2).reshape(B, N, C)
         """
     ),
+    # Heads written one by one into a new (heads, batch, n, d) tensor, permuted before merging.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PerHeadAttention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d = dim // n_heads
+                self.q = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+                self.k = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                outs = torch.zeros(self.n_heads, b, n, self.d)
+                for i in range(self.n_heads):
+                    q, k = self.q[i](x), self.k[i](x)
+                    w = torch.softmax(q @ k.transpose(1, 2) / self.d ** 0.5, dim=-1)
+                    outs[i] = w @ k
+                return outs.permute(1, 2, 0, 3).reshape(b, n, -1)
+        """
+    ),
 ]
 
 INVALID = [
@@ -865,6 +890,31 @@ INVALID = [
                     attn = attn.view(-1, self.heads, N, N)
                 out = attn.softmax(-1) @ v
                 return out.transpose(1, 2).reshape(B, N, C)
+        """,
+    ),
+    # The same merged by a view: the tensor made by torch.zeros holds the heads' results now.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PerHeadAttention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d = dim // n_heads
+                self.q = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+                self.k = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                outs = torch.zeros(self.n_heads, b, n, self.d)
+                for i in range(self.n_heads):
+                    q, k = self.q[i](x), self.k[i](x)
+                    w = torch.softmax(q @ k.transpose(1, 2) / self.d ** 0.5, dim=-1)
+                    outs[i] = w @ k
+                return outs.view(b, n, -1)
         """,
     ),
 ]
