@@ -167,11 +167,12 @@ def buffer_read(expr: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
 
 
 def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
-    """A transposed mask: a triangle turns into the other one, a padding mask onto the query
-    axis; what True means is no longer known."""
+    """A transposed mask: a triangle turns into the other one, a padding mask moves to another
+    axis (a time-major `(src_len, batch)` mask turned batch-first). What True means stays; which
+    rows it can empty is no longer known."""
     if mask is None:
         return None
-    return replace(mask, convention=None, can_mask_whole_row=None, uniform_rows=frozenset())
+    return replace(mask, can_mask_whole_row=None, uniform_rows=frozenset(), padding_under_causal=False)
 
 
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:

@@ -667,6 +667,7 @@ def _transpose_function(ev, call: Call):
 
 
 def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
+    from attnlint.analysis import masks
     from attnlint.analysis.values import Value
 
     flow = _flow()
@@ -690,6 +691,7 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
             base=value,
             feature_last=value.feature_last,
             pending_swap=ordered[1],
+            mask=masks.transposed(value.mask),
         )
     first, second = flow.int_literal(a), flow.int_literal(b)
     moved = swapped(value.shape, first, second) if len(dims) == 2 else value.shape
@@ -707,7 +709,14 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
         # (b, n, h, d) gives (b, h, n, d).
         return value.with_(node=node, feature_transposed=False, base=None, softmax=None, shape=moved)
     return Value(
-        kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=moved
+        kind="tensor",
+        rank=rank,
+        role=value.role,
+        node=node,
+        scaled=value.scaled,
+        scale=value.scale,
+        shape=moved,
+        mask=masks.transposed(value.mask),
     )
 
 

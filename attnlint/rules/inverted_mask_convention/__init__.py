@@ -404,6 +404,27 @@ class InvertedMaskConvention(Rule):
                     return self.attn(x, x, x, key_padding_mask=self.padding)[0]
             """
         ),
+        # A time-major pad mask turned batch-first: the transpose keeps what True means.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, pad_idx=1):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4), 2)
+
+                def padding_of(self, src):
+                    # src is time-major: (src_len, batch)
+                    return (src == self.pad_idx).transpose(0, 1)
+
+                def forward(self, src, src_embedded):
+                    pad = self.padding_of(src)
+                    return self.encoder(src_embedded, src_key_padding_mask=pad)
+            """
+        ),
         # A class of the file's own named like torch's: its forward says what the mask means.
         Valid(
             """
@@ -466,6 +487,45 @@ class InvertedMaskConvention(Rule):
     ]
 
     INVALID = [
+        # The same built with `!=` (True = a real token) in a helper: inverted for the encoder.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, pad_idx=1):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4), 2)
+
+                def padding_of(self, src):
+                    # src is time-major: (src_len, batch)
+                    return (src != self.pad_idx).transpose(0, 1)
+
+                def forward(self, src, src_embedded):
+                    pad = self.padding_of(src)
+                    return self.encoder(src_embedded, src_key_padding_mask=pad)
+            """,
+            fixed="""
+            import torch.nn as nn
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, pad_idx=1):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4), 2)
+
+                def padding_of(self, src):
+                    # src is time-major: (src_len, batch)
+                    return (src != self.pad_idx).transpose(0, 1)
+
+                def forward(self, src, src_embedded):
+                    pad = self.padding_of(src)
+                    return self.encoder(src_embedded, src_key_padding_mask=~pad)
+            """,
+        ),
         # The same stack given `.eq` (True = padding): every layer's SDPA attends only to the pads.
         Invalid(
             """
