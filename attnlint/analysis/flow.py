@@ -586,9 +586,10 @@ class Evaluator:
             if value.rank is None and declared is not None and value.kind in ("tensor", "unknown"):
                 value = value.with_(rank=len(declared), shape=self._comment_shape(declared))
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
-                named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
+                named = masks.from_local_name(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):
-                    value = value.with_(mask=replace(named, origin="name", param=None))
+                    dtype = named.dtype or ("bool" if _makes_bool(value.node) else None)
+                    value = value.with_(mask=replace(named, origin="name", param=None, dtype=dtype))
             if value.kind in ("unknown",) and value.sym is None and value.rank is None and value.scores is None:
                 value = value.with_(sym=self.atom(name))  # a number computed somewhere we cannot see
             self.env[name] = value
@@ -1050,6 +1051,19 @@ class Evaluator:
         owner = owner_name(receiver_node)
         if owner is not None and (owner in self.env or owner.startswith("self.")):
             self.env[owner] = value
+
+
+def _makes_bool(node) -> bool:
+    """`x.bool()`, `x.to(torch.bool)`, `x > 0`: an expression whose result is a bool tensor."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value == "bool" and not node.args:
+            return True
+        if node.func.attr.value == "to" and node.args:
+            arg = node.args[0].value
+            return isinstance(arg, cst.Attribute) and arg.attr.value == "bool"
+    return False
 
 
 def _factor(value: Value, divide: bool) -> Optional[Sym]:

@@ -82,6 +82,25 @@ def _named_padding_mask(name: str) -> Optional[MaskFacts]:
     return None
 
 
+# Words that say what True means in a mask's name (`memory_valid`, `keep_mask`, `is_visible`,
+# `invalid_keys`). A name that also counts or measures (`valid_lens`, `num_valid`) holds numbers.
+_ATTEND_WORDS = frozenset({"valid", "keep", "nonpad", "visible"})
+_MASKED_WORDS = frozenset({"invalid", "ignore", "ignored"})
+_NUMBER_WORDS = frozenset({"len", "lens", "length", "lengths", "num", "n", "count", "counts", "ratio", "idx", "ids"})
+
+
+def convention_from_words(name: str) -> Optional[str]:
+    from attnlint.analysis.names import words
+
+    parts = set(words(name))
+    if parts & _NUMBER_WORDS:
+        return None
+    attend, masked = bool(parts & _ATTEND_WORDS), bool(parts & _MASKED_WORDS)
+    if attend == masked:
+        return None
+    return ATTEND if attend else MASKED
+
+
 def from_param(name: str) -> Optional[MaskFacts]:
     named = _named_padding_mask(name)
     if named is not None:
@@ -89,6 +108,18 @@ def from_param(name: str) -> Optional[MaskFacts]:
     if name in _GENERIC_MASK_NAMES:
         return MaskFacts(origin="argument", param=name)
     return None
+
+
+def from_local_name(name: str) -> Optional[MaskFacts]:
+    """What a local's name says of the mask bound to it when its value says nothing: a padding
+    mask's name (`src_key_padding_mask`), or words for what True means (`memory_valid = ...`).
+    Parameters do not read the words: what their callers pass says more, and a name must not
+    outweigh a traced fact."""
+    named = from_param(name)
+    if named is not None:
+        return named
+    said = convention_from_words(name)
+    return MaskFacts(origin="name", convention=said) if said is not None else None
 
 
 def is_mask_param(name: str) -> bool:

@@ -363,3 +363,15 @@ def test_logical_functions_and_methods_mean_their_operators():
     assert env(analysis, "f", "blocked").mask.can_mask_whole_row
     assert env(analysis, "f", "allowed").mask.convention == ATTEND
     assert env(analysis, "f", "dropped").mask.convention == MASKED
+
+
+def test_words_in_a_local_name_say_what_true_means():
+    from attnlint.analysis.masks import convention_from_words
+
+    assert convention_from_words("memory_valid") == ATTEND
+    assert convention_from_words("keep_mask") == ATTEND
+    assert convention_from_words("invalid_keys") == MASKED
+    # Names that count or measure hold numbers, not masks.
+    assert convention_from_words("valid_lens") is None
+    assert convention_from_words("num_valid") is None
+    assert convention_from_words("mask") is None

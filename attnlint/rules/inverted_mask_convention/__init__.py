@@ -425,6 +425,23 @@ class InvertedMaskConvention(Rule):
                     return self.encoder(src_embedded, src_key_padding_mask=pad)
             """
         ),
+        # A local named for what True means (`memory_valid`), inverted for the API.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class CrossAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, queries, features, pixel_mask):
+                    memory = features.flatten(2).permute(2, 0, 1)
+                    memory_valid = pixel_mask.flatten(1).bool()
+                    return self.attn(queries, memory, memory, key_padding_mask=~memory_valid)[0]
+            """
+        ),
         # A class of the file's own named like torch's: its forward says what the mask means.
         Valid(
             """
@@ -524,6 +541,37 @@ class InvertedMaskConvention(Rule):
                 def forward(self, src, src_embedded):
                     pad = self.padding_of(src)
                     return self.encoder(src_embedded, src_key_padding_mask=~pad)
+            """,
+        ),
+        # The same passed as is: True = a valid pixel is read as True = padding.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class CrossAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, queries, features, pixel_mask):
+                    memory = features.flatten(2).permute(2, 0, 1)
+                    memory_valid = pixel_mask.flatten(1).bool()
+                    return self.attn(queries, memory, memory, key_padding_mask=memory_valid)[0]
+            """,
+            fixed="""
+            import torch.nn as nn
+
+
+            class CrossAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, queries, features, pixel_mask):
+                    memory = features.flatten(2).permute(2, 0, 1)
+                    memory_valid = pixel_mask.flatten(1).bool()
+                    return self.attn(queries, memory, memory, key_padding_mask=~memory_valid)[0]
             """,
         ),
         # The same stack given `.eq` (True = padding): every layer's SDPA attends only to the pads.
