@@ -875,6 +875,7 @@ def _view_method(ev, call: Call):
         feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
         mask=mask,
         node=node,
+        reread_memory=method in ("view", "reshape") and view_order.rereads_on_purpose(ev, receiver),
         **receiver.data_facts(),
     )
 

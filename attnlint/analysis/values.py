@@ -536,6 +536,9 @@ class Value:
     # literal batch, `torch.randint`. Compared with 0 (the conventional pad id) it gives a
     # padding mask.
     token_ids: bool = False
+    # Memory laid out by padding or concatenation and reread by a view (the relative-position
+    # skew): slices and further views of it do index arithmetic too (view_order.rereads_on_purpose).
+    reread_memory: bool = False
     # The size of the last axis when the rank (so the shape) is not known: a projection's width.
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).

@@ -193,7 +193,7 @@ def rereads_on_purpose(ev, value: "Value") -> bool:
       the first row, and every row has moved one step: index arithmetic on memory.
     - The value is a new tensor (`torch.randn(2, 3, 4)`): its axes mean nothing yet.
     """
-    if value.constructor is not None:
+    if value.constructor is not None or value.reread_memory:
         return True
     return _made_by_padding(ev, value.node)
 

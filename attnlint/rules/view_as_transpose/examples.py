@@ -401,6 +401,19 @@ VALID = [
                 return outs.permute(1, 2, 0, 3).reshape(b, n, -1)
         """
     ),
+    # The relative-position skew in two views with a slice between them: index arithmetic on
+    # padded memory at every step.
+    Valid(
+        """
+        import torch.nn.functional as F
+
+
+        def relative_shift(scores):
+            batch, heads, n_q, n_rel = scores.size()
+            shifted = F.pad(scores, (1, 0)).view(batch, heads, -1, n_q)
+            return shifted[:, :, 1:].view(batch, heads, n_q, n_rel)
+        """
+    ),
 ]
 
 INVALID = [
