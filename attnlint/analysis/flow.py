@@ -851,7 +851,12 @@ class Evaluator:
             facts = self.project.analysis.classes.get(receiver.module_type)
             if facts is not None and attr in facts.attrs:
                 return facts.attrs[attr]
-        return shapes.attribute(self, node, receiver, attr)
+        value = shapes.attribute(self, node, receiver, attr)
+        if value.kind == "unknown" and losses.names_pad_id(attr):
+            # `vocab.pad_index`, `config.pad_token_id` of an object we cannot see: whatever its
+            # number, an index into a vocabulary (it stays one when passed to a helper).
+            return value.with_(kind="scalar", token_id=True)
+        return value
 
     def _eval_Subscript(self, node: cst.Subscript) -> Value:
         from attnlint.analysis import losses

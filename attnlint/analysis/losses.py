@@ -479,6 +479,19 @@ def _functional_pad(ev, call: Call):
     return None
 
 
+def _fills_rows(target: cst.Subscript) -> bool:
+    """`ids[i, :len(seq)]`, `ids[i, -len(seq):]`: one row written up to (or from) a length the
+    data decides, leaving the rest of the row as it was."""
+    elements = [e.slice for e in target.slice]
+    if len(elements) < 2 or not isinstance(elements[0], cst.Index) or not isinstance(elements[-1], cst.Slice):
+        return False
+    last = elements[-1]
+    if last.step is not None or (last.lower is None) == (last.upper is None):
+        return False
+    bound = last.upper if last.upper is not None else last.lower
+    return masks.number(bound) is None  # a fixed-width column block is not a row's own length
+
+
 def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Optional[Padding]:
     """`ids = torch.zeros(b, n, dtype=torch.long); ids[i, :len(seq)] = seq`: rows filled up to a
     length the data decides (or from one, `[i, -len(seq):]`) leave the constructor's fill
@@ -488,16 +501,24 @@ def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Opti
         return None
     if ctor.dtype == "bool" or written.kind == "scalar" or written.mask is not None:
         return None  # `keep[i, :n] = 1`: a mask being built, not a batch of data
-    elements = [e.slice for e in target.slice]
-    if len(elements) < 2 or not isinstance(elements[0], cst.Index) or not isinstance(elements[-1], cst.Slice):
+    if not _fills_rows(target):
         return None
-    last = elements[-1]
-    if last.step is not None or (last.lower is None) == (last.upper is None):
-        return None
-    bound = last.upper if last.upper is not None else last.lower
-    if masks.number(bound) is not None:
-        return None  # a fixed-width column block, not a row's own length
     return Padding(value=0.0 if ctor.function == "torch.zeros" else 1.0)
+
+
+def stored_into(stored: Value, target: cst.Subscript, written: Value) -> Optional[Value]:
+    """What a partial store `x[idx] = written` makes of x's padding (None: nothing changes).
+    A padded tensor (`torch.full((b, n), pad)`) whose rows are then filled with data up to their
+    lengths keeps its padding; any other store may rewrite the padding positions
+    (`targets[targets == pad] = -100`): the padding then holds the number written, when it is
+    one (else a value we cannot read)."""
+    if stored.padded:
+        if written.kind != "scalar" and written.mask is None and _fills_rows(target):
+            return None
+        number = masks.number(written.node) if written.node is not None else None
+        return repadded(stored, number if number is not None else written.int_value)
+    padding = filled_by_rows(stored, target, written)
+    return stored.with_(padding=padding) if padding is not None else None
 
 
 @handlers.function("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")

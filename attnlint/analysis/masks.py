@@ -580,19 +580,13 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         masks_more = written is not None and (written != 0) == (stored.mask.convention != ATTEND)
         if not masks_more:
             ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None))
-    if owner is not None and owner in ev.env and ev.env[owner].padded:
-        # `targets[targets == pad] = -100`: the padding value is rewritten.
+    if owner is not None and owner in ev.env:
+        # `targets[targets == pad] = -100`, `ids[i, :len(seq)] = seq` (see losses.stored_into).
         from attnlint.analysis import losses
 
-        written = number(value.node) if value.node is not None else value.int_value
-        ev.env[owner] = losses.repadded(ev.env[owner], written)
-    elif stored is not None and owner in ev.env:
-        # `ids[i, :len(seq)] = seq` into `torch.zeros(...)`: the rest of each row is padding.
-        from attnlint.analysis import losses
-
-        padding = losses.filled_by_rows(stored, target, value)
-        if padding is not None:
-            ev.env[owner] = stored.with_(padding=padding)
+        changed = losses.stored_into(ev.env[owner], target, value)
+        if changed is not None:
+            ev.env[owner] = changed
 
 
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
