@@ -58,6 +58,7 @@ class AttentionDropoutInEval(Rule):
         for function in ctx.analysis.functions:
             mode = dropout.mode_flag(ctx.analysis, function)
             if mode is None:
+                self._dropout_in_helper(ctx, function)
                 # A helper that cannot know the mode hands SDPA the rate its callers pass.
                 for call in function.attention_calls:
                     rate = dropout.sdpa_dropout(call.call) if call.api == "sdpa" else None
@@ -65,6 +66,15 @@ class AttentionDropoutInEval(Rule):
                         self._rate_from_callers(ctx, function, rate.value)
                 continue
             for site in function.dropout_sites:
+                if site.functional and site.training_always and site.on_attention_weights and not site.rate_is_zero:
+                    if not dropout.depends_on_mode(function, site.call, site.p_node):
+                        ctx.report(
+                            site.call,
+                            f"`{_short(ctx.code(site.call))}` is told `training=True`: attention weights are "
+                            f"dropped at evaluation and inference too; pass training={mode}",
+                            fix=_replace_training(site, mode),
+                        )
+                    continue
                 if not site.functional or site.training_given or not site.on_attention_weights or site.rate_is_zero:
                     continue
                 if dropout.depends_on_mode(function, site.call, site.p_node):
@@ -95,6 +105,30 @@ class AttentionDropoutInEval(Rule):
                     fix=_only_while_training(ctx, rate, mode, "Apply the dropout only while training"),
                 )
 
+    def _dropout_in_helper(self, ctx: RuleContext, helper) -> None:
+        """A helper with no way to know the mode (`def attn_dropout(x, p): return F.dropout(x, p)`)
+        that callers which know theirs give attention weights: it drops them in every mode."""
+        for site in helper.dropout_sites:
+            if not site.functional or site.training_given or site.rate_is_zero:
+                continue
+            if site.input.softmax is not None:
+                param = None  # the helper computes the weights itself
+            elif site.input.param is not None and site.input.param in helper.params:
+                param = site.input.param
+            else:
+                continue
+            callers = dropout.weights_from_callers(ctx.analysis, helper, param)
+            if not callers:
+                continue
+            first = callers[0]
+            where = f"{first.caller.class_name}.{first.caller.name}" if first.caller.class_name else first.caller.name
+            ctx.report(
+                site.call,
+                f"`{_short(ctx.code(site.call))}` has no `training=` argument and `{helper.name}` cannot know the "
+                f"mode: `{where}` gives it attention weights, which are dropped at evaluation and inference too; "
+                f"pass the mode in (`training={first.mode}`)",
+            )
+
     def _rate_from_callers(self, ctx: RuleContext, helper, param: str) -> None:
         """The helper hands its `param` to SDPA as is: a caller that knows its mode and passes a
         rate that does not follow it (`self._attend(q, k, v, self.p)`) drops at evaluation."""
@@ -115,6 +149,12 @@ class AttentionDropoutInEval(Rule):
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _replace_training(site, mode: str) -> NodeFix:
+    """`training=True` -> `training=self.training`: identical while training."""
+    fixed = cst.parse_expression(mode)
+    return NodeFix(f"Pass `training={mode}`", Applicability.SAFE, (Replacement(site.training_node, fixed),))
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
