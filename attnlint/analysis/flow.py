@@ -279,7 +279,11 @@ class Evaluator:
 
     # ------------------------------------------------------------------ parameters
     def bind_params(
-        self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None, caller_context: bool = False
+        self,
+        params: cst.Parameters,
+        bindings: Optional[Dict[str, Value]] = None,
+        caller_context: bool = False,
+        one_call: bool = False,
     ) -> None:
         """Bind each parameter to what its name, annotation and default say, refined by what the
         callers pass (`bindings`, see summaries) when they say more.
@@ -287,7 +291,11 @@ class Evaluator:
         In a caller context (the function analysed again for what its callers pass, not a
         summary evaluated for one call), a size the callers pass as a number (`Attention(64, 8)`
         in a smoke test) is an example: the parameter keeps its name, so `dim ** -0.5` stays the
-        model width and `dim // heads` the head dim, and the number is kept as an example."""
+        model width and `dim // heads` the head dim, and the number is kept as an example.
+
+        For `one_call` (a summary evaluated for one call), a parameter the call leaves out holds
+        its default: `def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader
+        with the batch alone pads with that number."""
         from attnlint.analysis.summaries import informative, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
@@ -333,6 +341,9 @@ class Evaluator:
             )
             if default is not None and default.kind == "scalar" and default.int_value is not None:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
+                if one_call and name not in (bindings or {}) and not _is_bool_literal(param.default):
+                    # Left out by the call: the number itself (its name stays its size atom).
+                    value = value.with_(int_value=default.int_value, token_id=default.token_id)
             if bindings and informative(bindings.get(name)):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
@@ -941,6 +952,14 @@ class Evaluator:
                 # `model.eval()`, `model.train(False)`: the module itself, in another mode.
                 self.args(node)
                 return receiver.with_(node=node)
+            if (
+                receiver.kind == "module"
+                and func.attr.value in _MODULE_METHODS_RETURNING_SELF
+                and not (receiver.user_class and self._defines(receiver.module_type, func.attr.value))
+            ):
+                # `Model(...).to(device)`: nn.Module's `to`/`cuda`/`half` return the module itself.
+                self.args(node)
+                return receiver.with_(node=node)
             if receiver.kind == "module" and receiver.user_class and func.attr.value not in ("forward", "__call__"):
                 return modules.user_method(self, node, receiver, func.attr.value)
             if receiver.kind == "module":
@@ -1047,6 +1066,12 @@ class Evaluator:
             escape([receiver] + values)
         return Value(kind="unknown", node=node)
 
+    def _defines(self, class_name: Optional[str], method: str) -> bool:
+        """Does a class of the checked code define `method` itself (or may it, unseen)?"""
+        if self.project is None or class_name is None:
+            return True
+        return self.project.definitions.method(class_name, method) is not None
+
     def update_in_place(self, receiver_node, value: Value) -> None:
         owner = owner_name(receiver_node)
         if owner is not None and (owner in self.env or owner.startswith("self.")):
@@ -1060,6 +1085,15 @@ def _factor(value: Value, divide: bool) -> Optional[Sym]:
     if value.kind not in ("scalar", "unknown", "tensor"):
         return None
     return value.sym.power(Fraction(-1)) if divide else value.sym
+
+
+_MODULE_METHODS_RETURNING_SELF = frozenset(
+    {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"}
+)
+
+
+def _is_bool_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:

@@ -478,7 +478,14 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     role = left.role if left.role == right.role else None
     from attnlint.analysis.shapes import broadcast
 
-    result = Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
+    result = Value(
+        kind="tensor",
+        rank=rank,
+        role=role,
+        node=node,
+        shape=broadcast(left.shape, right.shape),
+        padding=_padding_of_sum(left, right, node),
+    )
     for logits, term, logits_node, term_node in ((left, right, left_node, right_node), (right, left, right_node, left_node)):
         if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
             # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
@@ -487,6 +494,26 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
                 ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
             )
     return result
+
+
+def _padding_of_sum(left, right, node):
+    """A padded batch plus a term that is no mask (`tok_emb(ids) + pos_emb(positions)`, `ids + 1`)
+    is still padded at the same positions; what the padding holds is known only when the term
+    is a number added (or subtracted)."""
+    from attnlint.analysis.values import Padding
+
+    if left.padded == right.padded:
+        return None  # neither, or two paddings we cannot combine
+    padded, other = (left, right) if left.padded else (right, left)
+    if other.mask is not None or other.additive_fill is not None or other.scores is not None:
+        return None
+    pad = padded.padding.value
+    term = other.int_value if other.kind == "scalar" else None
+    if pad is None or term is None or not isinstance(node, cst.BinaryOperation):
+        return Padding(value=None)
+    if not isinstance(node.operator, cst.Subtract):
+        return Padding(value=pad + term)
+    return Padding(value=pad - term if padded is left else term - pad)
 
 
 def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):

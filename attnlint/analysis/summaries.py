@@ -366,7 +366,7 @@ class Summaries:
             project=self,
             depth=ev.depth + 1,
         )
-        sub.bind_params(definition.params, bindings=bound)
+        sub.bind_params(definition.params, bindings=bound, one_call=True)
         sub.run(block_statements(definition.body))
         for site in facts.dot_t_sites:
             if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:

@@ -111,12 +111,21 @@ class UnmaskedPadding(Rule):
             )
 
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
-        if call.mask_keywords or not any(v.padded for v in call.inputs):
+        # pad_sequence pads on the right: causal attention never sees the padding.
+        unmasked = attention.padded_inputs_without_mask(call)
+        if not unmasked:
             return
         if any(a.star for a in call.call.args):
             return  # `model(src, tgt, *masks)`: the masks may be in there
-        if call.is_causal:
-            return  # pad_sequence pads on the right: causal attention never sees the padding
+        if unmasked != ["input"]:
+            inputs = " and ".join(f"`{n}`" for n in unmasked)
+            keywords = " / ".join(f"`{n}_key_padding_mask`" for n in unmasked)
+            ctx.report(
+                call.call,
+                f"the padded {inputs} goes into nn.{call.api} with no mask for its padding ({keywords}): "
+                "real tokens attend to the padding",
+            )
+            return
         if call.api == "submodule" and not self._takes_mask(ctx, call):
             return
         if call.api == "submodule":
