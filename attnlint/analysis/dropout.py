@@ -289,15 +289,18 @@ def weights_from_callers(
                     continue
             mode = mode_flag(analysis, caller)
             if mode is None:
-                # A helper of a helper: its own callers decide (for the parameter it passes on).
-                onward = passed.param if passed is not None and passed.param in caller.params else None
-                if param is None or onward is not None:
-                    found.extend(weights_from_callers(analysis, caller, onward, depth + 1))
+                # A helper of a helper: its own callers decide, for the weights it computes
+                # itself (any call) or for the parameter it passes on.
+                if passed is None or passed.softmax is not None or passed.role == WEIGHTS:
+                    found.extend(weights_from_callers(analysis, caller, None, depth + 1))
+                elif passed.param in caller.params:
+                    found.extend(weights_from_callers(analysis, caller, passed.param, depth + 1))
                 continue
             if depends_on_mode(caller, site.call, None) or any(
-                a.keyword is not None and a.keyword.value in MODE_PARAMETERS for a in site.call.args
+                (a.keyword is not None and a.keyword.value in MODE_PARAMETERS) or depends_on_mode(caller, site.call, a.value)
+                for a in site.call.args
             ):
-                continue
+                continue  # under `if self.training:`, or handed the mode or a rate computed from it
             if passed is not None and passed.softmax is None and passed.role != WEIGHTS:
                 continue  # the caller's own parameter, in a function that knows its mode: not shown
             found.append(WeightsPassedOn(caller=caller, call=site.call, mode=mode))

@@ -23,9 +23,12 @@ class CrossEntropyIgnoreIndex(Rule):
 
     Pad ids are read where they come from: a vocabulary (`vocab["<pad>"]`, a dict literal,
     `{t: i for i, t in enumerate(specials)}`, `specials.index("<pad>")`), a class or instance
-    attribute, a command-line option's default, a tensor of zeros filled row by row,
+    attribute, a command-line option's default, the default of a parameter the call leaves out
+    (`def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader with the batch
+    alone), a tensor of zeros (or `torch.full(size, pad)`) filled row by row,
     `torch.cat` of a padded part, or a tokenizer called with `padding=True` (its `input_ids`). A pad id whose number cannot be read but that is a token id
-    (`tokenizer.pad_token_id`, a vocabulary lookup) is an index into the vocabulary, so it never
+    (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
+    analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
 
     ## Why is this bad?
@@ -612,8 +615,89 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten())
             """
         ),
-    ]
+            # torch.full with -100, rows filled with data: the padding is already the ignore value.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
 
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), -100, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                return labels
+
+
+            def train_step(model, inputs, token_lists):
+                labels = make_labels(token_lists)
+                logits = model(inputs)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # The pad id rewritten to -100 after the rows are filled.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            PAD = 0
+
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), PAD, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                labels[labels == PAD] = -100
+                return labels
+
+
+            def train_step(model, inputs, token_lists):
+                labels = make_labels(token_lists)
+                logits = model(inputs)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # A collate function whose fill defaults to -100 (the DataLoader passes the batch alone).
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            def collate(samples, label_fill=-100):
+                longest = max(len(s) for s in samples)
+                labels = torch.full((len(samples), longest), label_fill, dtype=torch.long)
+                for i, s in enumerate(samples):
+                    labels[i, : len(s)] = torch.tensor(s)
+                return labels
+
+
+            def fit(model, inputs, samples):
+                for labels in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+                    loss.backward()
+            """
+        ),
+        # Padding shifted by an offset: -101 + 1 is the ignore value.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(model, seqs):
+                labels = pad_sequence(seqs, batch_first=True, padding_value=-101)
+                labels = labels + 1
+                logits = model(labels)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+    ]
     INVALID = [
         # A loss object built at module level, called in a function.
         Invalid(
@@ -1443,8 +1527,137 @@ class CrossEntropyIgnoreIndex(Rule):
                     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
             """,
         ),
-    ]
+            # torch.full with a pad constant, rows filled up to their lengths, the loss in another function.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
 
+            PAD = 0
+
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), PAD, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                return labels
+
+
+            def token_loss(logits, labels):
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+
+
+            def train_step(model, token_lists):
+                labels = make_labels(token_lists)
+                return token_loss(model(labels), labels)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+            PAD = 0
+
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), PAD, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                return labels
+
+
+            def token_loss(logits, labels):
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=PAD)
+
+
+            def train_step(model, token_lists):
+                labels = make_labels(token_lists)
+                return token_loss(model(labels), labels)
+            """,
+        ),
+        # A vocabulary object's pad_index handed to a padding helper: a token id, never -100.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            SPECIALS = ["<bos>", "<pad>", "<eos>"]
+
+
+            class Vocabulary:
+                def __init__(self, words):
+                    self.itos = SPECIALS + sorted(set(words))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+                    self.pad_index = self.stoi["<pad>"]
+
+
+            def right_pad(rows, fill):
+                width = max(map(len, rows))
+                return torch.tensor([r + [fill] * (width - len(r)) for r in rows])
+
+
+            def sequence_loss(decoder, vocab, rows):
+                criterion = nn.CrossEntropyLoss()
+                targets = right_pad(rows, vocab.pad_index)
+                scores = decoder(targets)
+                return criterion(scores.reshape(-1, scores.size(-1)), targets.reshape(-1))
+            """,
+        ),
+        # A collate function's pad id defaulting to a class attribute; the DataLoader passes the batch alone.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            class Settings:
+                pad_token_id = 2
+                batch_size = 16
+
+
+            def collate(samples, pad_id=Settings.pad_token_id):
+                longest = max(len(s) for s in samples)
+                batch = torch.full((len(samples), longest), pad_id, dtype=torch.long)
+                for i, s in enumerate(samples):
+                    batch[i, : len(s)] = torch.tensor(s)
+                return batch
+
+
+            def fit(model, samples):
+                for batch in DataLoader(samples, batch_size=Settings.batch_size, collate_fn=collate):
+                    logits = model(batch[:, :-1])
+                    loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+                    loss.backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            class Settings:
+                pad_token_id = 2
+                batch_size = 16
+
+
+            def collate(samples, pad_id=Settings.pad_token_id):
+                longest = max(len(s) for s in samples)
+                batch = torch.full((len(samples), longest), pad_id, dtype=torch.long)
+                for i, s in enumerate(samples):
+                    batch[i, : len(s)] = torch.tensor(s)
+                return batch
+
+
+            def fit(model, samples):
+                for batch in DataLoader(samples, batch_size=Settings.batch_size, collate_fn=collate):
+                    logits = model(batch[:, :-1])
+                    loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten(), ignore_index=2)
+                    loss.backward()
+            """,
+        ),
+    ]
 
 def _number(value) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)

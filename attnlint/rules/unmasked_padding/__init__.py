@@ -21,7 +21,10 @@ class UnmaskedPadding(Rule):
       attention module;
     - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
-      (right padding with `is_causal=True` is fine);
+      (right padding with `is_causal=True` is fine); `nn.Transformer` and `nn.TransformerDecoder`
+      need a mask for each padded input: a causal `tgt_mask` covers a right-padded target, not a
+      padded source (`src_key_padding_mask`) or memory (`memory_key_padding_mask`). The batch stays
+      padded through embeddings, positional terms added to it, transposes and permutes;
     - a block that accepts a mask and does not pass it on to the attention submodule it calls;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
       encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
@@ -679,6 +682,64 @@ class UnmaskedPadding(Rule):
                 step(TinyLM(), torch.randint(1, 32, (2, 8)))
             """
         ),
+        # nn.Transformer given the source's padding mask for the encoder and the memory; tgt has its causal mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD_ID = 1
+
+
+            class Translator(nn.Module):
+                def __init__(self, vocab, width=256):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=PAD_ID)
+                    self.core = nn.Transformer(d_model=width, nhead=8, batch_first=True)
+
+                def forward(self, src_tokens, tgt_tokens):
+                    causal = self.core.generate_square_subsequent_mask(tgt_tokens.size(1))
+                    src_pad = src_tokens == PAD_ID
+                    return self.core(
+                        self.embed(src_tokens),
+                        self.embed(tgt_tokens),
+                        tgt_mask=causal,
+                        src_key_padding_mask=src_pad,
+                        memory_key_padding_mask=src_pad,
+                    )
+
+
+            def translate_batch(model, sources, targets):
+                src = pad_sequence(sources, batch_first=True, padding_value=PAD_ID)
+                tgt = pad_sequence(targets, batch_first=True, padding_value=PAD_ID)
+                return model(src, tgt[:, :-1])
+
+
+            if __name__ == "__main__":
+                translate_batch(Translator(1000), [], [])
+            """
+        ),
+        # Right-padded captions under a causal tgt_mask; the memory (image features) is not padded.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class CaptionDecoder(nn.Module):
+                def __init__(self, vocab, dim=128):
+                    super().__init__()
+                    self.tokens = nn.Embedding(vocab, dim)
+                    self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(dim, 4, batch_first=True), 2)
+
+                def forward(self, captions, image_features):
+                    ids = pad_sequence(captions, batch_first=True)
+                    causal = nn.Transformer.generate_square_subsequent_mask(ids.size(1))
+                    return self.decoder(self.tokens(ids), image_features, tgt_mask=causal)
+            """
+        ),
     ]
 
     INVALID = [
@@ -1216,5 +1277,61 @@ class UnmaskedPadding(Rule):
                 step(TinyLM(), [collate([[3, 4, 5], [6]], 8)])
             """,
             line=26,
+        ),
+        # A causal tgt_mask covers the padded target, not the padded source (time-major, module moved with .to()).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD_ID = 1
+
+
+            class Translator(nn.Module):
+                def __init__(self, vocab, width=256):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=PAD_ID)
+                    self.core = nn.Transformer(d_model=width, nhead=8)
+                    self.proj = nn.Linear(width, vocab)
+
+                def forward(self, src_tokens, tgt_tokens):
+                    causal = self.core.generate_square_subsequent_mask(tgt_tokens.size(1))
+                    src = self.embed(src_tokens).transpose(0, 1)
+                    tgt = self.embed(tgt_tokens).transpose(0, 1)
+                    return self.proj(self.core(src, tgt, tgt_mask=causal))
+
+
+            def translate_batch(model, sources, targets):
+                src = pad_sequence(sources, batch_first=True, padding_value=PAD_ID)
+                tgt = pad_sequence(targets, batch_first=True, padding_value=PAD_ID)
+                return model(src, tgt[:, :-1])
+
+
+            if __name__ == "__main__":
+                translate_batch(Translator(1000).to("cpu"), [], [])
+            """,
+        ),
+        # Token plus position embeddings of a padded batch are still padded.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class SentenceEncoder(nn.Module):
+                def __init__(self, vocab, dim=128, max_len=256):
+                    super().__init__()
+                    self.tokens = nn.Embedding(vocab, dim)
+                    self.positions = nn.Embedding(max_len, dim)
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, 4, batch_first=True), 3)
+
+                def forward(self, sentences):
+                    ids = pad_sequence(sentences, batch_first=True)
+                    where = torch.arange(ids.size(1), device=ids.device)[None, :]
+                    hidden = self.tokens(ids) + self.positions(where)
+                    return self.encoder(hidden).mean(dim=1)
+            """,
         ),
     ]
