@@ -635,7 +635,8 @@ class Evaluator:
                     part = UNKNOWN
                 self._bind(element, part)
         elif isinstance(target, cst.Subscript):
-            masks.store_into(self, target, value)
+            if not self._store_into_entry(target, value):
+                masks.store_into(self, target, value)
         # Other stores change part of a tensor: nothing we track changes.
 
     def _unpacked_size(self, tensor: Optional[Value], owner: Optional[str], axis: int, element) -> Optional[Sym]:
@@ -1055,6 +1056,12 @@ class Evaluator:
             if result is not None:
                 return result
         values = self.args(node)
+        if receiver.entries:
+            if method == "get" and values and values[0].text is not None and receiver.entry(values[0].text):
+                return receiver.entry(values[0].text)  # `batch.get("labels")`
+            if method not in ("get", "items", "keys", "values", "copy") and owner_name(receiver_node) in self.env:
+                # `batch.update(...)`, `batch.pop("labels")`: entries we no longer know.
+                self.env[owner_name(receiver_node)] = receiver.with_(entries=())
         if handler is None and self.project is not None and receiver.kind == "unknown":
             # `tokenizer.batch_encode(texts)`: the one class here with that method.
             target = self.project.unique_method(method)
@@ -1065,6 +1072,41 @@ class Evaluator:
         if method not in READING_METHODS:
             escape([receiver] + values)
         return Value(kind="unknown", node=node)
+
+    def _store_into_entry(self, target: cst.Subscript, value: Value) -> bool:
+        """`batch["labels"] = labels` and `batch["labels"][mask] = -100` on a dict whose entries
+        are known: the entry changes. True when the store was one of those."""
+        from attnlint.analysis import losses
+
+        def key_of(subscript: cst.Subscript) -> Optional[str]:
+            if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+                return None
+            return losses.string_text(subscript.slice[0].slice.value)
+
+        base = target.value
+        owner = owner_name(base)
+        if owner is not None and self.env.get(owner) is not None and self.env[owner].entries:
+            key = key_of(target)
+            if key is None:
+                self.env[owner] = self.env[owner].with_(entries=())  # a key we cannot read
+            else:
+                self.env[owner] = self.env[owner].with_entry(key, value)
+            return True
+        if isinstance(base, cst.Subscript):
+            owner = owner_name(base.value)
+            holder = self.env.get(owner) if owner is not None else None
+            if holder is None or not holder.entries:
+                return False
+            key = key_of(base)
+            entry = holder.entry(key) if key is not None else None
+            if entry is None:
+                self.env[owner] = holder.with_(entries=())
+                return True
+            changed = losses.stored_into(entry, target, value)
+            if changed is not None:
+                self.env[owner] = holder.with_entry(key, changed)
+            return True
+        return False
 
     def _defines(self, class_name: Optional[str], method: str) -> bool:
         """Does a class of the checked code define `method` itself (or may it, unseen)?"""

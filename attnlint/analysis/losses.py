@@ -137,6 +137,9 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
     key = ev.eval(key_node)
     if key.text is None:
         return None
+    entry = dict_entry(base, key.text)
+    if entry is not None:
+        return entry
     field = encoding_field(base, key.text, node)
     if field is not None:
         return field
@@ -184,8 +187,10 @@ def option_value(ev, attr: str, node) -> Optional[Value]:
     default = options.get(attr)
     if default is None:
         return None
-    # An option defaulting to -100 is no token id, whatever its name says.
-    return Value(kind="scalar", node=node, token_id=default >= 0 and names_pad_id(attr))
+    # An option defaulting to -100 is no token id, whatever its name says; one that says padding
+    # (`--label_pad`, `--pad`) and defaults to a number >= 0 pads with a class index by default.
+    says_pad = names_pad_id(attr) or any(w in ("pad", "padding") for w in words(attr))
+    return Value(kind="scalar", node=node, token_id=default >= 0 and says_pad)
 
 
 def _defaults_of_options(module: cst.Module) -> Dict[str, int]:
@@ -273,21 +278,73 @@ def encoding_field(receiver: Value, field: Optional[str], node) -> Optional[Valu
 def dict_literal(ev, node: cst.Dict) -> Value:
     """`{"<pad>": 0, "<unk>": 1}`: a vocabulary when its keys are strings and its ids numbers."""
     ids = []
+    entries = []
     for element in node.elements:
         if not isinstance(element, cst.DictElement):
             return Value(kind="unknown", node=node)
         text = string_text(element.key)
-        # Ids written as numbers or constants; other values are not evaluated (as before dicts
-        # were read at all: a call in a dict literal records no sites).
+        if text is None:
+            continue  # keys we cannot read: their values are not followed
+        value = ev.eval(element.value)
+        entries.append((text, value))
+        # Ids written as numbers or constants.
         literal = isinstance(element.value, (cst.Integer, cst.UnaryOperation, cst.Name))
-        number = ev.eval(element.value).int_value if text is not None and literal else None
-        if text is not None and number is not None:
-            ids.append((text, number))
-    return Value(kind="unknown", node=node, vocabulary=TokenIds(tuple(ids)) if ids else None)
+        if literal and value.int_value is not None:
+            ids.append((text, value.int_value))
+    return Value(
+        kind="unknown", node=node, vocabulary=TokenIds(tuple(ids)) if ids else None, entries=tuple(entries)
+    )
+
+
+def dict_entry(base: Value, key: Optional[str]) -> Optional[Value]:
+    """`batch["labels"]` of a dict whose entries the code shows."""
+    if not base.entries or key is None:
+        return None
+    return base.entry(key)
+
+
+def items_comprehension(ev, node: cst.DictComp) -> Optional[Value]:
+    """`{k: v.to(device) for k, v in batch.items()}`: the value expression for each entry."""
+    generators = node.for_in
+    iterated = generators.iter
+    target = generators.target
+    if not (
+        isinstance(iterated, cst.Call)
+        and isinstance(iterated.func, cst.Attribute)
+        and iterated.func.attr.value == "items"
+        and not iterated.args
+        and isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+        and all(isinstance(e.value, cst.Name) for e in target.elements)
+        and isinstance(node.key, cst.Name)
+        and node.key.value == target.elements[0].value.value
+    ):
+        return None
+    source = ev.eval(iterated.func.value)
+    if not source.entries:
+        return None
+    key_name, value_name = (e.value.value for e in target.elements)
+    saved = dict(ev.env)
+    entries = []
+    for key, value in source.entries:
+        ev.env = dict(saved)
+        ev.env[key_name] = Value(kind="scalar", text=key)
+        ev.env[value_name] = value
+        if generators.ifs:
+            entries = None  # a filter we do not evaluate: which entries stay is unknown
+            break
+        entries.append((key, ev.eval(node.value)))
+    ev.env = saved
+    if entries is None:
+        return None
+    return Value(kind="unknown", node=node, entries=tuple(entries))
 
 
 def dict_comprehension(ev, node: cst.DictComp) -> Value:
     """`{t: i for i, t in enumerate(itos)}`: token -> position of the list enumerated."""
+    batch = items_comprehension(ev, node)
+    if batch is not None:
+        return batch
     generators = node.for_in
     if generators.inner_for_in is not None or generators.ifs:
         return Value(kind="unknown", node=node)
@@ -532,8 +589,25 @@ def _data_loader(ev, call: Call):
         return Value(kind="unknown", node=call.node)
     if isinstance(collate.value, cst.Lambda):
         batch = ev.apply_callable(collate.value, Value(kind="unknown"))
+    elif isinstance(collate.value, cst.Call) or (
+        isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
+    ):
+        batch = _called_instance(ev, ev.eval(collate.value), call.node)
     else:
         batch = modules.call_with_values(ev, collate.value, [Value(kind="unknown")])
-    if batch.kind == "unknown":
+    if batch.kind == "unknown" and not batch.entries:
         return Value(kind="unknown", node=call.node)
     return Value(kind="tuple", each=batch, node=call.node)
+
+
+def _called_instance(ev, instance: Value, node: cst.Call) -> Value:
+    """`DataLoader(ds, collate_fn=Collator(cfg))`: a batch is what the class's `__call__`
+    returns for the list of samples."""
+    if instance.kind != "module" or not instance.user_class or ev.project is None:
+        return Value(kind="unknown")
+    target = ev.project.definitions.method(instance.module_type, "__call__")
+    if target is None:
+        return Value(kind="unknown")
+    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name("__call__")), args=[cst.Arg(value=cst.Name("_"))])
+    result = ev.project.call(ev, fake, "__call__", [Value(kind="unknown")], True, target=target)
+    return result if result is not None else Value(kind="unknown")

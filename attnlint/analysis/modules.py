@@ -324,7 +324,7 @@ def _summary(ev, node: cst.Call, name: str, values: List[Value], method: bool) -
 
 def _own(value: Value, node: cst.Call) -> Value:
     """A summary's value as the value of this call (its weights were made elsewhere)."""
-    if value.kind == "unknown" and value.rank is None and value.sym is None:
+    if value.kind == "unknown" and value.rank is None and value.sym is None and not value.entries and not value.padded:
         return Value(kind="unknown", node=node)
     return value
 

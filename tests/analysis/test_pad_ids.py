@@ -419,3 +419,54 @@ def test_a_padded_batch_stays_padded_through_moves_and_sums_and_a_number_added_s
     assert summed is not None and summed.value is None
     assert env(analysis, "f", "shifted").padding.value == 3
     assert env(analysis, "f", "lowered").padding.value == 0
+
+
+def test_dict_batches_keep_their_entries_and_stores_into_an_entry_change_it():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs, device):
+            ids = pad_sequence(seqs, batch_first=True, padding_value=4)
+            batch = {"input_ids": ids, "labels": ids.clone()}
+            moved = {k: v.to(device) for k, v in batch.items()}
+            labels = moved["labels"]
+            got = moved.get("input_ids")
+            batch["labels"][batch["labels"] == 4] = -100
+            masked = batch["labels"]
+            batch["labels"] = ids
+            replaced = batch["labels"]
+            batch.update(extra=ids)
+            updated = batch
+            return labels
+        """
+    )
+    assert env(analysis, "f", "labels").padding.value == 4
+    assert env(analysis, "f", "got").padding.value == 4
+    assert env(analysis, "f", "masked").padding.value == -100
+    assert env(analysis, "f", "replaced").padding.value == 4
+    # A method that may change the dict: its entries are no longer known.
+    assert env(analysis, "f", "updated").entries == ()
+
+
+def test_a_collator_instance_given_to_a_data_loader_makes_its_batches():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+        from torch.utils.data import DataLoader
+
+        class Collator:
+            def __init__(self, pad):
+                self.pad = 7
+
+            def __call__(self, samples):
+                return {"ids": pad_sequence(samples, batch_first=True, padding_value=self.pad)}
+
+        def f(data):
+            for batch in DataLoader(data, collate_fn=Collator(7)):
+                return batch["ids"]
+        """
+    )
+    assert function(analysis, "f").returns[0].padding.value == 7

@@ -26,7 +26,9 @@ class CrossEntropyIgnoreIndex(Rule):
     attribute, a command-line option's default, the default of a parameter the call leaves out
     (`def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader with the batch
     alone), a tensor of zeros (or `torch.full(size, pad)`) filled row by row,
-    `torch.cat` of a padded part, or a tokenizer called with `padding=True` (its `input_ids`). A pad id whose number cannot be read but that is a token id
+    `torch.cat` of a padded part, a tokenizer called with `padding=True` (its `input_ids`), and
+    through dict batches (`{"input_ids": ids, "labels": labels}`, `batch["labels"]`,
+    `{k: v.to(device) for k, v in batch.items()}`) and collator instances given to a DataLoader. A pad id whose number cannot be read but that is a token id
     (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
     analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
@@ -695,6 +697,89 @@ class CrossEntropyIgnoreIndex(Rule):
                 labels = labels + 1
                 logits = model(labels)
                 return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+            # A dict batch whose labels entry has the pad id rewritten to -100 in place.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                batch = {"input_ids": ids[:, :-1], "labels": ids[:, 1:].clone()}
+                batch["labels"][batch["labels"] == PAD_ID] = -100
+                return batch
+
+
+            def train(model, samples):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+                    loss.backward()
+            """
+        ),
+        # A dict batch whose labels entry is replaced by a masked_fill to -100.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                return {"input_ids": ids, "labels": ids}
+
+
+            def train(model, samples):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    batch["labels"] = batch["labels"].masked_fill(batch["labels"] == PAD_ID, -100)
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch.get("labels").view(-1))
+                    loss.backward()
+            """
+        ),
+        # A collator instance padding labels with the config's -100.
+        Valid(
+            """
+            from dataclasses import dataclass
+
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            @dataclass
+            class DataConfig:
+                pad_token_id: int = 0
+                label_ignore_id: int = -100
+
+
+            class PadCollator:
+                def __init__(self, config: DataConfig):
+                    self.config = config
+
+                def __call__(self, samples):
+                    inputs = pad_sequence([s[0] for s in samples], batch_first=True, padding_value=self.config.pad_token_id)
+                    labels = pad_sequence([s[1] for s in samples], batch_first=True, padding_value=self.config.label_ignore_id)
+                    return {"inputs": inputs, "labels": labels}
+
+
+            def run(model, samples):
+                loss_fn = nn.CrossEntropyLoss()
+                for batch in DataLoader(samples, collate_fn=PadCollator(DataConfig())):
+                    logits = model(batch["inputs"])
+                    loss_fn(logits.flatten(0, 1), batch["labels"].flatten()).backward()
             """
         ),
     ]
@@ -1655,6 +1740,155 @@ class CrossEntropyIgnoreIndex(Rule):
                     logits = model(batch[:, :-1])
                     loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten(), ignore_index=2)
                     loss.backward()
+            """,
+        ),
+            # A dict batch from a collate_fn, moved to the device entry by entry.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, samples, device):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+                    loss.backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, samples, device):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1), ignore_index=PAD_ID)
+                    loss.backward()
+            """,
+        ),
+        # A collator class instance given to the DataLoader; its config's pad id pads the labels.
+        Invalid(
+            """
+            from dataclasses import dataclass
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            @dataclass
+            class TrainConfig:
+                vocab_size: int = 1000
+                pad_token_id: int = 0
+                lr: float = 3e-4
+
+
+            class Collator:
+                def __init__(self, cfg: TrainConfig):
+                    self.cfg = cfg
+
+                def __call__(self, batch):
+                    ids = pad_sequence([torch.tensor(b) for b in batch], batch_first=True, padding_value=self.cfg.pad_token_id)
+                    return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, loader):
+                criterion = nn.CrossEntropyLoss()
+                for batch in loader:
+                    logits = model(batch["input_ids"])
+                    loss = criterion(logits.view(-1, logits.size(-1)), batch["labels"].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                cfg = TrainConfig()
+                loader = DataLoader([], batch_size=2, collate_fn=Collator(cfg))
+                train(nn.Identity(), loader)
+            """,
+            fixed="""
+            from dataclasses import dataclass
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            @dataclass
+            class TrainConfig:
+                vocab_size: int = 1000
+                pad_token_id: int = 0
+                lr: float = 3e-4
+
+
+            class Collator:
+                def __init__(self, cfg: TrainConfig):
+                    self.cfg = cfg
+
+                def __call__(self, batch):
+                    ids = pad_sequence([torch.tensor(b) for b in batch], batch_first=True, padding_value=self.cfg.pad_token_id)
+                    return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, loader):
+                criterion = nn.CrossEntropyLoss(ignore_index=0)
+                for batch in loader:
+                    logits = model(batch["input_ids"])
+                    loss = criterion(logits.view(-1, logits.size(-1)), batch["labels"].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                cfg = TrainConfig()
+                loader = DataLoader([], batch_size=2, collate_fn=Collator(cfg))
+                train(nn.Identity(), loader)
+            """,
+        ),
+        # A command-line label pad defaulting to 0.
+        Invalid(
+            """
+            import argparse
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(batch, args):
+                ys = pad_sequence([b[1] for b in batch], batch_first=True, padding_value=args.label_pad)
+                return ys
+
+
+            def train(model, batches, args):
+                crit = nn.CrossEntropyLoss()
+                for b in batches:
+                    y = collate(b, args)
+                    logits = model(y)
+                    crit(logits.view(-1, logits.size(-1)), y.view(-1)).backward()
+
+
+            if __name__ == "__main__":
+                p = argparse.ArgumentParser()
+                p.add_argument("--label_pad", type=int, default=0)
+                train(nn.Identity(), [], p.parse_args())
             """,
         ),
     ]
