@@ -611,9 +611,17 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         # `targets[targets == pad] = -100`, `ids[i, :len(seq)] = seq` (see losses.stored_into).
         from attnlint.analysis import losses
 
-        changed = losses.stored_into(ev.env[owner], target, value)
+        before = ev.env[owner]
+        changed = losses.stored_into(before, target, value)
         if changed is not None:
             ev.env[owner] = changed
+            # `labels = batch["labels"]; labels[labels == pad] = -100`: the same tensor, so the
+            # dict's entry changes too.
+            for name, holder in list(ev.env.items()):
+                if holder.entries and any(entry is before for _, entry in holder.entries):
+                    ev.env[name] = holder.with_(
+                        entries=tuple((k, changed if entry is before else entry) for k, entry in holder.entries)
+                    )
 
 
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):

@@ -782,6 +782,20 @@ class CrossEntropyIgnoreIndex(Rule):
                     loss_fn(logits.flatten(0, 1), batch["labels"].flatten()).backward()
             """
         ),
+            # The labels entry rewritten through a local name for the same tensor.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(model, seqs):
+                ids = pad_sequence(seqs, batch_first=True)
+                batch = {"input_ids": ids, "labels": ids.clone()}
+                labels = batch["labels"]
+                labels[labels == 0] = -100
+                logits = model(batch["input_ids"])
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+            """
+        ),
     ]
     INVALID = [
         # A loss object built at module level, called in a function.
