@@ -470,3 +470,21 @@ def test_a_collator_instance_given_to_a_data_loader_makes_its_batches():
         """
     )
     assert function(analysis, "f").returns[0].padding.value == 7
+
+
+def test_a_normalised_padded_batch_is_still_padded():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs):
+            norm, act = nn.LayerNorm(8), nn.GELU()
+            x = pad_sequence(seqs, batch_first=True)
+            normed = norm(x)
+            activated = act(normed)
+            return x
+        """
+    )
+    assert env(analysis, "f", "normed").padded
+    assert env(analysis, "f", "activated").padded
