@@ -29,6 +29,7 @@ from attnlint.analysis.values import (
     FillSite,
     LossSite,
     MaskUseSite,
+    Padding,
     SoftmaxSite,
     Value,
     ViewSite,
@@ -302,6 +303,9 @@ class Evaluator:
         # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
         body = getattr(self.facts.node, "body", None) if isinstance(self.facts.node, cst.FunctionDef) else None
         embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
+        # Token ids the function embeds and itself tests against the pad id are a padded batch
+        # (what their padding holds is the pad id, a number it does not show here).
+        padded = embedded & masks.compared_with_pad(body) if embedded else set()
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -338,6 +342,7 @@ class Evaluator:
                 lengths=_names_lengths(name),
                 sym=self.atom(name),
                 token_ids=name in embedded,
+                padding=Padding(value=None) if name in padded else None,
             )
             if default is not None and default.kind == "scalar" and default.int_value is not None:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)

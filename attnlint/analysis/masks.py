@@ -397,6 +397,50 @@ def embedded_names(body: cst.CSTNode, cls, aliases: Dict[str, str]) -> set:
     return found
 
 
+def compared_with_pad(body: cst.CSTNode) -> set:
+    """Names the function never rebinds and tests against a pad id (`tokens != self.pad_id`,
+    `src.eq(PAD_IDX)`): by the function's own account they hold padding."""
+    compared, assigned = set(), set()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if (
+            isinstance(node, cst.Comparison)
+            and isinstance(node.left, cst.Name)
+            and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual))
+            and _names_pad(node.comparisons[0].comparator)
+        ):
+            compared.add(node.left.value)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.attr.value in ("eq", "ne")
+            and len(node.args) == 1
+            and _names_pad(node.args[0].value)
+        ):
+            compared.add(node.func.value.value)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                assigned.update(n.value for n in _walk_names(target))
+        for child in node.children:
+            visit(child)
+
+    visit(body)
+    return compared - assigned
+
+
+def _walk_names(node: cst.CSTNode):
+    if isinstance(node, cst.Name):
+        yield node
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from _walk_names(element.value)
+
+
 def _is_embedding(func: cst.BaseExpression, cls, aliases: Dict[str, str]) -> bool:
     if canonical(qualify(func, aliases)) == "torch.nn.functional.embedding":
         return True

@@ -488,3 +488,28 @@ def test_a_normalised_padded_batch_is_still_padded():
     )
     assert env(analysis, "f", "normed").padded
     assert env(analysis, "f", "activated").padded
+
+
+def test_token_ids_a_function_embeds_and_tests_against_the_pad_id_are_padded():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+            def forward(self, tokens, other, ids):
+                x = self.embed(tokens)
+                keep = tokens.ne(self.pad_id)
+                y = self.embed(ids)
+                ids = ids[:, 1:]
+                drop = ids == self.pad_id
+                return other == self.pad_id
+        """
+    )
+    params = function(analysis, "forward").params
+    assert params["tokens"].padded and params["tokens"].padding.value is None
+    assert not params["other"].padded  # compared, but not token ids the function embeds
+    assert not params["ids"].padded  # the comparison reads a rebinding of it

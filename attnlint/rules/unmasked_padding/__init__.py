@@ -24,7 +24,9 @@ class UnmaskedPadding(Rule):
       (right padding with `is_causal=True` is fine); `nn.Transformer` and `nn.TransformerDecoder`
       need a mask for each padded input: a causal `tgt_mask` covers a right-padded target, not a
       padded source (`src_key_padding_mask`) or memory (`memory_key_padding_mask`). The batch stays
-      padded through embeddings, positional terms added to it, transposes and permutes;
+      padded through embeddings, positional terms added to it, normalisations, transposes and
+      permutes. Token ids a function embeds and itself tests against the pad id
+      (`tokens.ne(self.pad_id)` for pooling) are a padded batch too;
     - a block that accepts a mask and does not pass it on to the attention submodule it calls;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
       encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
@@ -51,7 +53,8 @@ class UnmaskedPadding(Rule):
     summary = "attention over a padded batch without a padding mask"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    triggers = ("mask", "pad_sequence")
+    # A padded batch is told by a mask, pad_sequence, or a test against a pad id (`tokens.ne(pad_id)`).
+    triggers = ("mask", "pad")
     recipe = "unmasked_padding"
 
     def check(self, ctx: RuleContext) -> None:
@@ -740,8 +743,48 @@ class UnmaskedPadding(Rule):
                     return self.decoder(self.tokens(ids), image_features, tgt_mask=causal)
             """
         ),
-    ]
+            # The padding mask the module builds goes to the encoder as well as to the pooling.
+        Valid(
+            """
+            import torch.nn as nn
 
+
+            class ReviewEncoder(nn.Module):
+                def __init__(self, vocab, dim=128, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, dim, padding_idx=pad_id)
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, 4, batch_first=True), 2)
+                    self.classify = nn.Linear(dim, 2)
+
+                def forward(self, tokens):
+                    is_pad = tokens == self.pad_id
+                    states = self.encoder(self.embed(tokens), src_key_padding_mask=is_pad)
+                    keep = (~is_pad).unsqueeze(-1).float()
+                    return self.classify((states * keep).sum(1) / keep.sum(1))
+            """
+        ),
+        # Token ids tested against the pad id for a loss weight; the attention has its (causal) mask.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class TinyLM(nn.Module):
+                def __init__(self, vocab, dim=64, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.attn = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+                def forward(self, ids, causal):
+                    x = self.embed(ids)
+                    out, _ = self.attn(x, x, x, attn_mask=causal)
+                    weight = (ids != self.pad_id).float()
+                    return out, weight
+            """
+        ),
+    ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
         Invalid(
@@ -1332,6 +1375,26 @@ class UnmaskedPadding(Rule):
                     where = torch.arange(ids.size(1), device=ids.device)[None, :]
                     hidden = self.tokens(ids) + self.positions(where)
                     return self.encoder(hidden).mean(dim=1)
+            """,
+        ),
+            # The module tests its token ids against the pad id (for pooling): they are padded, and the encoder gets no mask.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class ReviewEncoder(nn.Module):
+                def __init__(self, vocab, dim=128, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, dim, padding_idx=pad_id)
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, 4, batch_first=True), 2)
+                    self.classify = nn.Linear(dim, 2)
+
+                def forward(self, tokens):
+                    states = self.encoder(self.embed(tokens))
+                    keep = tokens.ne(self.pad_id).unsqueeze(-1).float()
+                    return self.classify((states * keep).sum(1) / keep.sum(1))
             """,
         ),
     ]
