@@ -583,10 +583,19 @@ def _data_loader(ev, call: Call):
     """Iterating a DataLoader yields what its `collate_fn` returns."""
     from attnlint.analysis import modules
 
-    ev.args(call.node)
+    values = ev.args(call.node)
     collate = _flow()._arg(call.node, 99, "collate_fn")
     if collate is None:
-        return Value(kind="unknown", node=call.node)
+        # The default collate stacks what the dataset's `__getitem__` returns.
+        dataset = _flow()._arg(call.node, 0, "dataset")
+        position = list(call.node.args).index(dataset) if dataset is not None else None
+        if position is None:
+            return Value(kind="unknown", node=call.node)
+        sample = _called_instance(ev, values[position], call.node, "__getitem__")
+        batch = _default_collated(sample)
+        if batch.kind == "unknown" and not batch.entries:
+            return Value(kind="unknown", node=call.node)
+        return Value(kind="tuple", each=batch, node=call.node)
     if isinstance(collate.value, cst.Lambda):
         batch = ev.apply_callable(collate.value, Value(kind="unknown"))
     elif isinstance(collate.value, cst.Call) or (
@@ -600,14 +609,29 @@ def _data_loader(ev, call: Call):
     return Value(kind="tuple", each=batch, node=call.node)
 
 
-def _called_instance(ev, instance: Value, node: cst.Call) -> Value:
+def _called_instance(ev, instance: Value, node: cst.Call, method: str = "__call__") -> Value:
     """`DataLoader(ds, collate_fn=Collator(cfg))`: a batch is what the class's `__call__`
-    returns for the list of samples."""
+    returns for the list of samples (`__getitem__`: one sample of a dataset of the checked code)."""
     if instance.kind != "module" or not instance.user_class or ev.project is None:
         return Value(kind="unknown")
-    target = ev.project.definitions.method(instance.module_type, "__call__")
+    target = ev.project.definitions.method(instance.module_type, method)
     if target is None:
         return Value(kind="unknown")
-    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name("__call__")), args=[cst.Arg(value=cst.Name("_"))])
-    result = ev.project.call(ev, fake, "__call__", [Value(kind="unknown")], True, target=target)
+    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name(method)), args=[cst.Arg(value=cst.Name("_"))])
+    result = ev.project.call(ev, fake, method, [Value(kind="unknown")], True, target=target)
     return result if result is not None else Value(kind="unknown")
+
+
+def _default_collated(sample: Value) -> Value:
+    """What torch's default collate makes of samples like this one: tensors stacked (each keeps
+    its data facts, padding included), tuples and dicts of tensors item by item. Python lists
+    of numbers are transposed by it: not followed."""
+    if sample.kind == "tensor":
+        return Value(kind="tensor", **sample.data_facts())
+    if sample.entries:
+        return Value(kind="unknown", entries=tuple((k, _default_collated(v)) for k, v in sample.entries))
+    if sample.kind == "tuple" and sample.elements and sample.each is None:
+        items = tuple(_default_collated(e) for e in sample.elements)
+        if all(i.kind == "tensor" or i.entries for i in items):
+            return Value(kind="tuple", elements=items)
+    return Value(kind="unknown")

@@ -513,3 +513,33 @@ def test_token_ids_a_function_embeds_and_tests_against_the_pad_id_are_padded():
     assert params["tokens"].padded and params["tokens"].padding.value is None
     assert not params["other"].padded  # compared, but not token ids the function embeds
     assert not params["ids"].padded  # the comparison reads a rebinding of it
+
+
+def test_a_data_loader_without_collate_fn_stacks_what_the_datasets_getitem_returns():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Rows(Dataset):
+            def __getitem__(self, i):
+                ids = self.rows[i] + [9] * (16 - len(self.rows[i]))
+                return torch.tensor(ids), {"labels": torch.tensor(ids)}
+
+        class Lists(Dataset):
+            def __getitem__(self, i):
+                return self.rows[i] + [9] * (16 - len(self.rows[i]))
+
+        def f(rows):
+            for x, extra in DataLoader(Rows(rows), batch_size=4):
+                return x, extra["labels"]
+
+        def g(rows):
+            for x in DataLoader(Lists(rows)):
+                return x
+        """
+    )
+    x, labels = function(analysis, "f").returns[0].elements
+    assert x.padding.value == 9 and labels.padding.value == 9
+    # The default collate transposes lists of numbers: not followed.
+    assert not function(analysis, "g").returns[0].padded

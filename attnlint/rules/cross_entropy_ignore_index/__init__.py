@@ -28,7 +28,8 @@ class CrossEntropyIgnoreIndex(Rule):
     alone), a tensor of zeros (or `torch.full(size, pad)`) filled row by row,
     `torch.cat` of a padded part, a tokenizer called with `padding=True` (its `input_ids`), and
     through dict batches (`{"input_ids": ids, "labels": labels}`, `batch["labels"]`,
-    `{k: v.to(device) for k, v in batch.items()}`) and collator instances given to a DataLoader. A pad id whose number cannot be read but that is a token id
+    `{k: v.to(device) for k, v in batch.items()}`), collator instances given to a DataLoader,
+    and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A pad id whose number cannot be read but that is a token id
     (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
     analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
@@ -794,6 +795,39 @@ class CrossEntropyIgnoreIndex(Rule):
                 labels[labels == 0] = -100
                 logits = model(batch["input_ids"])
                 return F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+            """
+        ),
+            # A dataset whose __getitem__ pads the labels with -100; the default collate stacks them.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.utils.data import Dataset, DataLoader
+
+            PAD = 0
+
+
+            class LMDataset(Dataset):
+                def __init__(self, rows, max_len=32):
+                    self.rows = rows
+                    self.max_len = max_len
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    ids = self.rows[i][: self.max_len]
+                    inputs = torch.tensor(ids[:-1] + [PAD] * (self.max_len - len(ids)))
+                    labels = torch.tensor(ids[1:] + [-100] * (self.max_len - len(ids)))
+                    return inputs, labels
+
+
+            def train(model, rows):
+                loader = DataLoader(LMDataset(rows), batch_size=16, shuffle=True)
+                crit = nn.CrossEntropyLoss()
+                for x, y in loader:
+                    out = model(x)
+                    crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
             """
         ),
     ]
@@ -1903,6 +1937,69 @@ class CrossEntropyIgnoreIndex(Rule):
                 p = argparse.ArgumentParser()
                 p.add_argument("--label_pad", type=int, default=0)
                 train(nn.Identity(), [], p.parse_args())
+            """,
+        ),
+            # A dataset's __getitem__ pads every sample to a fixed length; the DataLoader's default collate stacks them.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.utils.data import Dataset, DataLoader
+
+            PAD = 0
+
+
+            class LMDataset(Dataset):
+                def __init__(self, rows, max_len=32):
+                    self.rows = rows
+                    self.max_len = max_len
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    ids = self.rows[i][: self.max_len]
+                    ids = ids + [PAD] * (self.max_len - len(ids))
+                    ids = torch.tensor(ids)
+                    return ids[:-1], ids[1:]
+
+
+            def train(model, rows):
+                loader = DataLoader(LMDataset(rows), batch_size=16, shuffle=True)
+                crit = nn.CrossEntropyLoss()
+                for x, y in loader:
+                    out = model(x)
+                    crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from torch.utils.data import Dataset, DataLoader
+
+            PAD = 0
+
+
+            class LMDataset(Dataset):
+                def __init__(self, rows, max_len=32):
+                    self.rows = rows
+                    self.max_len = max_len
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    ids = self.rows[i][: self.max_len]
+                    ids = ids + [PAD] * (self.max_len - len(ids))
+                    ids = torch.tensor(ids)
+                    return ids[:-1], ids[1:]
+
+
+            def train(model, rows):
+                loader = DataLoader(LMDataset(rows), batch_size=16, shuffle=True)
+                crit = nn.CrossEntropyLoss(ignore_index=0)
+                for x, y in loader:
+                    out = model(x)
+                    crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
             """,
         ),
     ]
