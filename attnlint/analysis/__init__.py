@@ -204,11 +204,13 @@ def analyze_module(
     evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names, constants=imported)
     evaluator.run(module.body)
     analysis.constants = dict(imported)
-    analysis.constants.update(_late or {})
     for name, value in evaluator.env.items():
         constant = _constant(value)
         if constant is not None:
             analysis.constants[name] = constant
+    # What the second reading found overrides the first (`vocab.pad_index` is only a token id
+    # before the class `Vocab` is known, its number after).
+    analysis.constants.update(_late or {})
     _walk(module.body, analysis, None)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
@@ -225,7 +227,12 @@ def analyze_module(
         late = {}
         for name, value in evaluator.env.items():
             constant = _constant(value)
-            if constant is not None and constant.kind == "scalar" and name not in analysis.constants:
+            known = analysis.constants.get(name)
+            if (
+                constant is not None
+                and constant.kind == "scalar"
+                and (known is None or known.int_value is None and constant.int_value is not None)
+            ):
                 late[name] = constant
         if late:
             return analyze_module(module, project=project, path=path, _late=late)

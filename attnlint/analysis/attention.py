@@ -102,6 +102,40 @@ def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], mo
     return output.with_(node=node)
 
 
+# Encoder-decoder modules: for each positional input, the masks that keep its padding out of
+# the attention ("causal": a causal tgt_mask or is_causal, under which right padding is never
+# attended by a real token). Any mask given covers the inputs of the other APIs.
+_MASKS_FOR_INPUT = {
+    "Transformer": (
+        ("src", ("src_mask", "src_key_padding_mask", "memory_mask", "memory_key_padding_mask")),
+        ("tgt", ("tgt_mask", "tgt_key_padding_mask", "causal")),
+    ),
+    "TransformerDecoder": (
+        ("tgt", ("tgt_mask", "tgt_key_padding_mask", "causal")),
+        ("memory", ("memory_mask", "memory_key_padding_mask")),
+    ),
+}
+_MASKS_FOR_INPUT["TransformerDecoderLayer"] = _MASKS_FOR_INPUT["TransformerDecoder"]
+
+
+def padded_inputs_without_mask(site: AttentionCallSite) -> List[str]:
+    """The inputs of an attention call that are padded batches and get no mask that covers them:
+    ("src",) for `nn.Transformer(src, tgt, tgt_mask=causal)` with a padded src; ("input",) for
+    any other API given a padded batch and no mask at all. Right padding under `is_causal=True`
+    is covered."""
+    table = _MASKS_FOR_INPUT.get(site.api)
+    if table is None:
+        if site.mask_keywords or site.is_causal or not any(v.padded for v in site.inputs):
+            return []
+        return ["input"]
+    given = set(site.mask_keywords) | ({"causal"} if site.is_causal else set())
+    return [
+        name
+        for (name, covering), value in zip(table, site.inputs)
+        if value.padded and not given.intersection(covering)
+    ]
+
+
 def unread_padding_masks(function) -> Dict[str, cst.Name]:
     """Locals whose name says a padding mask (`pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
     encoder_out["encoder_padding_mask"]`), bound to something other than None and never read in

@@ -55,6 +55,12 @@ class DropoutSite:
         return self.training_node is not None
 
     @property
+    def training_always(self) -> bool:
+        """`training=True` written out: dropped in every mode."""
+        node = self.training_node
+        return isinstance(node, cst.Name) and node.value == "True"
+
+    @property
     def rate_is_zero(self) -> bool:
         """A literal `p=0` / `p=0.0`: nothing is dropped in any mode."""
         node = self.p_node
@@ -234,3 +240,68 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
     return isinstance(last, (cst.Return, cst.Raise))
+
+
+@dataclass
+class WeightsPassedOn:
+    """A call, from a function that knows its mode, of a helper that drops out what it is given
+    with no mode (`attn_dropout(w, self.p)` with `def attn_dropout(x, p): return F.dropout(x, p)`),
+    the value handed over being attention weights."""
+
+    caller: "FunctionFacts"
+    call: cst.Call
+    mode: str  # the caller's mode flag (`self.training`)
+
+
+def weights_from_callers(
+    analysis: "ModuleAnalysis", function: "FunctionFacts", param: Optional[str], depth: int = 0
+) -> List[WeightsPassedOn]:
+    """The calls that hand attention weights to `function` for its parameter `param` (None: the
+    function computes the weights itself, so any call counts), made from a function that knows
+    its mode outside any test of it. A caller without a mode that passes on its own parameter is
+    followed to its callers (helpers of helpers), a few levels up."""
+    from attnlint.analysis.summaries import param_names
+
+    definitions = analysis.summaries.definitions if analysis.summaries is not None else None
+    if definitions is None or not isinstance(function.node, cst.FunctionDef) or depth > 3:
+        return []
+    found: List[WeightsPassedOn] = []
+    for caller in analysis.functions:
+        if caller is function:
+            continue
+        for site in caller.calls:
+            if site.callee_class is not None:
+                target = definitions.method(site.callee_class, site.callee)
+            elif site.method:
+                target = definitions.method(caller.class_name, site.callee)
+            else:
+                definition = definitions.functions.get(site.callee)
+                target = (None, definition) if definition is not None else None
+            if target is None or target[1] is not function.node or any(a.star for a in site.call.args):
+                continue
+            passed = None
+            if param is not None:
+                names = param_names(function.node, target[0] is not None)
+                passed = site.argument(names.index(param) if param in names else 99, param)
+                if passed is None:
+                    continue
+                if not (passed.softmax is not None or passed.role == WEIGHTS or passed.param in caller.params):
+                    continue
+            mode = mode_flag(analysis, caller)
+            if mode is None:
+                # A helper of a helper: its own callers decide, for the weights it computes
+                # itself (any call) or for the parameter it passes on.
+                if passed is None or passed.softmax is not None or passed.role == WEIGHTS:
+                    found.extend(weights_from_callers(analysis, caller, None, depth + 1))
+                elif passed.param in caller.params:
+                    found.extend(weights_from_callers(analysis, caller, passed.param, depth + 1))
+                continue
+            if depends_on_mode(caller, site.call, None) or any(
+                (a.keyword is not None and a.keyword.value in MODE_PARAMETERS) or depends_on_mode(caller, site.call, a.value)
+                for a in site.call.args
+            ):
+                continue  # under `if self.training:`, or handed the mode or a rate computed from it
+            if passed is not None and passed.softmax is None and passed.role != WEIGHTS:
+                continue  # the caller's own parameter, in a function that knows its mode: not shown
+            found.append(WeightsPassedOn(caller=caller, call=site.call, mode=mode))
+    return found

@@ -29,6 +29,7 @@ from attnlint.analysis.values import (
     FillSite,
     LossSite,
     MaskUseSite,
+    Padding,
     SoftmaxSite,
     Value,
     ViewSite,
@@ -279,7 +280,11 @@ class Evaluator:
 
     # ------------------------------------------------------------------ parameters
     def bind_params(
-        self, params: cst.Parameters, bindings: Optional[Dict[str, Value]] = None, caller_context: bool = False
+        self,
+        params: cst.Parameters,
+        bindings: Optional[Dict[str, Value]] = None,
+        caller_context: bool = False,
+        one_call: bool = False,
     ) -> None:
         """Bind each parameter to what its name, annotation and default say, refined by what the
         callers pass (`bindings`, see summaries) when they say more.
@@ -287,13 +292,20 @@ class Evaluator:
         In a caller context (the function analysed again for what its callers pass, not a
         summary evaluated for one call), a size the callers pass as a number (`Attention(64, 8)`
         in a smoke test) is an example: the parameter keeps its name, so `dim ** -0.5` stays the
-        model width and `dim // heads` the head dim, and the number is kept as an example."""
+        model width and `dim // heads` the head dim, and the number is kept as an example.
+
+        For `one_call` (a summary evaluated for one call), a parameter the call leaves out holds
+        its default: `def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader
+        with the batch alone pads with that number."""
         from attnlint.analysis.summaries import informative, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
         body = getattr(self.facts.node, "body", None) if isinstance(self.facts.node, cst.FunctionDef) else None
         embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
+        # Token ids the function embeds and itself tests against the pad id are a padded batch
+        # (what their padding holds is the pad id, a number it does not show here).
+        padded = embedded & masks.compared_with_pad(body) if embedded else set()
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -330,12 +342,22 @@ class Evaluator:
                 lengths=_names_lengths(name),
                 sym=self.atom(name),
                 token_ids=name in embedded,
+                padding=Padding(value=None) if name in padded else None,
             )
             if (default is not None and default.kind == "scalar" and default.int_value is not None) or (
                 isinstance(annotation, cst.Name) and annotation.value == "int"
             ):
                 # An int parameter (`heads=8`, `hidden_dim: int`): a size, not a tensor.
                 value = value.with_(kind="scalar", int_value=None)
+                if (
+                    default is not None
+                    and default.int_value is not None
+                    and one_call
+                    and name not in (bindings or {})
+                    and not _is_bool_literal(param.default)
+                ):
+                    # Left out by the call: the number itself (its name stays its size atom).
+                    value = value.with_(int_value=default.int_value, token_id=default.token_id)
             if bindings and informative(bindings.get(name)):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
@@ -628,7 +650,8 @@ class Evaluator:
                     part = UNKNOWN
                 self._bind(element, part)
         elif isinstance(target, cst.Subscript):
-            masks.store_into(self, target, value)
+            if not self._store_into_entry(target, value):
+                masks.store_into(self, target, value)
         # Other stores change part of a tensor: nothing we track changes.
 
     def _unpacked_size(self, tensor: Optional[Value], owner: Optional[str], axis: int, element) -> Optional[Sym]:
@@ -855,7 +878,12 @@ class Evaluator:
             facts = self.project.analysis.classes.get(receiver.module_type)
             if facts is not None and attr in facts.attrs:
                 return facts.attrs[attr]
-        return shapes.attribute(self, node, receiver, attr)
+        value = shapes.attribute(self, node, receiver, attr)
+        if value.kind == "unknown" and losses.names_pad_id(attr):
+            # `vocab.pad_index`, `config.pad_token_id` of an object we cannot see: whatever its
+            # number, an index into a vocabulary (it stays one when passed to a helper).
+            return value.with_(kind="scalar", token_id=True)
+        return value
 
     def _eval_Subscript(self, node: cst.Subscript) -> Value:
         from attnlint.analysis import losses
@@ -938,6 +966,14 @@ class Evaluator:
             receiver = self.eval(func.value)
             if receiver.kind == "module" and func.attr.value in ("eval", "train"):
                 # `model.eval()`, `model.train(False)`: the module itself, in another mode.
+                self.args(node)
+                return receiver.with_(node=node)
+            if (
+                receiver.kind == "module"
+                and func.attr.value in _MODULE_METHODS_RETURNING_SELF
+                and not (receiver.user_class and self._defines(receiver.module_type, func.attr.value))
+            ):
+                # `Model(...).to(device)`: nn.Module's `to`/`cuda`/`half` return the module itself.
                 self.args(node)
                 return receiver.with_(node=node)
             if receiver.kind == "module" and receiver.user_class and func.attr.value not in ("forward", "__call__"):
@@ -1036,6 +1072,12 @@ class Evaluator:
             if result is not None:
                 return result
         values = self.args(node)
+        if receiver.entries:
+            if method == "get" and values and values[0].text is not None and receiver.entry(values[0].text):
+                return receiver.entry(values[0].text)  # `batch.get("labels")`
+            if method not in ("get", "items", "keys", "values", "copy") and owner_name(receiver_node) in self.env:
+                # `batch.update(...)`, `batch.pop("labels")`: entries we no longer know.
+                self.env[owner_name(receiver_node)] = receiver.with_(entries=())
         if handler is None and self.project is not None and receiver.kind == "unknown":
             # `tokenizer.batch_encode(texts)`: the one class here with that method.
             target = self.project.unique_method(method)
@@ -1046,6 +1088,47 @@ class Evaluator:
         if method not in READING_METHODS:
             escape([receiver] + values)
         return Value(kind="unknown", node=node)
+
+    def _store_into_entry(self, target: cst.Subscript, value: Value) -> bool:
+        """`batch["labels"] = labels` and `batch["labels"][mask] = -100` on a dict whose entries
+        are known: the entry changes. True when the store was one of those."""
+        from attnlint.analysis import losses
+
+        def key_of(subscript: cst.Subscript) -> Optional[str]:
+            if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+                return None
+            return losses.string_text(subscript.slice[0].slice.value)
+
+        base = target.value
+        owner = owner_name(base)
+        if owner is not None and self.env.get(owner) is not None and self.env[owner].entries:
+            key = key_of(target)
+            if key is None:
+                self.env[owner] = self.env[owner].with_(entries=())  # a key we cannot read
+            else:
+                self.env[owner] = self.env[owner].with_entry(key, value)
+            return True
+        if isinstance(base, cst.Subscript):
+            owner = owner_name(base.value)
+            holder = self.env.get(owner) if owner is not None else None
+            if holder is None or not holder.entries:
+                return False
+            key = key_of(base)
+            entry = holder.entry(key) if key is not None else None
+            if entry is None:
+                self.env[owner] = holder.with_(entries=())
+                return True
+            changed = losses.stored_into(entry, target, value)
+            if changed is not None:
+                self.env[owner] = holder.with_entry(key, changed)
+            return True
+        return False
+
+    def _defines(self, class_name: Optional[str], method: str) -> bool:
+        """Does a class of the checked code define `method` itself (or may it, unseen)?"""
+        if self.project is None or class_name is None:
+            return True
+        return self.project.definitions.method(class_name, method) is not None
 
     def update_in_place(self, receiver_node, value: Value) -> None:
         owner = owner_name(receiver_node)
@@ -1073,6 +1156,15 @@ def _factor(value: Value, divide: bool) -> Optional[Sym]:
     if value.kind not in ("scalar", "unknown", "tensor"):
         return None
     return value.sym.power(Fraction(-1)) if divide else value.sym
+
+
+_MODULE_METHODS_RETURNING_SELF = frozenset(
+    {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty"}
+)
+
+
+def _is_bool_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:

@@ -137,6 +137,9 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
     key = ev.eval(key_node)
     if key.text is None:
         return None
+    entry = dict_entry(base, key.text)
+    if entry is not None:
+        return entry
     field = encoding_field(base, key.text, node)
     if field is not None:
         return field
@@ -184,8 +187,10 @@ def option_value(ev, attr: str, node) -> Optional[Value]:
     default = options.get(attr)
     if default is None:
         return None
-    # An option defaulting to -100 is no token id, whatever its name says.
-    return Value(kind="scalar", node=node, token_id=default >= 0 and names_pad_id(attr))
+    # An option defaulting to -100 is no token id, whatever its name says; one that says padding
+    # (`--label_pad`, `--pad`) and defaults to a number >= 0 pads with a class index by default.
+    says_pad = names_pad_id(attr) or any(w in ("pad", "padding") for w in words(attr))
+    return Value(kind="scalar", node=node, token_id=default >= 0 and says_pad)
 
 
 def _defaults_of_options(module: cst.Module) -> Dict[str, int]:
@@ -273,21 +278,73 @@ def encoding_field(receiver: Value, field: Optional[str], node) -> Optional[Valu
 def dict_literal(ev, node: cst.Dict) -> Value:
     """`{"<pad>": 0, "<unk>": 1}`: a vocabulary when its keys are strings and its ids numbers."""
     ids = []
+    entries = []
     for element in node.elements:
         if not isinstance(element, cst.DictElement):
             return Value(kind="unknown", node=node)
         text = string_text(element.key)
-        # Ids written as numbers or constants; other values are not evaluated (as before dicts
-        # were read at all: a call in a dict literal records no sites).
+        if text is None:
+            continue  # keys we cannot read: their values are not followed
+        value = ev.eval(element.value)
+        entries.append((text, value))
+        # Ids written as numbers or constants.
         literal = isinstance(element.value, (cst.Integer, cst.UnaryOperation, cst.Name))
-        number = ev.eval(element.value).int_value if text is not None and literal else None
-        if text is not None and number is not None:
-            ids.append((text, number))
-    return Value(kind="unknown", node=node, vocabulary=TokenIds(tuple(ids)) if ids else None)
+        if literal and value.int_value is not None:
+            ids.append((text, value.int_value))
+    return Value(
+        kind="unknown", node=node, vocabulary=TokenIds(tuple(ids)) if ids else None, entries=tuple(entries)
+    )
+
+
+def dict_entry(base: Value, key: Optional[str]) -> Optional[Value]:
+    """`batch["labels"]` of a dict whose entries the code shows."""
+    if not base.entries or key is None:
+        return None
+    return base.entry(key)
+
+
+def items_comprehension(ev, node: cst.DictComp) -> Optional[Value]:
+    """`{k: v.to(device) for k, v in batch.items()}`: the value expression for each entry."""
+    generators = node.for_in
+    iterated = generators.iter
+    target = generators.target
+    if not (
+        isinstance(iterated, cst.Call)
+        and isinstance(iterated.func, cst.Attribute)
+        and iterated.func.attr.value == "items"
+        and not iterated.args
+        and isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+        and all(isinstance(e.value, cst.Name) for e in target.elements)
+        and isinstance(node.key, cst.Name)
+        and node.key.value == target.elements[0].value.value
+    ):
+        return None
+    source = ev.eval(iterated.func.value)
+    if not source.entries:
+        return None
+    key_name, value_name = (e.value.value for e in target.elements)
+    saved = dict(ev.env)
+    entries = []
+    for key, value in source.entries:
+        ev.env = dict(saved)
+        ev.env[key_name] = Value(kind="scalar", text=key)
+        ev.env[value_name] = value
+        if generators.ifs:
+            entries = None  # a filter we do not evaluate: which entries stay is unknown
+            break
+        entries.append((key, ev.eval(node.value)))
+    ev.env = saved
+    if entries is None:
+        return None
+    return Value(kind="unknown", node=node, entries=tuple(entries))
 
 
 def dict_comprehension(ev, node: cst.DictComp) -> Value:
     """`{t: i for i, t in enumerate(itos)}`: token -> position of the list enumerated."""
+    batch = items_comprehension(ev, node)
+    if batch is not None:
+        return batch
     generators = node.for_in
     if generators.inner_for_in is not None or generators.ifs:
         return Value(kind="unknown", node=node)
@@ -479,6 +536,19 @@ def _functional_pad(ev, call: Call):
     return None
 
 
+def _fills_rows(target: cst.Subscript) -> bool:
+    """`ids[i, :len(seq)]`, `ids[i, -len(seq):]`: one row written up to (or from) a length the
+    data decides, leaving the rest of the row as it was."""
+    elements = [e.slice for e in target.slice]
+    if len(elements) < 2 or not isinstance(elements[0], cst.Index) or not isinstance(elements[-1], cst.Slice):
+        return False
+    last = elements[-1]
+    if last.step is not None or (last.lower is None) == (last.upper is None):
+        return False
+    bound = last.upper if last.upper is not None else last.lower
+    return masks.number(bound) is None  # a fixed-width column block is not a row's own length
+
+
 def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Optional[Padding]:
     """`ids = torch.zeros(b, n, dtype=torch.long); ids[i, :len(seq)] = seq`: rows filled up to a
     length the data decides (or from one, `[i, -len(seq):]`) leave the constructor's fill
@@ -488,16 +558,24 @@ def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Opti
         return None
     if ctor.dtype == "bool" or written.kind == "scalar" or written.mask is not None:
         return None  # `keep[i, :n] = 1`: a mask being built, not a batch of data
-    elements = [e.slice for e in target.slice]
-    if len(elements) < 2 or not isinstance(elements[0], cst.Index) or not isinstance(elements[-1], cst.Slice):
+    if not _fills_rows(target):
         return None
-    last = elements[-1]
-    if last.step is not None or (last.lower is None) == (last.upper is None):
-        return None
-    bound = last.upper if last.upper is not None else last.lower
-    if masks.number(bound) is not None:
-        return None  # a fixed-width column block, not a row's own length
     return Padding(value=0.0 if ctor.function == "torch.zeros" else 1.0)
+
+
+def stored_into(stored: Value, target: cst.Subscript, written: Value) -> Optional[Value]:
+    """What a partial store `x[idx] = written` makes of x's padding (None: nothing changes).
+    A padded tensor (`torch.full((b, n), pad)`) whose rows are then filled with data up to their
+    lengths keeps its padding; any other store may rewrite the padding positions
+    (`targets[targets == pad] = -100`): the padding then holds the number written, when it is
+    one (else a value we cannot read)."""
+    if stored.padded:
+        if written.kind != "scalar" and written.mask is None and _fills_rows(target):
+            return None
+        number = masks.number(written.node) if written.node is not None else None
+        return repadded(stored, number if number is not None else written.int_value)
+    padding = filled_by_rows(stored, target, written)
+    return stored.with_(padding=padding) if padding is not None else None
 
 
 @handlers.function("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
@@ -505,14 +583,55 @@ def _data_loader(ev, call: Call):
     """Iterating a DataLoader yields what its `collate_fn` returns."""
     from attnlint.analysis import modules
 
-    ev.args(call.node)
+    values = ev.args(call.node)
     collate = _flow()._arg(call.node, 99, "collate_fn")
     if collate is None:
-        return Value(kind="unknown", node=call.node)
+        # The default collate stacks what the dataset's `__getitem__` returns.
+        dataset = _flow()._arg(call.node, 0, "dataset")
+        position = list(call.node.args).index(dataset) if dataset is not None else None
+        if position is None:
+            return Value(kind="unknown", node=call.node)
+        sample = _called_instance(ev, values[position], call.node, "__getitem__")
+        batch = _default_collated(sample)
+        if batch.kind == "unknown" and not batch.entries:
+            return Value(kind="unknown", node=call.node)
+        return Value(kind="tuple", each=batch, node=call.node)
     if isinstance(collate.value, cst.Lambda):
         batch = ev.apply_callable(collate.value, Value(kind="unknown"))
+    elif isinstance(collate.value, cst.Call) or (
+        isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
+    ):
+        batch = _called_instance(ev, ev.eval(collate.value), call.node)
     else:
         batch = modules.call_with_values(ev, collate.value, [Value(kind="unknown")])
-    if batch.kind == "unknown":
+    if batch.kind == "unknown" and not batch.entries:
         return Value(kind="unknown", node=call.node)
     return Value(kind="tuple", each=batch, node=call.node)
+
+
+def _called_instance(ev, instance: Value, node: cst.Call, method: str = "__call__") -> Value:
+    """`DataLoader(ds, collate_fn=Collator(cfg))`: a batch is what the class's `__call__`
+    returns for the list of samples (`__getitem__`: one sample of a dataset of the checked code)."""
+    if instance.kind != "module" or not instance.user_class or ev.project is None:
+        return Value(kind="unknown")
+    target = ev.project.definitions.method(instance.module_type, method)
+    if target is None:
+        return Value(kind="unknown")
+    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name(method)), args=[cst.Arg(value=cst.Name("_"))])
+    result = ev.project.call(ev, fake, method, [Value(kind="unknown")], True, target=target)
+    return result if result is not None else Value(kind="unknown")
+
+
+def _default_collated(sample: Value) -> Value:
+    """What torch's default collate makes of samples like this one: tensors stacked (each keeps
+    its data facts, padding included), tuples and dicts of tensors item by item. Python lists
+    of numbers are transposed by it: not followed."""
+    if sample.kind == "tensor":
+        return Value(kind="tensor", **sample.data_facts())
+    if sample.entries:
+        return Value(kind="unknown", entries=tuple((k, _default_collated(v)) for k, v in sample.entries))
+    if sample.kind == "tuple" and sample.elements and sample.each is None:
+        items = tuple(_default_collated(e) for e in sample.elements)
+        if all(i.kind == "tensor" or i.entries for i in items):
+            return Value(kind="tuple", elements=items)
+    return Value(kind="unknown")

@@ -436,6 +436,50 @@ def embedded_names(body: cst.CSTNode, cls, aliases: Dict[str, str]) -> set:
     return found
 
 
+def compared_with_pad(body: cst.CSTNode) -> set:
+    """Names the function never rebinds and tests against a pad id (`tokens != self.pad_id`,
+    `src.eq(PAD_IDX)`): by the function's own account they hold padding."""
+    compared, assigned = set(), set()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if (
+            isinstance(node, cst.Comparison)
+            and isinstance(node.left, cst.Name)
+            and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual))
+            and _names_pad(node.comparisons[0].comparator)
+        ):
+            compared.add(node.left.value)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.attr.value in ("eq", "ne")
+            and len(node.args) == 1
+            and _names_pad(node.args[0].value)
+        ):
+            compared.add(node.func.value.value)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                assigned.update(n.value for n in _walk_names(target))
+        for child in node.children:
+            visit(child)
+
+    visit(body)
+    return compared - assigned
+
+
+def _walk_names(node: cst.CSTNode):
+    if isinstance(node, cst.Name):
+        yield node
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from _walk_names(element.value)
+
+
 def _is_embedding(func: cst.BaseExpression, cls, aliases: Dict[str, str]) -> bool:
     if canonical(qualify(func, aliases)) == "torch.nn.functional.embedding":
         return True
@@ -517,7 +561,14 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
     role = left.role if left.role == right.role else None
     from attnlint.analysis.shapes import broadcast
 
-    result = Value(kind="tensor", rank=rank, role=role, node=node, shape=broadcast(left.shape, right.shape))
+    result = Value(
+        kind="tensor",
+        rank=rank,
+        role=role,
+        node=node,
+        shape=broadcast(left.shape, right.shape),
+        padding=_padding_of_sum(left, right, node),
+    )
     for logits, term, logits_node, term_node in ((left, right, left_node, right_node), (right, left, right_node, left_node)):
         if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
             # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
@@ -526,6 +577,26 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
                 ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
             )
     return result
+
+
+def _padding_of_sum(left, right, node):
+    """A padded batch plus a term that is no mask (`tok_emb(ids) + pos_emb(positions)`, `ids + 1`)
+    is still padded at the same positions; what the padding holds is known only when the term
+    is a number added (or subtracted)."""
+    from attnlint.analysis.values import Padding
+
+    if left.padded == right.padded:
+        return None  # neither, or two paddings we cannot combine
+    padded, other = (left, right) if left.padded else (right, left)
+    if other.mask is not None or other.additive_fill is not None or other.scores is not None:
+        return None
+    pad = padded.padding.value
+    term = other.int_value if other.kind == "scalar" else None
+    if pad is None or term is None or not isinstance(node, cst.BinaryOperation):
+        return Padding(value=None)
+    if not isinstance(node.operator, cst.Subtract):
+        return Padding(value=pad + term)
+    return Padding(value=pad - term if padded is left else term - pad)
 
 
 def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
@@ -619,19 +690,21 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         masks_more = written is not None and (written != 0) == (stored.mask.convention != ATTEND)
         if not masks_more:
             ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None))
-    if owner is not None and owner in ev.env and ev.env[owner].padded:
-        # `targets[targets == pad] = -100`: the padding value is rewritten.
+    if owner is not None and owner in ev.env:
+        # `targets[targets == pad] = -100`, `ids[i, :len(seq)] = seq` (see losses.stored_into).
         from attnlint.analysis import losses
 
-        written = number(value.node) if value.node is not None else value.int_value
-        ev.env[owner] = losses.repadded(ev.env[owner], written)
-    elif stored is not None and owner in ev.env:
-        # `ids[i, :len(seq)] = seq` into `torch.zeros(...)`: the rest of each row is padding.
-        from attnlint.analysis import losses
-
-        padding = losses.filled_by_rows(stored, target, value)
-        if padding is not None:
-            ev.env[owner] = stored.with_(padding=padding)
+        before = ev.env[owner]
+        changed = losses.stored_into(before, target, value)
+        if changed is not None:
+            ev.env[owner] = changed
+            # `labels = batch["labels"]; labels[labels == pad] = -100`: the same tensor, so the
+            # dict's entry changes too.
+            for name, holder in list(ev.env.items()):
+                if holder.entries and any(entry is before for _, entry in holder.entries):
+                    ev.env[name] = holder.with_(
+                        entries=tuple((k, changed if entry is before else entry) for k, entry in holder.entries)
+                    )
     current = ev.env.get(owner) if owner is not None else None
     if current is not None and current.constructor is not None and value.rank is not None and value.rank >= 2:
         # `heads[i] = attn @ v` into `torch.zeros(h, b, n, d)`: the new tensor now holds results

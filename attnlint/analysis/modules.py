@@ -124,8 +124,9 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
     if kind in PER_TOKEN_MODULES and values and values[0].padded and kind not in PROJECTION_MODULES:
         # An embedding or a per-token layer of a padded batch is still padded there.
         return Value(kind="tensor", node=node, padding=values[0].padding)
-    if kind in SHAPE_PRESERVING_MODULES and values and values[0].shape is not None:
-        return Value(kind="tensor", rank=values[0].rank, shape=values[0].shape, node=node)
+    if kind in SHAPE_PRESERVING_MODULES and values and (values[0].shape is not None or values[0].padded):
+        # Per position: a normalised (or activated) padded batch is padded at the same places.
+        return Value(kind="tensor", rank=values[0].rank, shape=values[0].shape, node=node, padding=values[0].padding)
     if kind in PROJECTION_MODULES and values:
         role = role_from_name(attr) if attr else None
         # Weights set by hand in __init__ may fold the scale in: unknown, not "unscaled".
@@ -326,7 +327,7 @@ def _summary(ev, node: cst.Call, name: str, values: List[Value], method: bool) -
 
 def _own(value: Value, node: cst.Call) -> Value:
     """A summary's value as the value of this call (its weights were made elsewhere)."""
-    if value.kind == "unknown" and value.rank is None and value.sym is None:
+    if value.kind == "unknown" and value.rank is None and value.sym is None and not value.entries and not value.padded:
         return Value(kind="unknown", node=node)
     return value
 

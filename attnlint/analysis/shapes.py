@@ -647,14 +647,22 @@ def _casts(arg: cst.Arg, aliases) -> bool:
     )
 
 
+def _moved(result, source):
+    """Axes moved, data kept: a padded batch stays padded (`tokens.transpose(0, 1)` into a
+    time-major nn.Transformer, `targets.permute(1, 0)`)."""
+    if source.padded and result.kind == "tensor" and not result.padded:
+        return result.with_(padding=source.padding)
+    return result
+
+
 @handlers.method("transpose", "swapaxes", "swapdims")
 def _transpose_method(ev, call: Call):
     if len(call.args) < 2:
         return None
     if len(call.args) > 2 and call.name == "transpose":
         # numpy's `a.transpose(1, 3, 0, 2, 4)`: a full permutation, not torch's swap of two axes.
-        return permute(ev, call.receiver, [a.value for a in call.args], call.node)
-    return transpose(ev, call.receiver, call.args[0].value, call.args[1].value, call.node)
+        return _moved(permute(ev, call.receiver, [a.value for a in call.args], call.node), call.receiver)
+    return _moved(transpose(ev, call.receiver, call.args[0].value, call.args[1].value, call.node), call.receiver)
 
 
 @handlers.function("torch.transpose", "torch.swapaxes")
@@ -663,7 +671,7 @@ def _transpose_function(ev, call: Call):
     if len(args) < 3:
         return None
     value = ev.eval(args[0].value)
-    return transpose(ev, value, args[1].value, args[2].value, call.node)
+    return _moved(transpose(ev, value, args[1].value, args[2].value, call.node), value)
 
 
 def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
@@ -722,14 +730,15 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
 
 @handlers.method("permute")
 def _permute_method(ev, call: Call):
-    return permute(ev, call.receiver, [a.value for a in call.args], call.node)
+    return _moved(permute(ev, call.receiver, [a.value for a in call.args], call.node), call.receiver)
 
 
 @handlers.function("torch.permute")
 def _permute_function(ev, call: Call):
     if len(call.args) < 2:
         return None
-    return permute(ev, ev.eval(call.args[0].value), [a.value for a in call.args[1:]], call.node)
+    value = ev.eval(call.args[0].value)
+    return _moved(permute(ev, value, [a.value for a in call.args[1:]], call.node), value)
 
 
 def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):

@@ -133,6 +133,7 @@ def informative(value: Optional[Value]) -> bool:
         or value.text is not None  # a token string (`lookup(stoi, "<pad>")`)
         or value.token_id
         or value.vocabulary is not None
+        or bool(value.entries)
         or (value.rank is None and value.sym is not None and not _bare_atom(value.sym))
     )
 
@@ -266,6 +267,7 @@ def _abstract(value: Value):
         value.token_id,
         value.token_ids,
         value.vocabulary,
+        tuple((key, _abstract(entry)) for key, entry in value.entries),
     )
 
 
@@ -366,7 +368,7 @@ class Summaries:
             project=self,
             depth=ev.depth + 1,
         )
-        sub.bind_params(definition.params, bindings=bound)
+        sub.bind_params(definition.params, bindings=bound, one_call=True)
         sub.run(block_statements(definition.body))
         for site in facts.dot_t_sites:
             if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:

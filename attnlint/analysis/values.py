@@ -556,6 +556,19 @@ class Value:
     vocabulary: Optional[TokenIds] = None
     # For kind == "scalar": a token id (>= 0) whose number may be unknown (`vocab["<pad>"]`).
     token_id: bool = False
+    # For a dict with string keys (`{"input_ids": ids, "labels": labels}`, a batch): each key's
+    # value, as far as the code shows them.
+    entries: Tuple[Tuple[str, "Value"], ...] = ()
+
+    def entry(self, key: str) -> Optional["Value"]:
+        for name, value in self.entries:
+            if name == key:
+                return value
+        return None
+
+    def with_entry(self, key: str, value: "Value") -> "Value":
+        kept = tuple((k, v) for k, v in self.entries if k != key)
+        return self.with_(entries=kept + ((key, value),))
 
     def with_(self, **changes: Any) -> "Value":
         return replace(self, **changes)

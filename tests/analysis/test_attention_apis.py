@@ -224,3 +224,81 @@ def test_the_rates_callers_pass_to_a_helper_that_hands_its_parameter_to_sdpa():
     assert {r.caller.name for r in passed} == {"forward"}
     inner = dropout.rates_from_callers(analysis, function(analysis, "_inner"), "p")
     assert [module.code_for_node(r.rate) for r in inner] == ["self.q"]
+
+
+def test_an_encoder_decoder_call_needs_a_mask_for_each_padded_input():
+    from attnlint.analysis.attention import padded_inputs_without_mask
+
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.core = nn.Transformer(d_model=16, nhead=4, batch_first=True)
+                self.emb = nn.Embedding(10, 16)
+
+            def forward(self, xs, ys, causal, src_pad):
+                src = self.emb(pad_sequence(xs, batch_first=True))
+                tgt = self.emb(pad_sequence(ys, batch_first=True))
+                a = self.core(src, tgt, tgt_mask=causal)
+                b = self.core(src, tgt, tgt_mask=causal, src_key_padding_mask=src_pad)
+                c = self.core(src, tgt, src_key_padding_mask=src_pad)
+                return a, b, c
+        """
+    )
+    a, b, c = function(analysis, "forward").attention_calls
+    assert padded_inputs_without_mask(a) == ["src"]
+    assert padded_inputs_without_mask(b) == []
+    assert padded_inputs_without_mask(c) == ["tgt"]
+
+
+def test_a_module_moved_to_a_device_is_still_that_module():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        def f():
+            model = Net().to("cuda")
+            half = Net().half()
+            return model
+        """
+    )
+    assert env(analysis, "f", "model").module_type == "Net"
+    assert env(analysis, "f", "half").module_type == "Net"
+
+
+def test_the_callers_that_give_a_dropout_helper_attention_weights():
+    from attnlint.analysis.dropout import weights_from_callers
+
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        def drop(x, p):
+            return F.dropout(x, p)
+
+        def attend(q, k, v, p):
+            return drop(torch.softmax(q @ k.transpose(-2, -1) * 0.125, dim=-1), p) @ v
+
+        class A(nn.Module):
+            def forward(self, q, k, v, h):
+                out = attend(q, k, v, self.p)
+                if self.training:
+                    out = attend(q, k, v, self.p)
+                hidden = drop(h, self.p)
+                return out, hidden, attend(q, k, v, self.p if self.training else 0.0)
+        """
+    )
+    found = weights_from_callers(analysis, function(analysis, "drop"), "x")
+    # Only the first call of `attend` (the one under the test and the one whose rate follows
+    # the mode are not; `drop(h, ...)` drops hidden states).
+    assert [(f.caller.name, f.mode) for f in found] == [("forward", "self.training")]

@@ -320,3 +320,226 @@ def test_a_helper_looking_tokens_up_is_summarised_per_token():
     )
     assert env(analysis, "f", "bos").int_value == 0
     assert env(analysis, "f", "pad").int_value == 1
+
+
+def test_rows_of_data_written_into_a_padded_tensor_keep_its_padding_and_a_scalar_store_rewrites_it():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        PAD = 3
+
+        def f(rows, n):
+            filled = torch.full((len(rows), n), PAD, dtype=torch.long)
+            for i, r in enumerate(rows):
+                filled[i, : len(r)] = torch.tensor(r)
+            masked = torch.full((len(rows), n), PAD, dtype=torch.long)
+            masked[masked == PAD] = -100
+            block = torch.full((len(rows), n), PAD, dtype=torch.long)
+            block[:, :4] = torch.zeros(len(rows), 4)
+            return filled
+        """
+    )
+    assert env(analysis, "f", "filled").padding.value == 3
+    assert env(analysis, "f", "masked").padding.value == -100
+    # A fixed block of columns is not each row's own length: what the padding holds is unknown.
+    assert env(analysis, "f", "block").padding.value is None
+
+
+def test_an_attribute_named_as_a_pad_id_is_a_token_id_through_a_helper():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def pad_rows(rows, fill):
+            n = max(map(len, rows))
+            return torch.tensor([r + [fill] * (n - len(r)) for r in rows])
+
+        def f(vocab, rows):
+            pad = vocab.pad_index
+            ids = pad_rows(rows, vocab.pad_index)
+            size = vocab.hidden_size
+            return ids
+        """
+    )
+    assert env(analysis, "f", "pad").token_id
+    assert not env(analysis, "f", "size").token_id
+    padding = env(analysis, "f", "ids").padding
+    assert padding.token_id and padding.value is None
+
+
+def test_a_parameter_the_call_leaves_out_holds_its_default_in_that_calls_summary():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.utils.data import DataLoader
+
+        class Config:
+            pad_token_id = 5
+
+        def collate(batch, pad_id=Config.pad_token_id):
+            out = torch.full((len(batch), 8), pad_id, dtype=torch.long)
+            for i, b in enumerate(batch):
+                out[i, : len(b)] = torch.tensor(b)
+            return out
+
+        def f(data):
+            for ids in DataLoader(data, collate_fn=collate):
+                return ids
+
+        def g(data):
+            return collate(data, pad_id=-100)
+        """
+    )
+    assert function(analysis, "f").returns[0].padding.value == 5
+    assert function(analysis, "g").returns[0].padding.value == -100
+
+
+def test_a_padded_batch_stays_padded_through_moves_and_sums_and_a_number_added_shifts_its_pad():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs):
+            emb, pos = nn.Embedding(10, 4), nn.Embedding(64, 4)
+            ids = pad_sequence(seqs, batch_first=True, padding_value=2)
+            time_major = ids.transpose(0, 1)
+            permuted = ids.permute(1, 0)
+            summed = emb(ids) + pos(torch.arange(ids.size(1)))
+            shifted = ids + 1
+            lowered = ids - 2
+            return ids
+        """
+    )
+    assert env(analysis, "f", "time_major").padding.value == 2
+    assert env(analysis, "f", "permuted").padding.value == 2
+    summed = env(analysis, "f", "summed").padding
+    assert summed is not None and summed.value is None
+    assert env(analysis, "f", "shifted").padding.value == 3
+    assert env(analysis, "f", "lowered").padding.value == 0
+
+
+def test_dict_batches_keep_their_entries_and_stores_into_an_entry_change_it():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs, device):
+            ids = pad_sequence(seqs, batch_first=True, padding_value=4)
+            batch = {"input_ids": ids, "labels": ids.clone()}
+            moved = {k: v.to(device) for k, v in batch.items()}
+            labels = moved["labels"]
+            got = moved.get("input_ids")
+            batch["labels"][batch["labels"] == 4] = -100
+            masked = batch["labels"]
+            batch["labels"] = ids
+            replaced = batch["labels"]
+            batch.update(extra=ids)
+            updated = batch
+            return labels
+        """
+    )
+    assert env(analysis, "f", "labels").padding.value == 4
+    assert env(analysis, "f", "got").padding.value == 4
+    assert env(analysis, "f", "masked").padding.value == -100
+    assert env(analysis, "f", "replaced").padding.value == 4
+    # A method that may change the dict: its entries are no longer known.
+    assert env(analysis, "f", "updated").entries == ()
+
+
+def test_a_collator_instance_given_to_a_data_loader_makes_its_batches():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+        from torch.utils.data import DataLoader
+
+        class Collator:
+            def __init__(self, pad):
+                self.pad = 7
+
+            def __call__(self, samples):
+                return {"ids": pad_sequence(samples, batch_first=True, padding_value=self.pad)}
+
+        def f(data):
+            for batch in DataLoader(data, collate_fn=Collator(7)):
+                return batch["ids"]
+        """
+    )
+    assert function(analysis, "f").returns[0].padding.value == 7
+
+
+def test_a_normalised_padded_batch_is_still_padded():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs):
+            norm, act = nn.LayerNorm(8), nn.GELU()
+            x = pad_sequence(seqs, batch_first=True)
+            normed = norm(x)
+            activated = act(normed)
+            return x
+        """
+    )
+    assert env(analysis, "f", "normed").padded
+    assert env(analysis, "f", "activated").padded
+
+
+def test_token_ids_a_function_embeds_and_tests_against_the_pad_id_are_padded():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+            def forward(self, tokens, other, ids):
+                x = self.embed(tokens)
+                keep = tokens.ne(self.pad_id)
+                y = self.embed(ids)
+                ids = ids[:, 1:]
+                drop = ids == self.pad_id
+                return other == self.pad_id
+        """
+    )
+    params = function(analysis, "forward").params
+    assert params["tokens"].padded and params["tokens"].padding.value is None
+    assert not params["other"].padded  # compared, but not token ids the function embeds
+    assert not params["ids"].padded  # the comparison reads a rebinding of it
+
+
+def test_a_data_loader_without_collate_fn_stacks_what_the_datasets_getitem_returns():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Rows(Dataset):
+            def __getitem__(self, i):
+                ids = self.rows[i] + [9] * (16 - len(self.rows[i]))
+                return torch.tensor(ids), {"labels": torch.tensor(ids)}
+
+        class Lists(Dataset):
+            def __getitem__(self, i):
+                return self.rows[i] + [9] * (16 - len(self.rows[i]))
+
+        def f(rows):
+            for x, extra in DataLoader(Rows(rows), batch_size=4):
+                return x, extra["labels"]
+
+        def g(rows):
+            for x in DataLoader(Lists(rows)):
+                return x
+        """
+    )
+    x, labels = function(analysis, "f").returns[0].elements
+    assert x.padding.value == 9 and labels.padding.value == 9
+    # The default collate transposes lists of numbers: not followed.
+    assert not function(analysis, "g").returns[0].padded

@@ -16,7 +16,11 @@ class AttentionDropoutInEval(Rule):
     """
     ## What it does
     Checks for dropout on attention weights that also runs at evaluation and inference:
-    - `F.dropout(weights, p)` with no `training=` argument (it defaults to `training=True`);
+    - `F.dropout(weights, p)` with no `training=` argument (it defaults to `training=True`),
+      or with `training=True` written out;
+    - a helper with no way to know the mode (`def attn_dropout(x, p): return F.dropout(x, p)`)
+      that a function knowing its mode gives attention weights, directly or through further
+      helpers (reported at the helper's dropout, naming the caller);
     - `F.scaled_dot_product_attention(..., dropout_p=self.dropout)`, whose rate is applied
       whenever it is non-zero, with nothing tying it to the module's mode.
 
@@ -30,9 +34,11 @@ class AttentionDropoutInEval(Rule):
     become non-deterministic, evaluation metrics are worse than the model, and generation samples
     from a noisier model than the one trained. Nothing fails.
 
-    Not reported: `nn.Dropout` modules (they follow `model.eval()`), calls that pass `training=`,
-    dropout under `if self.training:` or with a rate computed as `p if self.training else 0.0`,
-    a rate that is a literal zero, and functions with no way to know the mode.
+    Not reported: `nn.Dropout` modules (they follow `model.eval()`), calls that pass the mode
+    (`training=self.training`, a `training` parameter), dropout under `if self.training:` or with
+    a rate computed as `p if self.training else 0.0`, a rate that is a literal zero, functions
+    with no way to know the mode whose callers do not give them attention weights, and helper
+    calls made only while training or handed a rate computed from the mode (or a literal zero).
 
     SDPA's `dropout_p` taken from a parameter of a helper (`def attend(q, k, v, p)`) is the
     caller's choice: it is checked at each call of the helper in the file instead, and reported
@@ -42,7 +48,9 @@ class AttentionDropoutInEval(Rule):
 
     ## Fix safety
     The fix is safe: it adds `training=self.training` (or `module.training`, or the `training`
-    parameter) to the dropout call, or makes SDPA's rate `p if self.training else 0.0`. Training
+    parameter) to the dropout call (replacing a written-out `training=True`), or makes SDPA's
+    rate `p if self.training else 0.0`. A helper that cannot know the mode gets no fix: the mode
+    has to be passed in by its callers. Training
     behaviour is unchanged; only evaluation and inference stop dropping weights.
     """
 
@@ -58,6 +66,7 @@ class AttentionDropoutInEval(Rule):
         for function in ctx.analysis.functions:
             mode = dropout.mode_flag(ctx.analysis, function)
             if mode is None:
+                self._dropout_in_helper(ctx, function)
                 # A helper that cannot know the mode hands SDPA the rate its callers pass.
                 for call in function.attention_calls:
                     rate = dropout.sdpa_dropout(call.call) if call.api == "sdpa" else None
@@ -65,6 +74,15 @@ class AttentionDropoutInEval(Rule):
                         self._rate_from_callers(ctx, function, rate.value)
                 continue
             for site in function.dropout_sites:
+                if site.functional and site.training_always and site.on_attention_weights and not site.rate_is_zero:
+                    if not dropout.depends_on_mode(function, site.call, site.p_node):
+                        ctx.report(
+                            site.call,
+                            f"`{_short(ctx.code(site.call))}` is told `training=True`: attention weights are "
+                            f"dropped at evaluation and inference too; pass training={mode}",
+                            fix=_replace_training(site, mode),
+                        )
+                    continue
                 if not site.functional or site.training_given or not site.on_attention_weights or site.rate_is_zero:
                     continue
                 if dropout.depends_on_mode(function, site.call, site.p_node):
@@ -95,6 +113,34 @@ class AttentionDropoutInEval(Rule):
                     fix=_only_while_training(ctx, rate, mode, "Apply the dropout only while training"),
                 )
 
+    def _dropout_in_helper(self, ctx: RuleContext, helper) -> None:
+        """A helper with no way to know the mode (`def attn_dropout(x, p): return F.dropout(x, p)`)
+        that callers which know theirs give attention weights: it drops them in every mode."""
+        for site in helper.dropout_sites:
+            if not site.functional or site.training_given or site.rate_is_zero:
+                continue
+            if site.input.softmax is not None:
+                param = None  # the helper computes the weights itself
+            elif site.input.param is not None and site.input.param in helper.params:
+                param = site.input.param
+            else:
+                continue
+            callers = dropout.weights_from_callers(ctx.analysis, helper, param)
+            rate = site.p_node
+            if isinstance(rate, cst.Name) and rate.value in helper.params:
+                # The callers' rates: one that is a literal zero drops nothing.
+                callers = [c for c in callers if not _passes_zero(c.call, helper, rate.value)]
+            if not callers:
+                continue
+            first = callers[0]
+            where = f"{first.caller.class_name}.{first.caller.name}" if first.caller.class_name else first.caller.name
+            ctx.report(
+                site.call,
+                f"`{_short(ctx.code(site.call))}` has no `training=` argument and `{helper.name}` cannot know the "
+                f"mode: `{where}` gives it attention weights, which are dropped at evaluation and inference too; "
+                f"pass the mode in (`training={first.mode}`)",
+            )
+
     def _rate_from_callers(self, ctx: RuleContext, helper, param: str) -> None:
         """The helper hands its `param` to SDPA as is: a caller that knows its mode and passes a
         rate that does not follow it (`self._attend(q, k, v, self.p)`) drops at evaluation."""
@@ -115,6 +161,25 @@ class AttentionDropoutInEval(Rule):
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _replace_training(site, mode: str) -> NodeFix:
+    """`training=True` -> `training=self.training`: identical while training."""
+    fixed = cst.parse_expression(mode)
+    return NodeFix(f"Pass `training={mode}`", Applicability.SAFE, (Replacement(site.training_node, fixed),))
+
+
+def _passes_zero(call: cst.Call, helper, param: str) -> bool:
+    """Does this call of `helper` give its `param` a literal zero (`drop(w, 0.0)`)?"""
+    from attnlint.analysis.calls import argument
+    from attnlint.analysis.summaries import param_names
+
+    node = helper.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    names = param_names(node, helper.class_name is not None)
+    arg = argument(call, names.index(param) if param in names else 99, param)
+    return arg is not None and _is_zero(arg.value)
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:

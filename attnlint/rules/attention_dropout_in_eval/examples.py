@@ -241,6 +241,100 @@ VALID = [
             return fused_attention(q, k, v, rate)
         """
     ),
+    # A helper without the mode, called only while training.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from torch.nn import functional as F
+
+
+        def drop_weights(w, rate):
+            return F.dropout(w, rate)
+
+
+        class Attention(nn.Module):
+            def __init__(self, rate=0.1):
+                super().__init__()
+                self.rate = rate
+
+            def forward(self, q, k, v):
+                probs = (q @ k.transpose(-1, -2) / q.size(-1) ** 0.5).softmax(dim=-1)
+                if self.training:
+                    probs = drop_weights(probs, self.rate)
+                return probs @ v
+        """
+    ),
+    # A helper that drops hidden states (not attention weights), under the mode.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from torch.nn import functional as F
+
+
+        def drop(x, rate):
+            return F.dropout(x, rate)
+
+
+        class Block(nn.Module):
+            def __init__(self, dim, rate=0.1):
+                super().__init__()
+                self.ff = nn.Linear(dim, dim)
+                self.rate = rate
+
+            def forward(self, x):
+                hidden = self.ff(x)
+                if self.training:
+                    hidden = drop(hidden, self.rate)
+                return hidden
+        """
+    ),
+    # A helper given a rate computed from the mode, or a literal zero.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from torch.nn import functional as F
+
+
+        def attention(q, k, v, rate):
+            probs = torch.softmax(q @ k.transpose(-1, -2) * q.size(-1) ** -0.5, dim=-1)
+            return F.dropout(probs, rate) @ v
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, rate=0.1):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.rate = rate
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                return attention(q, k, v, self.rate if self.training else 0.0)
+
+
+        class Probe(nn.Module):
+            def forward(self, q, k, v):
+                return attention(q, k, v, 0.0)
+        """
+    ),
+    # training=True written out, but only reached while training.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, p=0.1):
+                w = torch.softmax(q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5, dim=-1)
+                if self.training:
+                    w = F.dropout(w, p, training=True)
+                return w @ v
+        """
+    ),
 ]
 
 INVALID = [
@@ -732,5 +826,72 @@ INVALID = [
                 return self._sdpa(q, k, v, drop=self.cfg.attn_drop if self.training else 0.0)
         """,
         line=10,
+    ),
+    # training=True written out on attention-pooling weights.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class PooledAttention(nn.Module):
+            def __init__(self, dim, p=0.1):
+                super().__init__()
+                self.query = nn.Parameter(torch.randn(dim))
+                self.p = p
+
+            def forward(self, tokens):
+                logits = tokens @ self.query / tokens.size(-1) ** 0.5
+                alpha = torch.softmax(logits, dim=-1)
+                alpha = F.dropout(alpha, self.p, training=True)
+                return torch.einsum("bt,btd->bd", alpha, tokens)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class PooledAttention(nn.Module):
+            def __init__(self, dim, p=0.1):
+                super().__init__()
+                self.query = nn.Parameter(torch.randn(dim))
+                self.p = p
+
+            def forward(self, tokens):
+                logits = tokens @ self.query / tokens.size(-1) ** 0.5
+                alpha = torch.softmax(logits, dim=-1)
+                alpha = F.dropout(alpha, self.p, training=self.training)
+                return torch.einsum("bt,btd->bd", alpha, tokens)
+        """,
+    ),
+    # A dropout helper two calls below the module that knows its mode.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from torch.nn import functional as F
+
+
+        def drop_weights(w, rate):
+            return F.dropout(w, rate)
+
+
+        def attend(q, k, v, rate):
+            probs = torch.softmax(q @ k.transpose(-1, -2) * q.size(-1) ** -0.5, dim=-1)
+            return drop_weights(probs, rate) @ v
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, rate=0.1):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.rate = rate
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                return attend(q, k, v, self.rate)
+        """,
     ),
 ]

@@ -23,9 +23,15 @@ class CrossEntropyIgnoreIndex(Rule):
 
     Pad ids are read where they come from: a vocabulary (`vocab["<pad>"]`, a dict literal,
     `{t: i for i, t in enumerate(specials)}`, `specials.index("<pad>")`), a class or instance
-    attribute, a command-line option's default, a tensor of zeros filled row by row,
-    `torch.cat` of a padded part, or a tokenizer called with `padding=True` (its `input_ids`). A pad id whose number cannot be read but that is a token id
-    (`tokenizer.pad_token_id`, a vocabulary lookup) is an index into the vocabulary, so it never
+    attribute, a command-line option's default, the default of a parameter the call leaves out
+    (`def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader with the batch
+    alone), a tensor of zeros (or `torch.full(size, pad)`) filled row by row,
+    `torch.cat` of a padded part, a tokenizer called with `padding=True` (its `input_ids`), and
+    through dict batches (`{"input_ids": ids, "labels": labels}`, `batch["labels"]`,
+    `{k: v.to(device) for k, v in batch.items()}`), collator instances given to a DataLoader,
+    and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A pad id whose number cannot be read but that is a token id
+    (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
+    analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
 
     ## Why is this bad?
@@ -612,8 +618,219 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits[:, :-1].flatten(0, 1), labels[:, 1:].flatten())
             """
         ),
-    ]
+            # torch.full with -100, rows filled with data: the padding is already the ignore value.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
 
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), -100, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                return labels
+
+
+            def train_step(model, inputs, token_lists):
+                labels = make_labels(token_lists)
+                logits = model(inputs)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # The pad id rewritten to -100 after the rows are filled.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            PAD = 0
+
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), PAD, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                labels[labels == PAD] = -100
+                return labels
+
+
+            def train_step(model, inputs, token_lists):
+                labels = make_labels(token_lists)
+                logits = model(inputs)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+        # A collate function whose fill defaults to -100 (the DataLoader passes the batch alone).
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            def collate(samples, label_fill=-100):
+                longest = max(len(s) for s in samples)
+                labels = torch.full((len(samples), longest), label_fill, dtype=torch.long)
+                for i, s in enumerate(samples):
+                    labels[i, : len(s)] = torch.tensor(s)
+                return labels
+
+
+            def fit(model, inputs, samples):
+                for labels in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+                    loss.backward()
+            """
+        ),
+        # Padding shifted by an offset: -101 + 1 is the ignore value.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(model, seqs):
+                labels = pad_sequence(seqs, batch_first=True, padding_value=-101)
+                labels = labels + 1
+                logits = model(labels)
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+            """
+        ),
+            # A dict batch whose labels entry has the pad id rewritten to -100 in place.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                batch = {"input_ids": ids[:, :-1], "labels": ids[:, 1:].clone()}
+                batch["labels"][batch["labels"] == PAD_ID] = -100
+                return batch
+
+
+            def train(model, samples):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+                    loss.backward()
+            """
+        ),
+        # A dict batch whose labels entry is replaced by a masked_fill to -100.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                return {"input_ids": ids, "labels": ids}
+
+
+            def train(model, samples):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    batch["labels"] = batch["labels"].masked_fill(batch["labels"] == PAD_ID, -100)
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch.get("labels").view(-1))
+                    loss.backward()
+            """
+        ),
+        # A collator instance padding labels with the config's -100.
+        Valid(
+            """
+            from dataclasses import dataclass
+
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            @dataclass
+            class DataConfig:
+                pad_token_id: int = 0
+                label_ignore_id: int = -100
+
+
+            class PadCollator:
+                def __init__(self, config: DataConfig):
+                    self.config = config
+
+                def __call__(self, samples):
+                    inputs = pad_sequence([s[0] for s in samples], batch_first=True, padding_value=self.config.pad_token_id)
+                    labels = pad_sequence([s[1] for s in samples], batch_first=True, padding_value=self.config.label_ignore_id)
+                    return {"inputs": inputs, "labels": labels}
+
+
+            def run(model, samples):
+                loss_fn = nn.CrossEntropyLoss()
+                for batch in DataLoader(samples, collate_fn=PadCollator(DataConfig())):
+                    logits = model(batch["inputs"])
+                    loss_fn(logits.flatten(0, 1), batch["labels"].flatten()).backward()
+            """
+        ),
+            # The labels entry rewritten through a local name for the same tensor.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            def step(model, seqs):
+                ids = pad_sequence(seqs, batch_first=True)
+                batch = {"input_ids": ids, "labels": ids.clone()}
+                labels = batch["labels"]
+                labels[labels == 0] = -100
+                logits = model(batch["input_ids"])
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+            """
+        ),
+            # A dataset whose __getitem__ pads the labels with -100; the default collate stacks them.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.utils.data import Dataset, DataLoader
+
+            PAD = 0
+
+
+            class LMDataset(Dataset):
+                def __init__(self, rows, max_len=32):
+                    self.rows = rows
+                    self.max_len = max_len
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    ids = self.rows[i][: self.max_len]
+                    inputs = torch.tensor(ids[:-1] + [PAD] * (self.max_len - len(ids)))
+                    labels = torch.tensor(ids[1:] + [-100] * (self.max_len - len(ids)))
+                    return inputs, labels
+
+
+            def train(model, rows):
+                loader = DataLoader(LMDataset(rows), batch_size=16, shuffle=True)
+                crit = nn.CrossEntropyLoss()
+                for x, y in loader:
+                    out = model(x)
+                    crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """
+        ),
+    ]
     INVALID = [
         # A loss object built at module level, called in a function.
         Invalid(
@@ -1443,8 +1660,349 @@ class CrossEntropyIgnoreIndex(Rule):
                     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
             """,
         ),
-    ]
+            # torch.full with a pad constant, rows filled up to their lengths, the loss in another function.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
 
+            PAD = 0
+
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), PAD, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                return labels
+
+
+            def token_loss(logits, labels):
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+
+
+            def train_step(model, token_lists):
+                labels = make_labels(token_lists)
+                return token_loss(model(labels), labels)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+            PAD = 0
+
+
+            def make_labels(token_lists):
+                width = max(len(t) for t in token_lists)
+                labels = torch.full((len(token_lists), width), PAD, dtype=torch.long)
+                for row, tokens in enumerate(token_lists):
+                    labels[row, : len(tokens)] = torch.tensor(tokens)
+                return labels
+
+
+            def token_loss(logits, labels):
+                return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=PAD)
+
+
+            def train_step(model, token_lists):
+                labels = make_labels(token_lists)
+                return token_loss(model(labels), labels)
+            """,
+        ),
+        # A vocabulary object's pad_index handed to a padding helper: a token id, never -100.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            SPECIALS = ["<bos>", "<pad>", "<eos>"]
+
+
+            class Vocabulary:
+                def __init__(self, words):
+                    self.itos = SPECIALS + sorted(set(words))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+                    self.pad_index = self.stoi["<pad>"]
+
+
+            def right_pad(rows, fill):
+                width = max(map(len, rows))
+                return torch.tensor([r + [fill] * (width - len(r)) for r in rows])
+
+
+            def sequence_loss(decoder, vocab, rows):
+                criterion = nn.CrossEntropyLoss()
+                targets = right_pad(rows, vocab.pad_index)
+                scores = decoder(targets)
+                return criterion(scores.reshape(-1, scores.size(-1)), targets.reshape(-1))
+            """,
+        ),
+        # A collate function's pad id defaulting to a class attribute; the DataLoader passes the batch alone.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            class Settings:
+                pad_token_id = 2
+                batch_size = 16
+
+
+            def collate(samples, pad_id=Settings.pad_token_id):
+                longest = max(len(s) for s in samples)
+                batch = torch.full((len(samples), longest), pad_id, dtype=torch.long)
+                for i, s in enumerate(samples):
+                    batch[i, : len(s)] = torch.tensor(s)
+                return batch
+
+
+            def fit(model, samples):
+                for batch in DataLoader(samples, batch_size=Settings.batch_size, collate_fn=collate):
+                    logits = model(batch[:, :-1])
+                    loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+                    loss.backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            class Settings:
+                pad_token_id = 2
+                batch_size = 16
+
+
+            def collate(samples, pad_id=Settings.pad_token_id):
+                longest = max(len(s) for s in samples)
+                batch = torch.full((len(samples), longest), pad_id, dtype=torch.long)
+                for i, s in enumerate(samples):
+                    batch[i, : len(s)] = torch.tensor(s)
+                return batch
+
+
+            def fit(model, samples):
+                for batch in DataLoader(samples, batch_size=Settings.batch_size, collate_fn=collate):
+                    logits = model(batch[:, :-1])
+                    loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten(), ignore_index=2)
+                    loss.backward()
+            """,
+        ),
+            # A dict batch from a collate_fn, moved to the device entry by entry.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, samples, device):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+                    loss.backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            PAD_ID = 0
+
+
+            def collate(samples):
+                ids = pad_sequence([torch.tensor(s) for s in samples], batch_first=True, padding_value=PAD_ID)
+                return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, samples, device):
+                for batch in DataLoader(samples, batch_size=8, collate_fn=collate):
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    logits = model(batch["input_ids"])
+                    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1), ignore_index=PAD_ID)
+                    loss.backward()
+            """,
+        ),
+        # A collator class instance given to the DataLoader; its config's pad id pads the labels.
+        Invalid(
+            """
+            from dataclasses import dataclass
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            @dataclass
+            class TrainConfig:
+                vocab_size: int = 1000
+                pad_token_id: int = 0
+                lr: float = 3e-4
+
+
+            class Collator:
+                def __init__(self, cfg: TrainConfig):
+                    self.cfg = cfg
+
+                def __call__(self, batch):
+                    ids = pad_sequence([torch.tensor(b) for b in batch], batch_first=True, padding_value=self.cfg.pad_token_id)
+                    return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, loader):
+                criterion = nn.CrossEntropyLoss()
+                for batch in loader:
+                    logits = model(batch["input_ids"])
+                    loss = criterion(logits.view(-1, logits.size(-1)), batch["labels"].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                cfg = TrainConfig()
+                loader = DataLoader([], batch_size=2, collate_fn=Collator(cfg))
+                train(nn.Identity(), loader)
+            """,
+            fixed="""
+            from dataclasses import dataclass
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            @dataclass
+            class TrainConfig:
+                vocab_size: int = 1000
+                pad_token_id: int = 0
+                lr: float = 3e-4
+
+
+            class Collator:
+                def __init__(self, cfg: TrainConfig):
+                    self.cfg = cfg
+
+                def __call__(self, batch):
+                    ids = pad_sequence([torch.tensor(b) for b in batch], batch_first=True, padding_value=self.cfg.pad_token_id)
+                    return {"input_ids": ids[:, :-1], "labels": ids[:, 1:]}
+
+
+            def train(model, loader):
+                criterion = nn.CrossEntropyLoss(ignore_index=0)
+                for batch in loader:
+                    logits = model(batch["input_ids"])
+                    loss = criterion(logits.view(-1, logits.size(-1)), batch["labels"].reshape(-1))
+                    loss.backward()
+
+
+            if __name__ == "__main__":
+                cfg = TrainConfig()
+                loader = DataLoader([], batch_size=2, collate_fn=Collator(cfg))
+                train(nn.Identity(), loader)
+            """,
+        ),
+        # A command-line label pad defaulting to 0.
+        Invalid(
+            """
+            import argparse
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(batch, args):
+                ys = pad_sequence([b[1] for b in batch], batch_first=True, padding_value=args.label_pad)
+                return ys
+
+
+            def train(model, batches, args):
+                crit = nn.CrossEntropyLoss()
+                for b in batches:
+                    y = collate(b, args)
+                    logits = model(y)
+                    crit(logits.view(-1, logits.size(-1)), y.view(-1)).backward()
+
+
+            if __name__ == "__main__":
+                p = argparse.ArgumentParser()
+                p.add_argument("--label_pad", type=int, default=0)
+                train(nn.Identity(), [], p.parse_args())
+            """,
+        ),
+            # A dataset's __getitem__ pads every sample to a fixed length; the DataLoader's default collate stacks them.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.utils.data import Dataset, DataLoader
+
+            PAD = 0
+
+
+            class LMDataset(Dataset):
+                def __init__(self, rows, max_len=32):
+                    self.rows = rows
+                    self.max_len = max_len
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    ids = self.rows[i][: self.max_len]
+                    ids = ids + [PAD] * (self.max_len - len(ids))
+                    ids = torch.tensor(ids)
+                    return ids[:-1], ids[1:]
+
+
+            def train(model, rows):
+                loader = DataLoader(LMDataset(rows), batch_size=16, shuffle=True)
+                crit = nn.CrossEntropyLoss()
+                for x, y in loader:
+                    out = model(x)
+                    crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from torch.utils.data import Dataset, DataLoader
+
+            PAD = 0
+
+
+            class LMDataset(Dataset):
+                def __init__(self, rows, max_len=32):
+                    self.rows = rows
+                    self.max_len = max_len
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    ids = self.rows[i][: self.max_len]
+                    ids = ids + [PAD] * (self.max_len - len(ids))
+                    ids = torch.tensor(ids)
+                    return ids[:-1], ids[1:]
+
+
+            def train(model, rows):
+                loader = DataLoader(LMDataset(rows), batch_size=16, shuffle=True)
+                crit = nn.CrossEntropyLoss(ignore_index=0)
+                for x, y in loader:
+                    out = model(x)
+                    crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """,
+        ),
+    ]
 
 def _number(value) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)

@@ -21,7 +21,12 @@ class UnmaskedPadding(Rule):
       attention module;
     - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
-      (right padding with `is_causal=True` is fine);
+      (right padding with `is_causal=True` is fine); `nn.Transformer` and `nn.TransformerDecoder`
+      need a mask for each padded input: a causal `tgt_mask` covers a right-padded target, not a
+      padded source (`src_key_padding_mask`) or memory (`memory_key_padding_mask`). The batch stays
+      padded through embeddings, positional terms added to it, normalisations, transposes and
+      permutes. Token ids a function embeds and itself tests against the pad id
+      (`tokens.ne(self.pad_id)` for pooling) are a padded batch too;
     - a block that accepts a mask and does not pass it on to the attention submodule it calls;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
       encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
@@ -48,7 +53,8 @@ class UnmaskedPadding(Rule):
     summary = "attention over a padded batch without a padding mask"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    triggers = ("mask", "pad_sequence")
+    # A padded batch is told by a mask, pad_sequence, or a test against a pad id (`tokens.ne(pad_id)`).
+    triggers = ("mask", "pad")
     recipe = "unmasked_padding"
 
     def check(self, ctx: RuleContext) -> None:
@@ -112,12 +118,21 @@ class UnmaskedPadding(Rule):
             )
 
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
-        if call.mask_keywords or not any(v.padded for v in call.inputs):
+        # pad_sequence pads on the right: causal attention never sees the padding.
+        unmasked = attention.padded_inputs_without_mask(call)
+        if not unmasked:
             return
         if any(a.star for a in call.call.args):
             return  # `model(src, tgt, *masks)`: the masks may be in there
-        if call.is_causal:
-            return  # pad_sequence pads on the right: causal attention never sees the padding
+        if unmasked != ["input"]:
+            inputs = " and ".join(f"`{n}`" for n in unmasked)
+            keywords = " / ".join(f"`{n}_key_padding_mask`" for n in unmasked)
+            ctx.report(
+                call.call,
+                f"the padded {inputs} goes into nn.{call.api} with no mask for its padding ({keywords}): "
+                "real tokens attend to the padding",
+            )
+            return
         if call.api == "submodule" and not self._takes_mask(ctx, call):
             return
         if call.api == "submodule":
@@ -671,8 +686,106 @@ class UnmaskedPadding(Rule):
                 step(TinyLM(), torch.randint(1, 32, (2, 8)))
             """
         ),
-    ]
+        # nn.Transformer given the source's padding mask for the encoder and the memory; tgt has its causal mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
 
+            PAD_ID = 1
+
+
+            class Translator(nn.Module):
+                def __init__(self, vocab, width=256):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=PAD_ID)
+                    self.core = nn.Transformer(d_model=width, nhead=8, batch_first=True)
+
+                def forward(self, src_tokens, tgt_tokens):
+                    causal = self.core.generate_square_subsequent_mask(tgt_tokens.size(1))
+                    src_pad = src_tokens == PAD_ID
+                    return self.core(
+                        self.embed(src_tokens),
+                        self.embed(tgt_tokens),
+                        tgt_mask=causal,
+                        src_key_padding_mask=src_pad,
+                        memory_key_padding_mask=src_pad,
+                    )
+
+
+            def translate_batch(model, sources, targets):
+                src = pad_sequence(sources, batch_first=True, padding_value=PAD_ID)
+                tgt = pad_sequence(targets, batch_first=True, padding_value=PAD_ID)
+                return model(src, tgt[:, :-1])
+
+
+            if __name__ == "__main__":
+                translate_batch(Translator(1000), [], [])
+            """
+        ),
+        # Right-padded captions under a causal tgt_mask; the memory (image features) is not padded.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class CaptionDecoder(nn.Module):
+                def __init__(self, vocab, dim=128):
+                    super().__init__()
+                    self.tokens = nn.Embedding(vocab, dim)
+                    self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(dim, 4, batch_first=True), 2)
+
+                def forward(self, captions, image_features):
+                    ids = pad_sequence(captions, batch_first=True)
+                    causal = nn.Transformer.generate_square_subsequent_mask(ids.size(1))
+                    return self.decoder(self.tokens(ids), image_features, tgt_mask=causal)
+            """
+        ),
+            # The padding mask the module builds goes to the encoder as well as to the pooling.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class ReviewEncoder(nn.Module):
+                def __init__(self, vocab, dim=128, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, dim, padding_idx=pad_id)
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, 4, batch_first=True), 2)
+                    self.classify = nn.Linear(dim, 2)
+
+                def forward(self, tokens):
+                    is_pad = tokens == self.pad_id
+                    states = self.encoder(self.embed(tokens), src_key_padding_mask=is_pad)
+                    keep = (~is_pad).unsqueeze(-1).float()
+                    return self.classify((states * keep).sum(1) / keep.sum(1))
+            """
+        ),
+        # Token ids tested against the pad id for a loss weight; the attention has its (causal) mask.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class TinyLM(nn.Module):
+                def __init__(self, vocab, dim=64, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.attn = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+                def forward(self, ids, causal):
+                    x = self.embed(ids)
+                    out, _ = self.attn(x, x, x, attn_mask=causal)
+                    weight = (ids != self.pad_id).float()
+                    return out, weight
+            """
+        ),
+    ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
         Invalid(
@@ -1208,5 +1321,81 @@ class UnmaskedPadding(Rule):
                 step(TinyLM(), [collate([[3, 4, 5], [6]], 8)])
             """,
             line=26,
+        ),
+        # A causal tgt_mask covers the padded target, not the padded source (time-major, module moved with .to()).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD_ID = 1
+
+
+            class Translator(nn.Module):
+                def __init__(self, vocab, width=256):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=PAD_ID)
+                    self.core = nn.Transformer(d_model=width, nhead=8)
+                    self.proj = nn.Linear(width, vocab)
+
+                def forward(self, src_tokens, tgt_tokens):
+                    causal = self.core.generate_square_subsequent_mask(tgt_tokens.size(1))
+                    src = self.embed(src_tokens).transpose(0, 1)
+                    tgt = self.embed(tgt_tokens).transpose(0, 1)
+                    return self.proj(self.core(src, tgt, tgt_mask=causal))
+
+
+            def translate_batch(model, sources, targets):
+                src = pad_sequence(sources, batch_first=True, padding_value=PAD_ID)
+                tgt = pad_sequence(targets, batch_first=True, padding_value=PAD_ID)
+                return model(src, tgt[:, :-1])
+
+
+            if __name__ == "__main__":
+                translate_batch(Translator(1000).to("cpu"), [], [])
+            """,
+        ),
+        # Token plus position embeddings of a padded batch are still padded.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class SentenceEncoder(nn.Module):
+                def __init__(self, vocab, dim=128, max_len=256):
+                    super().__init__()
+                    self.tokens = nn.Embedding(vocab, dim)
+                    self.positions = nn.Embedding(max_len, dim)
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, 4, batch_first=True), 3)
+
+                def forward(self, sentences):
+                    ids = pad_sequence(sentences, batch_first=True)
+                    where = torch.arange(ids.size(1), device=ids.device)[None, :]
+                    hidden = self.tokens(ids) + self.positions(where)
+                    return self.encoder(hidden).mean(dim=1)
+            """,
+        ),
+            # The module tests its token ids against the pad id (for pooling): they are padded, and the encoder gets no mask.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class ReviewEncoder(nn.Module):
+                def __init__(self, vocab, dim=128, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, dim, padding_idx=pad_id)
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, 4, batch_first=True), 2)
+                    self.classify = nn.Linear(dim, 2)
+
+                def forward(self, tokens):
+                    states = self.encoder(self.embed(tokens))
+                    keep = tokens.ne(self.pad_id).unsqueeze(-1).float()
+                    return self.classify((states * keep).sum(1) / keep.sum(1))
+            """,
         ),
     ]

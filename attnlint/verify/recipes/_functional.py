@@ -139,7 +139,20 @@ def plain(w: Witness, mask: Optional[torch.Tensor]) -> torch.Tensor:
 
 
 def compare(trial, name: str, outcome, ref: torch.Tensor, out_plain: torch.Tensor, what: str) -> bool:
-    """Add check `name`: the outcome ran and satisfies FlashAttention's rule against `ref`."""
+    """Add check `name`: the outcome ran and satisfies FlashAttention's rule against `ref`.
+
+    The reference is attention over the witness's own q, k, v: it says something only of an entry
+    that is given them. A module of x makes its own q, k, v with its projections, so its output
+    and the reference share nothing; that is no evidence (a setup check: `not-run`), not a
+    failed fix."""
+    if not takes_qkv(trial.fixed):
+        trial.add(
+            "no_evidence",
+            False,
+            f"{what}: the entry takes no q, k, v (a module of x); verify the attention function or "
+            "method it calls (FILE::Name) to compare against the reference",
+        )
+        return False
     if not outcome.ok:
         trial.add(name, False, f"{what}: {outcome.describe_error()}")
         return False
@@ -155,7 +168,11 @@ def compare(trial, name: str, outcome, ref: torch.Tensor, out_plain: torch.Tenso
 
 
 def differs(trial, name: str, outcome, ref: torch.Tensor, out_plain: torch.Tensor, what: str) -> None:
-    """Add check `name`: the original is wrong here (raises, non-finite, or off the reference)."""
+    """Add check `name`: the original is wrong here (raises, non-finite, or off the reference).
+    A module of x is always "off" a reference on other q, k, v: no evidence (see compare)."""
+    if not takes_qkv(trial.original):
+        trial.add("no_evidence", False, f"{what}: the entry takes no q, k, v (a module of x)")
+        return
     if not outcome.ok:
         trial.add(name, True, f"{what}: the original raises ({outcome.describe_error()})")
         return
