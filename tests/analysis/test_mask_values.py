@@ -284,3 +284,24 @@ def test_mixed_precision_training_set_ups_are_evidence_of_half_precision():
     # Not about the training dtype.
     assert not evidence("import torch\ntorch.set_printoptions(precision=16)\nt = pl.Trainer(precision=32)\n")
     assert not evidence("args = TrainingArguments(output_dir='o', fp16=False)\n")
+
+
+def test_configurations_that_select_half_precision_are_evidence_of_it():
+    import libcst as cst
+
+    from attnlint.analysis import precision
+    from attnlint.analysis.names import collect_aliases
+
+    def evidence(source):
+        module = cst.parse_module(source)
+        return precision.file_evidence(module, collect_aliases(module)).dtypes
+
+    assert evidence("@dataclass\nclass C:\n    fp16: bool = True\n") == {"float16"}
+    assert evidence("class C:\n    def __init__(self):\n        self.use_fp16 = True\n") == {"float16"}
+    assert evidence("cfg = {'bf16': True}\n") == {"bfloat16"}
+    assert evidence("model = load(name, torch_dtype='bfloat16')\n") == {"bfloat16"}
+    assert evidence("@dataclass\nclass C:\n    dtype: str = 'float16'\n") == {"float16"}
+    assert evidence("p.add_argument('--dtype', default='fp16')\n") == {"float16"}
+    # Switched off, or naming float32; a string that is no setting's value.
+    assert not evidence("@dataclass\nclass C:\n    fp16: bool = False\n    dtype: str = 'float32'\n")
+    assert not evidence("p.add_argument('--dtype', default='float32')\nname = 'float16'\n")

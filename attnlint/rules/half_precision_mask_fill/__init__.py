@@ -27,7 +27,8 @@ class HalfPrecisionMaskFill(Rule):
     `dtype`), or the file runs in half precision (`.half()`, `autocast`, `torch.float16`,
     `torch.bfloat16`, or a mixed-precision training set-up: a `GradScaler`, apex's
     `amp.initialize`, `fp16=True`, `mixed_precision="fp16"`, Lightning's `precision=16`, a
-    `--fp16` flag).
+    `--fp16` flag), or a configuration that selects it (a `fp16: bool = True` field,
+    `self.use_fp16 = True`, a dtype setting holding `"float16"` / `"bf16"`).
 
     ## Why is this bad?
     `scores.masked_fill(mask, -1e9)` on float16 scores raises `value cannot be converted to type

@@ -3,6 +3,26 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A configuration that keeps fp16 off, and a dtype setting that names float32.
+    Valid(
+        """
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class RunConfig:
+            fp16: bool = False
+            dtype: str = "float32"
+
+
+        def attention(q, k, v, mask):
+            scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            scores = scores.masked_fill(mask == 0, -1e9)
+            return torch.softmax(scores, dim=-1) @ v
+        """
+    ),
     # The classic float32 fill: nothing shows half precision.
     Valid(
         """
@@ -726,5 +746,95 @@ INVALID = [
             return accelerator.prepare(model, optimizer)
         """,
         line=6,
+    ),
+    # A training configuration (a dataclass field) switches the run to fp16.
+    Invalid(
+        """
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class TrainConfig:
+            width: int = 256
+            fp16: bool = True
+
+
+        class Mixer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+
+            def forward(self, x, keep):
+                q, k = self.qk(x).chunk(2, dim=-1)
+                logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                logits = logits.masked_fill(~keep[:, None, :], -1e9)
+                return logits.softmax(dim=-1) @ x
+        """,
+        fixed="""
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class TrainConfig:
+            width: int = 256
+            fp16: bool = True
+
+
+        class Mixer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+
+            def forward(self, x, keep):
+                q, k = self.qk(x).chunk(2, dim=-1)
+                logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                logits = logits.masked_fill(~keep[:, None, :], torch.finfo(logits.dtype).min)
+                return logits.softmax(dim=-1) @ x
+        """,
+        line=21,
+    ),
+    # A dtype written as a string in a command-line default.
+    Invalid(
+        """
+        import argparse
+
+        import torch
+
+
+        def attend(q, k, v, pad):
+            w = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
+            w.masked_fill_(pad.unsqueeze(1), -1e10)
+            return torch.softmax(w, -1) @ v
+
+
+        def parse():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--dtype", default="fp16", choices=["fp32", "fp16"])
+            return parser.parse_args()
+        """,
+        fixed="""
+        import argparse
+
+        import torch
+
+
+        def attend(q, k, v, pad):
+            w = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
+            w.masked_fill_(pad.unsqueeze(1), torch.finfo(w.dtype).min)
+            return torch.softmax(w, -1) @ v
+
+
+        def parse():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--dtype", default="fp16", choices=["fp32", "fp16"])
+            return parser.parse_args()
+        """,
+        line=8,
     ),
 ]
