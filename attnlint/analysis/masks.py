@@ -349,6 +349,10 @@ def comparison(ev, node: cst.Comparison, left, rights):
                 mask = MaskFacts(
                     origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
                 )
+    if mask is None and _elementwise_test(node, left, rights):
+        # Any other elementwise comparison (`x.abs().sum(-1) != 0`, `dist > radius`): a bool
+        # tensor, 0/1 values, whose True entries mean nothing the code says.
+        mask = MaskFacts(origin="comparison", dtype="bool")
     rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
     if left.kind in ("tensor", "unknown") or mask is not None:
         shape = left.shape if left.rank == rank else None
@@ -357,6 +361,25 @@ def comparison(ev, node: cst.Comparison, left, rights):
 
 
 _ID_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual)
+_ORDER_TESTS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
+
+
+def _elementwise_test(node: cst.Comparison, left, rights) -> bool:
+    """One comparison (`==`, `<`, ...: not `is`, `in`, not a chain) with a tensor on one side and
+    no tuple, string or None on either: an elementwise test giving a bool tensor."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, _ORDER_TESTS):
+        return False
+    sides = (node.left, node.comparisons[0].comparator)
+    if any(isinstance(side, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Tuple, cst.List)) for side in sides):
+        return False
+    if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
+        return False
+    values = (left, *rights)
+    if any(v.kind in ("tuple", "module", "shape") for v in values):
+        return False
+    # A tensor, or a value the analysis does not follow (`frames.abs().sum(-1) > 0`): what flows
+    # into scores from a comparison is a tensor's test, not a Python bool.
+    return any(v.kind in ("tensor", "unknown") for v in values)
 
 
 def integer_batch(rows: cst.BaseExpression) -> bool:

@@ -168,7 +168,8 @@ def test_ids_handed_to_an_embedding_compared_with_zero_give_a_padding_mask():
     # Alone, only an all-padding sequence would empty a row: not shown (see the causal case).
     assert keep.mask.can_mask_whole_row is None
     assert blocked.mask.convention == MASKED
-    assert unknown.mask is None  # nothing shows `other` holds ids
+    # Nothing shows `other` holds ids: a bool tensor, True meaning nothing the code says.
+    assert unknown.mask.origin == "comparison" and unknown.mask.convention is None
 
 
 def test_a_name_reassigned_before_the_embedding_is_not_the_ids_parameter():
@@ -188,7 +189,9 @@ def test_a_name_reassigned_before_the_embedding_is_not_the_ids_parameter():
                 return self.embed(x), flag
         """
     )
-    assert env(analysis, "forward", "flag", "Encoder").mask is None
+    # Not the ids: a bool test whose True entries mean nothing the code says.
+    flag = env(analysis, "forward", "flag", "Encoder").mask
+    assert flag.origin == "comparison" and flag.convention is None
 
 
 def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
@@ -211,7 +214,31 @@ def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
     both = env(analysis, "f", "both").mask
     assert both.convention == ATTEND and both.can_mask_whole_row and not both.scaled
     assert env(analysis, "f", "random_pad").mask.convention == MASKED
-    assert env(analysis, "f", "empty").mask is None  # one row of numbers is not a batch of ids
+    # One row of numbers is not a batch of ids: a bool test, not a padding mask.
+    empty = env(analysis, "f", "empty").mask
+    assert empty.origin == "comparison" and empty.convention is None
+
+
+def test_an_elementwise_comparison_is_a_bool_mask_of_no_known_convention():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(frames, pos, radius, items):
+            voiced = (frames.abs().sum(-1) > 0).float()
+            far = torch.cdist(pos, pos) > radius
+            bias = far.float() * -1e4
+            member = frames in items
+            return voiced
+        """
+    )
+    voiced, far, bias, member = (env(analysis, "f", n) for n in ("voiced", "far", "bias", "member"))
+    assert voiced.mask.origin == "comparison" and voiced.mask.convention is None
+    assert mask_encoding.zero_one_reason(voiced, None) == "a float mask built from a comparison"
+    assert far.mask.dtype == "bool" and far.mask.can_mask_whole_row is None
+    assert bias.mask.scaled and mask_encoding.zero_one_reason(bias, None) is None
+    # `in` is no elementwise test.
+    assert member.mask is None
 
 
 def test_a_keep_mask_times_a_number_is_a_bias_not_a_product_of_masks():

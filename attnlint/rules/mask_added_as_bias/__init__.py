@@ -62,7 +62,7 @@ class MaskAddedAsBias(Rule):
     summary = "a 0/1 mask added to the scores (or given as a float attn_mask), or a fill that masks nothing"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    triggers = (r"mask|tril|triu|where|keep|pad|length",)
+    triggers = (r"mask|tril|triu|where|keep|pad|length", "softmax", "Softmax", "scaled_dot_product_attention")
     recipe = "mask_added_as_bias"
 
     def check(self, ctx: RuleContext) -> None:

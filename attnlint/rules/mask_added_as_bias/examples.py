@@ -3,6 +3,45 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A comparison turned into a bias before it is added: -1e4 where the test holds.
+    Valid(
+        """
+        import torch
+
+
+        def local_attention(q, k, v, pos, radius):
+            scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+            far = torch.cdist(pos, pos) > radius
+            scores = scores + far.float() * -1e4
+            return scores.softmax(dim=-1) @ v
+        """
+    ),
+    # The same test through torch.where, with a finite fill.
+    Valid(
+        """
+        import torch
+
+
+        def local_attention(q, k, v, pos, radius):
+            scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+            scores = scores + torch.where(torch.cdist(pos, pos) > radius, -1e4, 0.0)
+            return scores.softmax(dim=-1) @ v
+        """
+    ),
+    # A comparison multiplied into the weights after the softmax and renormalised: no score is
+    # touched.
+    Valid(
+        """
+        import torch
+
+
+        def gated(q, k, v, frames):
+            w = (q @ k.transpose(1, 2) / q.size(-1) ** 0.5).softmax(-1)
+            w = w * (frames.abs().sum(-1) > 0)[:, None, :]
+            w = w / w.sum(-1, keepdim=True).clamp_min(1e-6)
+            return w @ v
+        """
+    ),
     # The additive form.
     Valid(
         """
@@ -690,5 +729,53 @@ INVALID = [
             return torch.softmax(keep[:, None, None, :] * logits, dim=-1) @ v
         """,
         line=8,
+    ),
+    # A comparison on features (silent frames are all zeros) cast to float and multiplied in.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class FrameAttention(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.q = nn.Linear(d, d)
+                self.k = nn.Linear(d, d)
+
+            def forward(self, frames):
+                q, k = self.q(frames), self.k(frames)
+                logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                voiced = (frames.abs().sum(dim=-1) > 0).float()
+                logits = logits * voiced[:, None, :]
+                return torch.softmax(logits, dim=-1) @ frames
+        """,
+        line=15,
+    ),
+    # A neighbourhood test added to the scores as it is.
+    Invalid(
+        """
+        import torch
+
+
+        def neighbourhood_attention(q, k, v, coords, radius=1.5):
+            sim = torch.einsum("bid,bjd->bij", q, k) * q.shape[-1] ** -0.5
+            near = (torch.cdist(coords, coords) <= radius).to(sim.dtype)
+            sim = sim + near
+            return sim.softmax(dim=-1) @ v
+        """,
+        line=7,
+    ),
+    # A comparison handed to SDPA as a float mask (no fix: what True means is the author's).
+    Invalid(
+        """
+        import torch.nn.functional as F
+
+
+        def attend(q, k, v, frame_energy):
+            keep = (frame_energy > 1e-3)[:, None, None, :].float()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        """,
+        line=6,
     ),
 ]
