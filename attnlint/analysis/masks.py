@@ -187,6 +187,24 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
     return replace(combined, parts_from=parts) if parts and combined.param is None else combined
 
 
+def filled_together(fills) -> Optional[MaskFacts]:
+    """What several `-inf` fills of the same scores mask together (`s.masked_fill(causal, -inf)`
+    then `s.masked_fill(pad, -inf)`): each fills where its mask is True, so together they fill
+    where either is, the `|` of masks read True = masked. Only fills whose mask the code shows is
+    in that convention count; None with fewer than two of them."""
+    parts = [
+        f.mask.mask
+        for f in fills
+        if f.fill == "-inf" and f.mask.mask is not None and f.mask.mask.convention == MASKED
+    ]
+    if len(parts) < 2:
+        return None
+    together = parts[0]
+    for part in parts[1:]:
+        together = combine(together, part, cst.BitOr())
+    return together
+
+
 def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> MaskFacts:
     if a is None or b is None:
         known = a or b

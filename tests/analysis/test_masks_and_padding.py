@@ -320,3 +320,38 @@ def test_a_mask_joined_with_none_is_that_mask():
         """
     )
     assert env(analysis, "f", "mask").mask.convention == MASKED
+
+
+def test_fills_one_after_the_other_mask_the_union_of_their_masks():
+    from attnlint.analysis import masks
+
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Decoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(100, 16, padding_idx=0)
+
+            def forward(self, ids, mask):
+                h = self.embed(ids)
+                n = ids.size(1)
+                s = h @ h.transpose(1, 2)
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+                padded = s.masked_fill((ids == 0)[:, None, :], float("-inf"))
+                window = s.masked_fill(torch.ones(n, n, dtype=torch.bool).tril(-4), float("-inf"))
+                unknown = s.masked_fill(mask, float("-inf"))
+                return padded.softmax(-1), window.softmax(-1), unknown.softmax(-1)
+        """
+    )
+    padded, window, unknown = (s.input.fills for s in function(analysis, "forward", "Decoder").softmax_sites)
+    # Causal alone keeps the diagonal and ids alone need an all-padding row; together a
+    # left-padded query sees only padding.
+    assert [f.mask.mask.can_mask_whole_row for f in padded] == [False, None]
+    assert masks.filled_together(padded).can_mask_whole_row
+    # A band below the diagonal (`tril(-4)`) and a caller's mask: no convention the code shows,
+    # so nothing to combine.
+    assert masks.filled_together(window) is None
+    assert masks.filled_together(unknown) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from attnlint.analysis import masks
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.masking import zero_fully_masked_rows
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -18,6 +19,8 @@ class AllMaskedRowNan(Rule):
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
+    Fills of the same scores one after the other count together: a causal fill and then a fill
+    of the pad positions mask what `causal | pad` masks.
 
     ## Why is this bad?
     The softmax of a row that is all `-inf` is `0/0 = NaN`. Such rows appear with an empty
@@ -77,6 +80,22 @@ class AllMaskedRowNan(Rule):
                     "sequence); softmax then returns NaN for that row",
                     fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, fill, partial),
                 )
+            together = masks.filled_together(site.input.fills)
+            if together is None or not together.can_mask_whole_row:
+                continue
+            # Each fill alone leaves a key per row (a causal mask, padding of ids), but one after
+            # the other they mask the union: a left-padded query sees only padding before it.
+            last = [f for f in site.input.fills if f.fill == "-inf"][-1]
+            if any(id(f.call) in reported for f in site.input.fills) or id(last.call) in reported:
+                continue
+            reported.add(id(last.call))
+            ctx.report(
+                last.call,
+                "-inf fills of a causal and a padding mask, one after the other, can mask every key of "
+                "a row (a left-padded query sees only padding before it); softmax then returns NaN "
+                "for that row",
+                fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, last, partial),
+            )
 
     VALID = [
         # The only caller passes a keep-mask in which every sequence keeps a token.
@@ -507,6 +526,58 @@ class AllMaskedRowNan(Rule):
                     s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
                     s = s.masked_fill((features == 0)[:, None, :], float("-inf"))
                     return torch.softmax(s, dim=-1) @ h
+            """
+        ),
+        # A causal fill and a local window: both keep the diagonal, so no row is emptied.
+        Valid(
+            """
+            import torch
+
+
+            def windowed(q, k, v, window=4):
+                n = q.size(-2)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                i = torch.arange(n, device=q.device)
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).tril(-window), float("-inf"))
+                return s.softmax(-1) @ v
+            """
+        ),
+        # A causal fill and a pad fill, guarded after the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GuardedDecoder(nn.Module):
+                def __init__(self, vocab, width):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=0)
+                    self.qk = nn.Linear(width, 2 * width)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    n = ids.size(1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=ids.device).triu(1), float("-inf"))
+                    s = s.masked_fill((ids == 0)[:, None, :], float("-inf"))
+                    return torch.nan_to_num(s.softmax(dim=-1), nan=0.0) @ h
+            """
+        ),
+        # A causal fill and a caller's mask whose convention nothing shows.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                n = q.size(-2)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+                s = s.masked_fill(mask, float("-inf"))
+                return s.softmax(-1) @ v
             """
         ),
     ]
@@ -1145,6 +1216,101 @@ class AllMaskedRowNan(Rule):
                     return masked_attention(x, x, x, mask)
             """,
             line=7,
+        ),
+        # A causal fill, then a fill of the pad positions: left padding empties the first rows.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class PromptDecoder(nn.Module):
+                def __init__(self, vocab, width, pad_id=0):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=pad_id)
+                    self.pad_id = pad_id
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    n = ids.size(1)
+                    q, k, v = self.qkv(h).chunk(3, dim=-1)
+                    att = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    ahead = torch.triu(torch.ones(n, n, dtype=torch.bool, device=ids.device), diagonal=1)
+                    att = att.masked_fill(ahead, float("-inf"))
+                    att = att.masked_fill((ids == self.pad_id).unsqueeze(1), float("-inf"))
+                    return att.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class PromptDecoder(nn.Module):
+                def __init__(self, vocab, width, pad_id=0):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=pad_id)
+                    self.pad_id = pad_id
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    n = ids.size(1)
+                    q, k, v = self.qkv(h).chunk(3, dim=-1)
+                    att = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    ahead = torch.triu(torch.ones(n, n, dtype=torch.bool, device=ids.device), diagonal=1)
+                    att = att.masked_fill(ahead, float("-inf"))
+                    att = att.masked_fill((ids == self.pad_id).unsqueeze(1), float("-inf"))
+                    return att.softmax(dim=-1).masked_fill(att.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=19,
+        ),
+        # Recsys histories (left-padded with item 0): kept items through torch.where, then the
+        # future.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class NextItem(nn.Module):
+                def __init__(self, n_items, d=64):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items + 1, d, padding_idx=0)
+                    self.wq = nn.Linear(d, d)
+                    self.wk = nn.Linear(d, d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    L = item_seq.shape[1]
+                    scores = torch.matmul(self.wq(h), self.wk(h).transpose(-1, -2)) / h.shape[-1] ** 0.5
+                    scores = torch.where((item_seq > 0)[:, None, :], scores, float("-inf"))
+                    future = torch.ones(L, L, dtype=torch.bool, device=h.device).triu(diagonal=1)
+                    scores = scores.masked_fill(future, float("-inf"))
+                    return torch.softmax(scores, dim=-1) @ h
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class NextItem(nn.Module):
+                def __init__(self, n_items, d=64):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items + 1, d, padding_idx=0)
+                    self.wq = nn.Linear(d, d)
+                    self.wk = nn.Linear(d, d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    L = item_seq.shape[1]
+                    scores = torch.matmul(self.wq(h), self.wk(h).transpose(-1, -2)) / h.shape[-1] ** 0.5
+                    scores = torch.where((item_seq > 0)[:, None, :], scores, float("-inf"))
+                    future = torch.ones(L, L, dtype=torch.bool, device=h.device).triu(diagonal=1)
+                    scores = scores.masked_fill(future, float("-inf"))
+                    return torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
+            """,
+            line=18,
         ),
     ]
 
