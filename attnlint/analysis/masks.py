@@ -575,12 +575,13 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
 
     fill = term.additive_fill
     if fill is None and term.mask is not None:
-        # `scores + mask`: an additive mask whose fill value we cannot see.
+        # `scores + mask`: an additive mask whose fill value we cannot see, unless it was built
+        # whole as a bias (a triangle of -inf).
         site = FillSite(
             call=node,
             mask_node=term_node if term_node is not None else term.node,
             mask=term,
-            fill=None,
+            fill=term.mask.bias_fill if term.mask.scaled else None,
             in_place=False,
             additive=True,
             receiver_node=scores_node,
@@ -650,8 +651,13 @@ def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     mask = triangular(kind, diagonal, ctor.dtype, ctor.sizes)
     if ctor.function == "torch.full" and _full_value(source.node) not in (1.0,):
         # `torch.full((T, T), finfo.min).triu(1)`: a triangle of a large negative number is an
-        # additive (bias) mask, not 0/1 values; of an unknown value, it may be one.
-        mask = replace(mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype)
+        # additive (bias) mask, not 0/1 values; of an unknown value, it may be one. A triangle
+        # of -inf is a -inf fill wherever it is added.
+        fill = _flow()._arg(source.node, 1, "fill_value") if isinstance(source.node, cst.Call) else None
+        bias_fill = "-inf" if fill is not None and fill_kind(fill.value, ev.aliases) == "-inf" else None
+        mask = replace(
+            mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype, bias_fill=bias_fill
+        )
     return result.with_(mask=mask)
 
 
@@ -707,12 +713,20 @@ def _square_subsequent(ev, call: Call):
         return None
     ev.args(call.node)
     size = _flow().code(call.args[0].value)
-    # -inf above the diagonal, 0 elsewhere: an additive causal mask.
+    # -inf above the diagonal, 0 elsewhere: an additive causal mask, nonzero where masked.
     return Value(
         kind="tensor",
         rank=2,
         node=call.node,
-        mask=MaskFacts(origin="causal", dtype="float", built_size=(size, size), can_mask_whole_row=False),
+        mask=MaskFacts(
+            origin="causal",
+            convention=MASKED,
+            dtype="float",
+            built_size=(size, size),
+            can_mask_whole_row=False,
+            scaled=True,
+            bias_fill="-inf",
+        ),
     )
 
 

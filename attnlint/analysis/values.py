@@ -165,6 +165,9 @@ class MaskFacts:
     parts_from: frozenset = frozenset()
     # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
     scaled: bool = False
+    # For a bias built whole (`torch.full((T, T), -inf).triu(1)`, generate_square_subsequent_mask):
+    # what its masked entries hold, "-inf" or None when the code does not show it.
+    bias_fill: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -355,3 +355,23 @@ def test_fills_one_after_the_other_mask_the_union_of_their_masks():
     # so nothing to combine.
     assert masks.filled_together(window) is None
     assert masks.filled_together(unknown) is None
+
+
+def test_a_triangle_of_minus_infinity_is_a_bias_whose_masked_entries_are_minus_infinity():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        def f(T):
+            ahead = torch.full((T, T), float("-inf")).triu(1)
+            finite = torch.full((T, T), torch.finfo(torch.float32).min).triu(1)
+            square = nn.Transformer.generate_square_subsequent_mask(T)
+            return ahead, finite, square
+        """
+    )
+    ahead, finite, square = (env(analysis, "f", n).mask for n in ("ahead", "finite", "square"))
+    assert ahead.scaled and ahead.bias_fill == "-inf" and ahead.convention == MASKED
+    assert finite.scaled and finite.bias_fill is None
+    assert square.scaled and square.bias_fill == "-inf" and square.convention == MASKED
+    assert not square.can_mask_whole_row

@@ -580,6 +580,21 @@ class AllMaskedRowNan(Rule):
                 return s.softmax(-1) @ v
             """
         ),
+        # An additive -inf triangle alone (nn.Transformer's causal mask): the diagonal stays.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def causal_scores(q, k, v):
+                n = q.size(1)
+                s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                s = s + nn.Transformer.generate_square_subsequent_mask(n).to(q.device)
+                s = s + torch.full((n, n), float("-inf"), device=q.device).triu(1)
+                return s.softmax(dim=-1) @ v
+            """
+        ),
     ]
 
     INVALID = [
@@ -1311,6 +1326,34 @@ class AllMaskedRowNan(Rule):
                     return torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
             """,
             line=18,
+        ),
+        # An additive -inf triangle for the future, then the pad positions filled.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def decoder_scores(tokens, q, k, v, pad_idx=1):
+                T = tokens.shape[-1]
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s + torch.full((T, T), float("-inf"), device=q.device).triu(1)
+                s = s.masked_fill((tokens == pad_idx).unsqueeze(1), float("-inf"))
+                return F.softmax(s, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def decoder_scores(tokens, q, k, v, pad_idx=1):
+                T = tokens.shape[-1]
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s + torch.full((T, T), float("-inf"), device=q.device).triu(1)
+                s = s.masked_fill((tokens == pad_idx).unsqueeze(1), float("-inf"))
+                return F.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=9,
         ),
     ]
 
