@@ -516,6 +516,11 @@ class Evaluator:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
             self.eval(small.value)
+            for site in self.facts.fill_sites:
+                if site.call is small.value and not site.in_place:
+                    # `scores.masked_fill(mask, -inf)` as a statement: the filled copy is thrown
+                    # away and the scores stay unmasked.
+                    site.discarded = True
             if self.record_attrs and self.cls is not None:
                 from attnlint.analysis import modules
 

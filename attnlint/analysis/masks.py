@@ -225,9 +225,13 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     origins = {a.origin, b.origin}
     if a.can_mask_whole_row or b.can_mask_whole_row:
         whole = True
-    elif grows and "causal" in origins and origins & {"padding", "lengths"}:
+    elif grows and "causal" in origins and "padding" in origins:
         # Padding under a causal mask: a query in the left padding sees only earlier keys, all
         # padding (histories and prompts are left-padded), so its row is empty.
+        whole = True
+    elif grows and "causal" in origins and "lengths" in origins and not (
+        a.can_mask_whole_row is False or b.can_mask_whole_row is False
+    ):
         whole = True
     elif a.can_mask_whole_row is False and b.can_mask_whole_row is False:
         # Masking more (True = masked, `|`; True = attend, `&`) can only empty rows further.
@@ -364,8 +368,13 @@ def comparison(ev, node: cst.Comparison, left, rights):
             keeps = isinstance(op, cst.LessThan) if lengths_right else isinstance(op, cst.GreaterThan)
             drops = isinstance(op, cst.GreaterThanEqual) if lengths_right else isinstance(op, cst.LessThanEqual)
             if keeps or drops:
+                # A length of 0 empties its row; lengths shown to be at least 1 keep the first key.
+                positive = (rights[0] if lengths_right else left).positive_lengths
                 mask = MaskFacts(
-                    origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
+                    origin="lengths",
+                    convention=ATTEND if keeps else MASKED,
+                    dtype="bool",
+                    can_mask_whole_row=not positive,
                 )
     if mask is None and _elementwise_test(node, left, rights):
         # Any other elementwise comparison (`x.abs().sum(-1) != 0`, `dist > radius`): a bool
@@ -667,6 +676,27 @@ def _full_value(node) -> Optional[float]:
         return None
     fill = _flow()._arg(node, 1, "fill_value")
     return number(fill.value) if fill is not None else None
+
+
+@handlers.function("torch.nn.utils.rnn.pack_padded_sequence")
+def _pack_padded_sequence(ev, call: Call):
+    """`pack_padded_sequence(x, lengths.cpu(), ...)` raises for a length of 0: from here on the
+    lengths (the name the argument reads) are at least 1."""
+    ev.args(call.node)
+    lengths = _flow()._arg(call.node, 1, "lengths")
+    node = lengths.value if lengths is not None else None
+    # `lengths.cpu()`, `lengths.to("cpu")`, `lengths.tolist()`: the same numbers.
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SAME_NUMBERS:
+        node = node.func.value
+    owner = _flow().owner_name(node) if node is not None else None
+    if owner is not None and owner in ev.env and ev.env[owner].lengths:
+        ev.env[owner] = ev.env[owner].with_(positive_lengths=True)
+    from attnlint.analysis.values import Value
+
+    return Value(kind="unknown", node=call.node)
+
+
+_SAME_NUMBERS = ("cpu", "to", "tolist", "long", "int", "cuda", "detach")
 
 
 @handlers.function("torch.tril", "torch.triu")

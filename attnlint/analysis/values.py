@@ -220,6 +220,9 @@ class FillSite:
     multiplied: bool = False
     # The scores' query and key lengths at this fill (None when the scores' shape is unknown).
     lengths: Optional[MaskLengths] = None
+    # An out-of-place fill whose result is thrown away (`scores.masked_fill(m, -inf)` as a
+    # statement): it fills nothing that is used.
+    discarded: bool = False
 
 
 @dataclass
@@ -519,6 +522,9 @@ class Value:
     # padded batch, a tensor made by a constructor.
     param: Optional[str] = None
     lengths: bool = False
+    # Lengths shown to be at least 1: given to `pack_padded_sequence`, which rejects a length
+    # of 0, so a mask from them keeps a key in every row.
+    positive_lengths: bool = False
     padding: Optional[Padding] = None
     constructor: Optional[Constructor] = None
     # Score fills on the way to the softmax (masked_fill, where, additive masks), and whether
@@ -577,7 +583,13 @@ class Value:
 
     def data_facts(self) -> dict:
         """The facts about the data (not the layout) that survive a reshape."""
-        return {"param": self.param, "lengths": self.lengths, "padding": self.padding, "token_ids": self.token_ids}
+        return {
+            "param": self.param,
+            "lengths": self.lengths,
+            "positive_lengths": self.positive_lengths,
+            "padding": self.padding,
+            "token_ids": self.token_ids,
+        }
 
 
 UNKNOWN = Value(kind="unknown")

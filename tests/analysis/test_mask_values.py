@@ -332,3 +332,20 @@ def test_configurations_that_select_half_precision_are_evidence_of_it():
     # Switched off, or naming float32; a string that is no setting's value.
     assert not evidence("@dataclass\nclass C:\n    fp16: bool = False\n    dtype: str = 'float32'\n")
     assert not evidence("p.add_argument('--dtype', default='float32')\nname = 'float16'\n")
+
+
+def test_an_out_of_place_fill_written_as_a_statement_is_discarded():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, mask):
+            s = q @ k.transpose(-2, -1)
+            s.masked_fill(mask, -1e4)
+            s.masked_fill_(mask, -1e4)
+            t = s.masked_fill(mask, -1e4)
+            return t.softmax(-1)
+        """
+    )
+    dropped, in_place, kept = function(analysis, "f").fill_sites
+    assert dropped.discarded and not in_place.discarded and not kept.discarded

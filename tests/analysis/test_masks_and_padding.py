@@ -375,3 +375,21 @@ def test_a_triangle_of_minus_infinity_is_a_bias_whose_masked_entries_are_minus_i
     assert finite.scaled and finite.bias_fill is None
     assert square.scaled and square.bias_fill == "-inf" and square.convention == MASKED
     assert not square.can_mask_whole_row
+
+
+def test_lengths_given_to_pack_padded_sequence_are_at_least_one_from_there_on():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        def f(x, lengths):
+            before = torch.arange(x.size(1))[None, :] < lengths[:, None]
+            packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True)
+            after = torch.arange(x.size(1))[None, :] < lengths[:, None]
+            return before, after
+        """
+    )
+    before, after = (env(analysis, "f", n).mask for n in ("before", "after"))
+    assert before.can_mask_whole_row  # a length of 0 empties its row
+    assert after.can_mask_whole_row is False and env(analysis, "f", "lengths").positive_lengths

@@ -19,7 +19,8 @@ class AllMaskedRowNan(Rule):
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
-    Fills of the same scores one after the other count together: a causal fill and then a fill
+    Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0) keep a key
+    in every row. Fills of the same scores one after the other count together: a causal fill and then a fill
     of the pad positions mask what `causal | pad` masks.
 
     ## Why is this bad?
@@ -593,6 +594,40 @@ class AllMaskedRowNan(Rule):
                 s = s + nn.Transformer.generate_square_subsequent_mask(n).to(q.device)
                 s = s + torch.full((n, n), float("-inf"), device=q.device).triu(1)
                 return s.softmax(dim=-1) @ v
+            """
+        ),
+        # Lengths that the caller packs (pack_padded_sequence rejects a length of 0): every row
+        # keeps its first key.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+            class Pool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Linear(width, 1)
+
+                def forward(self, states, lengths):
+                    e = self.score(states).squeeze(-1)
+                    steps = torch.arange(states.size(1), device=states.device)
+                    e = e.masked_fill(steps[None, :] >= lengths[:, None], float("-inf"))
+                    return (e.softmax(dim=1).unsqueeze(-1) * states).sum(1)
+
+
+            class Reader(nn.Module):
+                def __init__(self, vocab, width=64):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width)
+                    self.rnn = nn.GRU(width, width, batch_first=True)
+                    self.pool = Pool(width)
+
+                def forward(self, ids, lengths):
+                    packed = pack_padded_sequence(self.embed(ids), lengths.cpu(), batch_first=True, enforce_sorted=False)
+                    out, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=ids.size(1))
+                    return self.pool(out, lengths)
             """
         ),
     ]

@@ -3,6 +3,18 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The same fill in place, as a statement: it changes the scores.
+    Valid(
+        """
+        import torch
+
+
+        def sentence_attention(q, k, v, token_mask):
+            logits = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+            logits.masked_fill_(token_mask[:, None, None, :] == 0, -1e4)
+            return torch.softmax(logits, dim=-1) @ v
+        """
+    ),
     # A comparison turned into a bias before it is added: -1e4 where the test holds.
     Valid(
         """
@@ -777,5 +789,46 @@ INVALID = [
             return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
         """,
         line=6,
+    ),
+    # An out-of-place fill written as a statement: its result is dropped.
+    Invalid(
+        """
+        import torch
+
+
+        def sentence_attention(q, k, v, token_mask):
+            logits = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+            logits.masked_fill(token_mask[:, None, None, :] == 0, -1e4)
+            return torch.softmax(logits, dim=-1) @ v
+        """,
+        fixed="""
+        import torch
+
+
+        def sentence_attention(q, k, v, token_mask):
+            logits = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+            logits.masked_fill_(token_mask[:, None, None, :] == 0, -1e4)
+            return torch.softmax(logits, dim=-1) @ v
+        """,
+        line=6,
+    ),
+    # The same with torch.where inside a method (no fix offered).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Pool(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.q = nn.Linear(width, width)
+
+            def forward(self, h, valid):
+                energy = self.q(h) @ h.transpose(1, 2) / h.size(-1) ** 0.5
+                torch.where(valid[:, None, :], energy, torch.finfo(energy.dtype).min)
+                return energy.softmax(-1) @ h
+        """,
+        line=12,
     ),
 ]
