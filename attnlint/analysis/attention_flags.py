@@ -98,7 +98,7 @@ class CausalFlagWithMask:
         """True: the mask is itself a causal triangle; False: built from something else (padding,
         lengths); None: the code does not show where it came from."""
         facts = self.mask.mask
-        if facts is None or facts.origin in (None, "argument", "comparison"):
+        if facts is None or facts.origin in (None, "argument", "comparison", "negation"):
             return None  # a comparison may be a causal one (`arange(T)[:, None] >= arange(T)`)
         return facts.origin == "causal"
 

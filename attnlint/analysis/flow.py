@@ -294,6 +294,7 @@ class Evaluator:
         # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
         body = getattr(self.facts.node, "body", None) if isinstance(self.facts.node, cst.FunctionDef) else None
         embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
+        negated = masks.negated_names(body) if body is not None else set()
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -325,7 +326,7 @@ class Evaluator:
                 scale=ONE,
                 node=param.name,
                 feature_last=None,
-                mask=masks.from_param(name),
+                mask=masks.from_param(name, negated=name in negated),
                 param=name,
                 lengths=_names_lengths(name),
                 sym=self.atom(name),
@@ -781,7 +782,9 @@ class Evaluator:
             sym = inner.sym * Sym.const(-1) if inner.sym is not None else None
             return inner.with_(int_value=-inner.int_value if inner.int_value is not None else None, node=node, sym=sym)
         if isinstance(node.operator, cst.BitInvert) and inner.kind in ("tensor", "unknown"):
-            mask = masks.invert(inner.mask) if inner.mask is not None else None
+            # `~t` of a tensor whose mask facts are unknown: a bool mask all the same (attention
+            # code inverts bool masks; `~` of a float tensor raises).
+            mask = masks.invert(inner.mask) if inner.mask is not None else masks.MaskFacts(origin="negation", dtype="bool")
             return inner.with_(kind="tensor", node=node, scores=None, softmax=None, mask=mask, sym=None)
         if isinstance(node.operator, cst.Not):
             return Value(kind="scalar", truth=None if inner.truth is None else not inner.truth)

@@ -32,6 +32,7 @@ _ORIGIN_WORDS = {
     "lengths": "sequence lengths",
     "combined": "combined masks",
     "comparison": "a comparison",
+    "negation": "a `~` inversion",
 }
 
 
@@ -42,7 +43,7 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
         return None
     # A comparison gives bool values; a cast (`.float()`) keeps them 0/1, a factor marks `scaled`.
     if facts.origin not in _UNBUILT and (
-        facts.dtype == "bool" or facts.convention is not None or facts.origin == "comparison"
+        facts.dtype == "bool" or facts.convention is not None or facts.origin in ("comparison", "negation")
     ):
         # Built from a comparison, a triangle of ones or lengths: here, or by every caller of
         # this function (caller contexts bind the parameter to what they build), so 0/1 values.
@@ -53,6 +54,8 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
         # this function's business; only broadcasting the raw mask here shows it is 0/1.
         if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
             return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
+        if facts.shown_bool:
+            return f"the bool `{param}` (inverted with `~` here, so not a bias)"
         return None
     return None
 

@@ -82,13 +82,37 @@ def _named_padding_mask(name: str) -> Optional[MaskFacts]:
     return None
 
 
-def from_param(name: str) -> Optional[MaskFacts]:
+def from_param(name: str, negated: bool = False) -> Optional[MaskFacts]:
+    """What a parameter's name says of it as a mask; `negated`: the function inverts it with `~`
+    itself, so it holds bool values whatever it is called."""
     named = _named_padding_mask(name)
     if named is not None:
-        return replace(named, param=name)
-    if name in _GENERIC_MASK_NAMES:
-        return MaskFacts(origin="argument", param=name)
+        return replace(named, param=name, shown_bool=negated)
+    if name in _GENERIC_MASK_NAMES or negated:
+        return MaskFacts(origin="argument", param=name, dtype="bool" if negated else None, shown_bool=negated)
     return None
+
+
+def negated_names(body: cst.CSTNode) -> set:
+    """Names the body inverts with `~` as they are (`~keep`, `~valid[:, None, :]`), not inside a
+    nested function."""
+    found = set()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            inner = node.expression
+            if isinstance(inner, cst.Subscript):
+                inner = inner.value
+            if isinstance(inner, cst.Name):
+                found.add(inner.value)
+        for child in node.children:
+            visit(child)
+
+    for child in body.children:
+        visit(child)
+    return found
 
 
 def is_mask_param(name: str) -> bool:

@@ -168,6 +168,9 @@ class MaskFacts:
     # For a bias built whole (`torch.full((T, T), -inf).triu(1)`, generate_square_subsequent_mask):
     # what its masked entries hold, "-inf" or None when the code does not show it.
     bias_fill: Optional[str] = None
+    # The code shows the values are bool: the parameter is inverted with `~` where it is used
+    # (`~keep[:, None, :]`), which a float bias would not survive.
+    shown_bool: bool = False
 
 
 @dataclass(frozen=True)

@@ -349,3 +349,23 @@ def test_an_out_of_place_fill_written_as_a_statement_is_discarded():
     )
     dropped, in_place, kept = function(analysis, "f").fill_sites
     assert dropped.discarded and not in_place.discarded and not kept.discarded
+
+
+def test_a_parameter_inverted_with_tilde_holds_bool_values():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(s, keep, bias, feats):
+            s = s.masked_fill(~keep[:, None, :], -1e4)
+            added = keep.float()
+            plain = bias.float()
+            dropped = ~feats.abs().amax(-1).isfinite()
+            return s + added + plain, dropped
+        """
+    )
+    added, plain, dropped = (env(analysis, "f", n) for n in ("added", "plain", "dropped"))
+    assert added.mask.shown_bool and added.mask.param == "keep"
+    assert mask_encoding.zero_one_reason(added, None) == "the bool `keep` (inverted with `~` here, so not a bias)"
+    assert plain.mask is None  # a parameter used as it comes may be a caller's bias
+    assert dropped.mask.origin == "negation" and dropped.mask.dtype == "bool"

@@ -31,7 +31,8 @@ class MaskAddedAsBias(Rule):
       with its result thrown away): the scores stay unmasked.
 
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
-    or lengths, here or by every caller that passes it in; bool; or a mask parameter with a known
+    or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
+    `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
     convention (Hugging Face's `attention_mask`) that the function broadcasts itself
     (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
 

@@ -3,6 +3,28 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A parameter inverted with `~` and handed to SDPA as bool: what SDPA expects.
+    Valid(
+        """
+        import torch.nn.functional as F
+
+
+        def caption_self_attention(q, k, v, text_pad):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=~text_pad[:, None, None, :])
+        """
+    ),
+    # A parameter that is never inverted here, added as it comes: the caller's bias.
+    Valid(
+        """
+        import torch
+
+
+        def attend(q, k, v, valid):
+            att = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            att = att + valid[:, None, None, :].to(att.dtype)
+            return att.softmax(-1) @ v
+        """
+    ),
     # The same fill in place, as a statement: it changes the scores.
     Valid(
         """
@@ -830,5 +852,40 @@ INVALID = [
                 return energy.softmax(-1) @ h
         """,
         line=12,
+    ),
+    # A parameter the layer inverts itself (so bool), also added to the scores.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class TaggerAttention(nn.Module):
+            def __init__(self, width, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x, valid):
+                b, n, c = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                att = q @ k.transpose(-2, -1) * (c // self.heads) ** -0.5
+                att = att.masked_fill(~valid[:, None, None, :], -1e4)
+                att = att + valid[:, None, None, :].to(att.dtype)
+                return (att.softmax(-1) @ v).transpose(1, 2).reshape(b, n, c)
+        """,
+        line=16,
+    ),
+    # The inverse of a bool parameter, cast to float for SDPA.
+    Invalid(
+        """
+        import torch.nn.functional as F
+
+
+        def caption_self_attention(q, k, v, text_pad):
+            allowed = (~text_pad)[:, None, None, :].float()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        """,
+        line=6,
     ),
 ]
