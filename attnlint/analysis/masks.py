@@ -557,9 +557,21 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
             # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
             # recorded like a fill of the scores; it counts where a softmax normalises the sum.
-            return _with_additive_fill(
+            summed = _with_additive_fill(
                 ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
             )
+            return _keeps_fixed_bias(summed, term)
+    for bias, other in ((left, right), (right, left)):
+        if other.kind in ("tensor", "unknown") and other.mask is None and other.scores is None and other.softmax is None:
+            return _keeps_fixed_bias(result, bias)
+    return result
+
+
+def _keeps_fixed_bias(result, term):
+    """`alibi + causal` with causal a -inf triangle built at a fixed size: a bias that masks what
+    the triangle masks, at that size (a buffer of it must be sliced)."""
+    if term.mask is not None and term.mask.scaled and term.mask.built_size:
+        return result.with_(mask=term.mask)
     return result
 
 
@@ -682,12 +694,16 @@ def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     if diagonal is None:
         return result
     mask = triangular(kind, diagonal, ctor.dtype, ctor.sizes)
-    if ctor.function == "torch.full" and _full_value(source.node) not in (1.0,):
+    written = number(ctor.fill_value) if ctor.fill_value is not None else _full_value(source.node)
+    if ctor.function == "torch.full" and written not in (1.0,):
         # `torch.full((T, T), finfo.min).triu(1)`: a triangle of a large negative number is an
         # additive (bias) mask, not 0/1 values; of an unknown value, it may be one. A triangle
         # of -inf is a -inf fill wherever it is added.
-        fill = _flow()._arg(source.node, 1, "fill_value") if isinstance(source.node, cst.Call) else None
-        bias_fill = "-inf" if fill is not None and fill_kind(fill.value, ev.aliases) == "-inf" else None
+        fill = ctor.fill_value
+        if fill is None and isinstance(source.node, cst.Call):
+            arg = _flow()._arg(source.node, 1, "fill_value")
+            fill = arg.value if arg is not None else None
+        bias_fill = "-inf" if fill is not None and fill_kind(fill, ev.aliases) == "-inf" else None
         mask = replace(
             mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype, bias_fill=bias_fill
         )
@@ -721,6 +737,20 @@ def _pack_padded_sequence(ev, call: Call):
 
 
 _SAME_NUMBERS = ("cpu", "to", "tolist", "long", "int", "cuda", "detach")
+
+
+@handlers.method("fill_")
+def _fill_in_place(ev, call: Call):
+    """`torch.empty(n, n).fill_(v)`: a new tensor filled with v is `torch.full((n, n), v)`."""
+    receiver, ctor = call.receiver, call.receiver.constructor
+    args = ev.args(call.node)
+    if ctor is None or ctor.function not in ("torch.empty", "torch.zeros", "torch.ones", "torch.full") or not args:
+        return None
+    filled = receiver.with_(
+        node=call.node, mask=None, constructor=replace(ctor, function="torch.full", fill_value=call.node.args[0].value)
+    )
+    ev.update_in_place(call.receiver_node, filled)
+    return filled
 
 
 @handlers.function("torch.tril", "torch.triu")

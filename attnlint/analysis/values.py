@@ -81,6 +81,8 @@ class Constructor:
     # Built in a half dtype (True), in float32/float64 (False: also a float constructor's
     # default), or in a dtype the code does not show (None: `dtype=q.dtype`, `zeros_like(x)`).
     half: Optional[bool] = None
+    # What every entry holds, where the code writes it (`torch.full(size, v)`, `.fill_(v)`).
+    fill_value: Optional[cst.BaseExpression] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -393,3 +393,20 @@ def test_lengths_given_to_pack_padded_sequence_are_at_least_one_from_there_on():
     before, after = (env(analysis, "f", n).mask for n in ("before", "after"))
     assert before.can_mask_whole_row  # a length of 0 empties its row
     assert after.can_mask_whole_row is False and env(analysis, "f", "lengths").positive_lengths
+
+
+def test_an_empty_tensor_filled_with_minus_infinity_then_a_triangle_is_a_causal_bias():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(n, slopes, distance):
+            whisper = torch.empty(n, n).fill_(-float("inf")).triu_(1)
+            alibi = slopes[:, None, None] * distance + torch.full((n, n), float("-inf")).triu(1)
+            return whisper, alibi
+        """
+    )
+    whisper, alibi = (env(analysis, "f", n).mask for n in ("whisper", "alibi"))
+    assert whisper.origin == "causal" and whisper.bias_fill == "-inf" and whisper.built_size == ("n", "n")
+    # A bias plus a fixed-size -inf triangle masks what the triangle masks, at its size.
+    assert alibi.origin == "causal" and alibi.scaled and alibi.built_size == ("(n, n)",)
