@@ -101,20 +101,20 @@ def constant_value(
                 return FillConstant(sign * -FLOAT32_MIN, node, "float32-finfo")
         return None
     if isinstance(node, cst.Name):
-        assigned = _single_assignment(node.value, function_node) or _single_assignment(node.value, _top_level(module))
+        assigned = single_assignment(node.value, function_node) or single_assignment(node.value, _top_level(module))
         if assigned is not None:
             found = constant_value(assigned, aliases, function_node, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)
         return None
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        assigned = _single_assignment("self." + node.attr.value, module)
+        assigned = single_assignment("self." + node.attr.value, module)
         if assigned is not None:
             found = constant_value(assigned, aliases, None, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)
     return None
 
 
-def _single_assignment(target: str, scope: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+def single_assignment(target: str, scope: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
     """The value of the one assignment to `target` (a name, or `self.x`) in the scope; None when
     there is none or several (a value that changes is not a constant)."""
     if scope is None:

@@ -257,6 +257,8 @@ class AttentionCallSite:
     callee_class: Optional[str] = None
     # The value given for `is_causal` (its `truth` says whether it holds on ordinary inputs).
     causal_flag: Optional["Value"] = None
+    # Where `is_causal` is written, when not in the call itself (`**kwargs` of a dict built here).
+    causal_flag_node: Optional[cst.BaseExpression] = None
 
 
 @dataclass

@@ -224,3 +224,21 @@ def test_the_rates_callers_pass_to_a_helper_that_hands_its_parameter_to_sdpa():
     assert {r.caller.name for r in passed} == {"forward"}
     inner = dropout.rates_from_callers(analysis, function(analysis, "_inner"), "p")
     assert [module.code_for_node(r.rate) for r in inner] == ["self.q"]
+
+
+def test_keywords_spread_from_a_dict_built_in_the_function_reach_sdpa():
+    analysis, module = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def f(q, k, v, n):
+            kwargs = dict(attn_mask=torch.ones(n, n, dtype=torch.bool).tril(), is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, **kwargs)
+        """
+    )
+    facts = function(analysis, "f")
+    (site,) = facts.attention_calls
+    (use,) = facts.mask_uses
+    assert use.call is site.call and use.mask.mask.origin == "causal"
+    assert site.is_causal and module.code_for_node(site.causal_flag_node) == "True"
