@@ -402,8 +402,16 @@ def comparison(ev, node: cst.Comparison, left, rights):
                 )
     if mask is None and _elementwise_test(node, left, rights):
         # Any other elementwise comparison (`x.abs().sum(-1) != 0`, `dist > radius`): a bool
-        # tensor, 0/1 values, whose True entries mean nothing the code says.
-        mask = MaskFacts(origin="comparison", dtype="bool")
+        # tensor, 0/1 values, whose True entries mean nothing the code says. Scores against a
+        # threshold that does not come from their own row (a number, a module attribute, a
+        # parameter) can fall on one side of it for every key of a row, which then is empty
+        # whichever side is masked; a threshold from the row (`topk`, `max`, `mean`) is unknown.
+        sides = ((left, node.comparisons[0].comparator, rights[0]), (rights[0], node.left, left))
+        thresholded = any(
+            scores.scores is not None and threshold.scores is None and _independent_threshold(ev, written, threshold)
+            for scores, written, threshold in sides
+        )
+        mask = MaskFacts(origin="comparison", dtype="bool", can_mask_whole_row=True if thresholded else None)
     rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
     if left.kind in ("tensor", "unknown") or mask is not None:
         shape = left.shape if left.rank == rank else None
@@ -412,6 +420,16 @@ def comparison(ev, node: cst.Comparison, left, rights):
 
 
 _ID_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual)
+
+
+def _independent_threshold(ev, node: cst.BaseExpression, value) -> bool:
+    """A threshold written as a number, read from the module (`self.threshold`), or a parameter
+    of the function as it was passed: nothing the scores' rows computed."""
+    if number(node) is not None:
+        return True
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return True
+    return isinstance(node, cst.Name) and node.value in ev.facts.params and value.param == node.value
 _ORDER_TESTS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
 
 

@@ -369,3 +369,23 @@ def test_a_parameter_inverted_with_tilde_holds_bool_values():
     assert mask_encoding.zero_one_reason(added, None) == "the bool `keep` (inverted with `~` here, so not a bias)"
     assert plain.mask is None  # a parameter used as it comes may be a caller's bias
     assert dropped.mask.origin == "negation" and dropped.mask.dtype == "bool"
+
+
+def test_scores_against_a_threshold_from_outside_their_rows_can_empty_a_row():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, cutoff, pos):
+            s = q @ k.transpose(-2, -1)
+            fixed = s < 0.1
+            passed = s > cutoff
+            kth = s < s.topk(4, dim=-1).values[..., -1:]
+            far = torch.cdist(pos, pos) > cutoff
+            return s, fixed, passed, kth, far
+        """
+    )
+    fixed, passed, kth, far = (env(analysis, "f", n).mask for n in ("fixed", "passed", "kth", "far"))
+    assert fixed.can_mask_whole_row and passed.can_mask_whole_row
+    # The row's own k-th score keeps k keys; distances are not the scores.
+    assert kth.can_mask_whole_row is None and far.can_mask_whole_row is None

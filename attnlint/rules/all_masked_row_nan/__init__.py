@@ -19,6 +19,9 @@ class AllMaskedRowNan(Rule):
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
+    Scores compared with a threshold that does not come from their own row (a number, a module
+    attribute such as a learned cutoff, a parameter) also count: every key of a row can fall on
+    the masked side. A threshold from the row itself (its `topk`) keeps keys and is not reported.
     Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0) keep a key
     in every row. Fills of the same scores one after the other count together: a causal fill and then a fill
     of the pad positions mask what `causal | pad` masks.
@@ -73,12 +76,19 @@ class AllMaskedRowNan(Rule):
                     source = f"`{facts.param}`"
                 elif isinstance(fill.mask_node, (cst.Name, cst.Attribute)):
                     source = f"`{ctx.code(fill.mask_node)}`"
+                elif facts.origin == "comparison" and len(ctx.code(fill.mask_node)) <= 40:
+                    source = f"`{ctx.code(fill.mask_node)}`"
                 else:
-                    source = "this padding mask"
+                    source = "this padding mask" if facts.origin != "comparison" else "this mask"
+                why = (
+                    "a threshold on the scores, can leave a row with no key on the kept side"
+                    if facts.origin == "comparison"
+                    else "can mask every key of a row (an empty or left-padded sequence)"
+                )
                 ctx.report(
                     fill.call,
-                    f"-inf fill from {source} can mask every key of a row (an empty or left-padded "
-                    "sequence); softmax then returns NaN for that row",
+                    f"-inf fill from {source}{',' if facts.origin == 'comparison' else ''} {why}; softmax then "
+                    "returns NaN for that row",
                     fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, fill, partial),
                 )
             together = masks.filled_together(site.input.fills)
@@ -628,6 +638,31 @@ class AllMaskedRowNan(Rule):
                     packed = pack_padded_sequence(self.embed(ids), lengths.cpu(), batch_first=True, enforce_sorted=False)
                     out, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=ids.size(1))
                     return self.pool(out, lengths)
+            """
+        ),
+        # Top-k sparse attention: the threshold is each row's k-th score, so k keys stay.
+        Valid(
+            """
+            import torch
+
+
+            def topk_attention(q, k, v, top=8):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                kth = s.topk(top, dim=-1).values[..., -1:]
+                s = s.masked_fill(s < kth, float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A radius on distances, not on the scores: what the points are is not shown.
+        Valid(
+            """
+            import torch
+
+
+            def local_attention(q, k, v, pos, radius=2.0):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(torch.cdist(pos, pos) > radius, float("-inf"))
+                return s.softmax(dim=-1) @ v
             """
         ),
     ]
@@ -1389,6 +1424,66 @@ class AllMaskedRowNan(Rule):
                 return F.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
             line=9,
+        ),
+        # Scores pruned below a learned threshold: a row can lose every key.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class PrunedAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.qk = nn.Linear(width, 2 * width)
+                    self.cutoff = nn.Parameter(torch.zeros(()))
+
+                def forward(self, x):
+                    q, k = self.qk(x).chunk(2, dim=-1)
+                    logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(logits < self.cutoff, float("-inf"))
+                    return logits.softmax(dim=-1) @ x
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class PrunedAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.qk = nn.Linear(width, 2 * width)
+                    self.cutoff = nn.Parameter(torch.zeros(()))
+
+                def forward(self, x):
+                    q, k = self.qk(x).chunk(2, dim=-1)
+                    logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(logits < self.cutoff, float("-inf"))
+                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ x
+            """,
+            line=14,
+        ),
+        # A fixed threshold on the scores, through torch.where.
+        Invalid(
+            """
+            import torch
+
+
+            def confident_attention(q, k, v, min_score=0.5):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = torch.where(s > min_score, s, float("-inf"))
+                return torch.softmax(s, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def confident_attention(q, k, v, min_score=0.5):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = torch.where(s > min_score, s, float("-inf"))
+                return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=6,
         ),
     ]
 
