@@ -677,6 +677,10 @@ def store_into(ev, target: cst.Subscript, value) -> None:
     stored = ev.env.get(owner) if owner is not None else None
     if stored is not None and stored.softmax is not None:
         ev.env[owner] = stored.with_(guarded=True)  # `w[torch.isnan(w)] = 0`
+    scattered = _scattered_edges(ev, stored, target, value)
+    if scattered is not None:
+        ev.env[owner] = stored.with_(mask=scattered)
+        return
     if stored is not None and stored.mask is not None:
         # `key_padding_mask[:, 0] = False` makes some keys always visible (a row can no
         # longer be emptied for sure); `padding_mask[1] = True` only masks more.
@@ -698,6 +702,44 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         padding = losses.filled_by_rows(stored, target, value)
         if padding is not None:
             ev.env[owner] = stored.with_(padding=padding)
+
+
+def _scattered_edges(ev, stored, target: cst.Subscript, value) -> Optional[MaskFacts]:
+    """`adj = torch.zeros(n, n); adj[src, dst] = 1`: ones scattered at the pairs index tensors
+    name, zeros elsewhere. A 0/1 keep mask (an adjacency) in which a row no pair names (a node
+    without neighbours) stays all zero. Row indices that are `arange`/`range` (every row gets an
+    entry), the same index twice (`adj[i, i] = 1`, self loops) or slices show no such row."""
+    if stored is None or value.node is None or number(value.node) in (None, 0.0):
+        return None
+    ctor, mask = stored.constructor, stored.mask
+    fresh = ctor is not None and ctor.function == "torch.zeros" and mask is None
+    growing = mask is not None and mask.origin == "scattered"
+    if not (fresh or growing):
+        return None
+    elements = [e.slice for e in target.slice]
+    if len(elements) != 2 or not all(isinstance(e, cst.Index) for e in elements):
+        return None
+    rows, cols = (e.value for e in elements)
+    if not all(isinstance(i, (cst.Name, cst.Subscript, cst.Attribute)) for i in (rows, cols)):
+        return None
+    if rows.deep_equals(cols) or any(_covers_every_row(ev, i) for i in (rows, cols)):
+        return None
+    if any(ev.eval(i).kind == "scalar" for i in (rows, cols)):
+        return None  # `adj[i, j] = 1` in a loop over numbers: which rows it reaches is not shown
+    return MaskFacts(
+        origin="scattered",
+        convention=ATTEND,
+        dtype="bool" if ctor is not None and ctor.dtype == "bool" else "float",
+        can_mask_whole_row=True,
+    )
+
+
+def _covers_every_row(ev, index: cst.BaseExpression) -> bool:
+    """`torch.arange(n)`, `range(n)`, or a name bound to one: an entry in every row."""
+    if isinstance(index, cst.Name):
+        found = ev.env.get(index.value)
+        return found is not None and found.constructor is not None and found.constructor.function == "torch.arange"
+    return False
 
 
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
@@ -755,6 +797,19 @@ def _pack_padded_sequence(ev, call: Call):
 
 
 _SAME_NUMBERS = ("cpu", "to", "tolist", "long", "int", "cuda", "detach")
+
+
+@handlers.method("fill_diagonal_")
+def _fill_diagonal(ev, call: Call):
+    """`adj.fill_diagonal_(1)`: self loops, every row keeps its own entry; a mask no longer shows
+    an empty row."""
+    receiver = call.receiver
+    ev.args(call.node)
+    if receiver.mask is None:
+        return None
+    result = receiver.with_(node=call.node, mask=replace(receiver.mask, can_mask_whole_row=None))
+    ev.update_in_place(call.receiver_node, result)
+    return result
 
 
 @handlers.method("fill_")

@@ -410,3 +410,26 @@ def test_an_empty_tensor_filled_with_minus_infinity_then_a_triangle_is_a_causal_
     assert whisper.origin == "causal" and whisper.bias_fill == "-inf" and whisper.built_size == ("n", "n")
     # A bias plus a fixed-size -inf triangle masks what the triangle masks, at its size.
     assert alibi.origin == "causal" and alibi.scaled and alibi.built_size == ("(n, n)",)
+
+
+def test_ones_scattered_into_zeros_at_index_pairs_are_an_adjacency_that_can_leave_a_row_empty():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(src, dst, labels, n):
+            adj = torch.zeros(n, n)
+            adj[src, dst] = 1.0
+            adj[dst, src] = 1.0
+            looped = torch.zeros(n, n)
+            looped[src, dst] = 1.0
+            looped.fill_diagonal_(1.0)
+            onehot = torch.zeros(n, n)
+            onehot[torch.arange(n), labels] = 1.0
+            return adj == 0, looped == 0, onehot
+        """
+    )
+    adj, looped, onehot = (env(analysis, "f", n) for n in ("adj", "looped", "onehot"))
+    assert adj.mask.origin == "scattered" and adj.mask.convention == ATTEND and adj.mask.can_mask_whole_row
+    assert looped.mask.can_mask_whole_row is None  # self loops keep every row's own entry
+    assert onehot.mask is None  # an entry in every row

@@ -19,6 +19,9 @@ class AllMaskedRowNan(Rule):
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
+    So do adjacency matrices built by scattering ones into zeros at edge pairs
+    (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
+    unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
     Scores compared with a threshold that does not come from their own row (a number, a module
     attribute such as a learned cutoff, a parameter) also count: every key of a row can fall on
     the masked side. A threshold from the row itself (its `topk`) keeps keys and is not reported.
@@ -76,15 +79,14 @@ class AllMaskedRowNan(Rule):
                     source = f"`{facts.param}`"
                 elif isinstance(fill.mask_node, (cst.Name, cst.Attribute)):
                     source = f"`{ctx.code(fill.mask_node)}`"
-                elif facts.origin == "comparison" and len(ctx.code(fill.mask_node)) <= 40:
+                elif facts.origin in ("comparison", "scattered") and len(ctx.code(fill.mask_node)) <= 40:
                     source = f"`{ctx.code(fill.mask_node)}`"
                 else:
                     source = "this padding mask" if facts.origin != "comparison" else "this mask"
-                why = (
-                    "a threshold on the scores, can leave a row with no key on the kept side"
-                    if facts.origin == "comparison"
-                    else "can mask every key of a row (an empty or left-padded sequence)"
-                )
+                why = {
+                    "comparison": "a threshold on the scores, can leave a row with no key on the kept side",
+                    "scattered": "can mask every key of a row (a node no edge reaches, with no self loop)",
+                }.get(facts.origin, "can mask every key of a row (an empty or left-padded sequence)")
                 ctx.report(
                     fill.call,
                     f"-inf fill from {source}{',' if facts.origin == 'comparison' else ''} {why}; softmax then "
@@ -663,6 +665,38 @@ class AllMaskedRowNan(Rule):
                 s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
                 s = s.masked_fill(torch.cdist(pos, pos) > radius, float("-inf"))
                 return s.softmax(dim=-1) @ v
+            """
+        ),
+        # Edges scattered into an adjacency, then self loops: every node attends to itself.
+        Valid(
+            """
+            import torch
+
+
+            def graph_attention(h, scores_fn, edges, n):
+                adj = torch.zeros(n, n)
+                adj[edges[0], edges[1]] = 1.0
+                adj.fill_diagonal_(1.0)
+                e = scores_fn(h)
+                e = e.masked_fill(adj == 0, float("-inf"))
+                return torch.softmax(e, dim=-1) @ h
+            """
+        ),
+        # One entry in every row (`arange` rows), and an identity added to the edges.
+        Valid(
+            """
+            import torch
+
+
+            def attend(logits, targets, src, dst, n):
+                allowed = torch.zeros(n, n)
+                allowed[torch.arange(n), targets] = 1.0
+                logits = logits.masked_fill(allowed == 0, float("-inf"))
+                adj = torch.zeros(n, n)
+                adj[src, dst] = 1.0
+                adj = adj + torch.eye(n)
+                graph = (logits @ logits.T).masked_fill(adj == 0, float("-inf"))
+                return logits.softmax(-1), graph.softmax(-1)
             """
         ),
     ]
@@ -1484,6 +1518,73 @@ class AllMaskedRowNan(Rule):
                 return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
             line=6,
+        ),
+        # A dense GAT over an adjacency scattered from random edges: an isolated node's row is
+        # all -inf.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class DenseGAT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.w = nn.Linear(d, d, bias=False)
+                    self.a = nn.Linear(2 * d, 1, bias=False)
+
+                def forward(self, x, adj):
+                    h = self.w(x)
+                    n = h.size(0)
+                    pairs = torch.cat([h.unsqueeze(1).expand(n, n, -1), h.unsqueeze(0).expand(n, n, -1)], dim=-1)
+                    e = F.leaky_relu(self.a(pairs).squeeze(-1), 0.2)
+                    e = e.masked_fill(adj == 0, float("-inf"))
+                    return F.softmax(e, dim=1) @ h
+
+
+            def adjacency(edge_index, n):
+                adj = torch.zeros(n, n)
+                adj[edge_index[0], edge_index[1]] = 1.0
+                return adj
+
+
+            if __name__ == "__main__":
+                edges = torch.randint(0, 20, (2, 30))
+                DenseGAT(16)(torch.randn(20, 16), adjacency(edges, 20))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class DenseGAT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.w = nn.Linear(d, d, bias=False)
+                    self.a = nn.Linear(2 * d, 1, bias=False)
+
+                def forward(self, x, adj):
+                    h = self.w(x)
+                    n = h.size(0)
+                    pairs = torch.cat([h.unsqueeze(1).expand(n, n, -1), h.unsqueeze(0).expand(n, n, -1)], dim=-1)
+                    e = F.leaky_relu(self.a(pairs).squeeze(-1), 0.2)
+                    e = e.masked_fill(adj == 0, float("-inf"))
+                    return F.softmax(e, dim=1).masked_fill(e.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
+
+
+            def adjacency(edge_index, n):
+                adj = torch.zeros(n, n)
+                adj[edge_index[0], edge_index[1]] = 1.0
+                return adj
+
+
+            if __name__ == "__main__":
+                edges = torch.randint(0, 20, (2, 30))
+                DenseGAT(16)(torch.randn(20, 16), adjacency(edges, 20))
+            """,
+            line=17,
         ),
     ]
 
