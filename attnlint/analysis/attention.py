@@ -73,7 +73,8 @@ def spread_keywords(node: cst.Call, scope: Optional[cst.CSTNode]) -> cst.Call:
 
     args, spread = [], False
     for arg in node.args:
-        written = single_assignment(arg.value.value, scope) if arg.star == "**" and isinstance(arg.value, cst.Name) else None
+        spread_name = arg.star == "**" and isinstance(arg.value, cst.Name)
+        written = single_assignment(arg.value.value, scope) if spread_name else None
         keywords = _dict_keywords(written) if written is not None else None
         if keywords is None:
             args.append(arg)

@@ -784,7 +784,9 @@ class Evaluator:
         if isinstance(node.operator, cst.BitInvert) and inner.kind in ("tensor", "unknown"):
             # `~t` of a tensor whose mask facts are unknown: a bool mask all the same (attention
             # code inverts bool masks; `~` of a float tensor raises).
-            mask = masks.invert(inner.mask) if inner.mask is not None else masks.MaskFacts(origin="negation", dtype="bool")
+            mask = (
+                masks.invert(inner.mask) if inner.mask is not None else masks.MaskFacts(origin="negation", dtype="bool")
+            )
             return inner.with_(kind="tensor", node=node, scores=None, softmax=None, mask=mask, sym=None)
         if isinstance(node.operator, cst.Not):
             return Value(kind="scalar", truth=None if inner.truth is None else not inner.truth)

@@ -439,7 +439,8 @@ def _elementwise_test(node: cst.Comparison, left, rights) -> bool:
     if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, _ORDER_TESTS):
         return False
     sides = (node.left, node.comparisons[0].comparator)
-    if any(isinstance(side, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Tuple, cst.List)) for side in sides):
+    literals = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Tuple, cst.List)
+    if any(isinstance(side, literals) for side in sides):
         return False
     if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
         return False
@@ -580,7 +581,8 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
             )
             return _keeps_fixed_bias(summed, term)
     for bias, other in ((left, right), (right, left)):
-        if other.kind in ("tensor", "unknown") and other.mask is None and other.scores is None and other.softmax is None:
+        plain = other.mask is None and other.scores is None and other.softmax is None
+        if other.kind in ("tensor", "unknown") and plain:
             return _keeps_fixed_bias(result, bias)
     return result
 

@@ -56,8 +56,9 @@ class MaskAddedAsBias(Rule):
     mask (`mask.to(...) * finfo.min` for a True = masked one); a float 0/1 mask given to an API
     becomes bool in the API's convention (`mask.bool()` for SDPA's True = attend, `~mask.bool()`
     for nn.MultiheadAttention's True = masked); a negligible fill becomes
-    `torch.finfo(scores.dtype).min`; a discarded `masked_fill` becomes `masked_fill_`. A multiplied mask has no fix. Offered when the mask's convention is known, the scores are a
-    plain name and `torch` is imported.
+    `torch.finfo(scores.dtype).min`; a discarded `masked_fill` becomes `masked_fill_`. A multiplied
+    mask has no fix. The fixes of an added or float mask are offered when the mask's convention is
+    known, the scores are a plain name and `torch` is imported.
     """
 
     code = "ATN208"
@@ -125,11 +126,12 @@ class MaskAddedAsBias(Rule):
     def _discarded(self, ctx, site) -> None:
         call = site.call
         fix = None
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "masked_fill":
+        func = call.func if isinstance(call, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "masked_fill":
             fix = NodeFix(
                 "Fill in place (`masked_fill_`)",
                 Applicability.UNSAFE,
-                (Replacement(call.func.attr, cst.Name("masked_fill_")),),
+                (Replacement(func.attr, cst.Name("masked_fill_")),),
             )
         ctx.report(
             call,
