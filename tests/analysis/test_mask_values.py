@@ -389,3 +389,22 @@ def test_scores_against_a_threshold_from_outside_their_rows_can_empty_a_row():
     assert fixed.can_mask_whole_row and passed.can_mask_whole_row
     # The row's own k-th score keeps k keys; distances are not the scores.
     assert kth.can_mask_whole_row is None and far.can_mask_whole_row is None
+
+
+def test_a_fill_read_from_a_config_field_is_the_fields_default_unless_the_module_sets_it():
+    import libcst as cst
+
+    from attnlint.analysis import fill_values
+    from attnlint.analysis.names import collect_aliases
+
+    def value(source):
+        module = cst.parse_module(source)
+        node = cst.parse_expression("self.cfg.mask_value")
+        found = fill_values.constant_value(node, collect_aliases(module), None, module)
+        return None if found is None else found.value
+
+    config = "@dataclass\nclass Config:\n    mask_value: float = -1e9\n"
+    assert value(config) == -1e9
+    assert value(config + "small = Config(mask_value=-1e4)\n") is None
+    assert value(config + "def f(cfg):\n    cfg.mask_value = -1e4\n") is None
+    assert value(config + "class Other:\n    mask_value = -1e4\n") is None

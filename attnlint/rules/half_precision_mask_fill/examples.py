@@ -3,6 +3,41 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The same config field, set within float16's range where the config is made.
+    Valid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 64
+            mask_value: float = -1e9
+
+
+        class Attn(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qk = nn.Linear(cfg.dim, 2 * cfg.dim)
+
+            def forward(self, x, mask):
+                q, k = self.qk(x).chunk(2, -1)
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask == 0, self.cfg.mask_value)
+                return s.softmax(-1) @ x
+
+
+        def train(model, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return model(x, mask)
+
+
+        small = Config(mask_value=-1e4)
+        """
+    ),
     # A configuration that keeps fp16 off, and a dtype setting that names float32.
     Valid(
         """
@@ -836,5 +871,67 @@ INVALID = [
             return parser.parse_args()
         """,
         line=8,
+    ),
+    # The fill is a config field's default, and the training step runs under autocast.
+    Invalid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 64
+            mask_value: float = -1e9
+
+
+        class Attn(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qk = nn.Linear(cfg.dim, 2 * cfg.dim)
+
+            def forward(self, x, mask):
+                q, k = self.qk(x).chunk(2, -1)
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask == 0, self.cfg.mask_value)
+                return s.softmax(-1) @ x
+
+
+        def train(model, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return model(x, mask)
+        """,
+        fixed="""
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 64
+            mask_value: float = -1e9
+
+
+        class Attn(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qk = nn.Linear(cfg.dim, 2 * cfg.dim)
+
+            def forward(self, x, mask):
+                q, k = self.qk(x).chunk(2, -1)
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask == 0, torch.finfo(s.dtype).min)
+                return s.softmax(-1) @ x
+
+
+        def train(model, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return model(x, mask)
+        """,
+        line=21,
     ),
 ]
