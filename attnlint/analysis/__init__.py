@@ -257,7 +257,7 @@ def _constant(value: Value) -> Optional[Value]:
     return None
 
 
-_CONTEXT_ROUNDS = 2
+_CONTEXT_ROUNDS = 3
 
 
 def _imports_from_project(

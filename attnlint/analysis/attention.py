@@ -23,7 +23,9 @@ def _flow():
 @handlers.function_named("scaled_dot_product_attention")
 def sdpa(ev, call: Call):
     flow = _flow()
-    node = call.node
+    # The sites name the call as written; its arguments are read with `**kwargs` spread out.
+    written = call.node
+    node = spread_keywords(written, ev.facts.node)
     values = [ev.eval(a.value) for a in node.args]
     mask_arg = flow._arg(node, 3, "attn_mask")
     passed = ()
@@ -33,7 +35,7 @@ def sdpa(ev, call: Call):
         q_k = [v for v, a in zip(values, node.args) if a.keyword is None][:2]
         ev.facts.mask_uses.append(
             MaskUseSite(
-                call=node,
+                call=written,
                 api="sdpa",
                 keyword="attn_mask",
                 expects=ATTEND,
@@ -46,12 +48,13 @@ def sdpa(ev, call: Call):
     positional = [v for v, a in zip(values, node.args) if a.keyword is None]
     ev.facts.attention_calls.append(
         AttentionCallSite(
-            call=node,
+            call=written,
             api="sdpa",
             inputs=tuple(positional[:3]),
             mask_keywords=passed,
             is_causal=causal_arg is not None and not flow.is_false(causal_arg.value),
             causal_flag=_value_of(node, values, causal_arg),
+            causal_flag_node=causal_arg.value if causal_arg is not None else None,
         )
     )
     query = positional[0] if positional else None
@@ -60,6 +63,44 @@ def sdpa(ev, call: Call):
     if query is not None and value is not None and query.shape is not None and value.shape is not None:
         shape = query.shape[:-1] + value.shape[-1:]
     return Value(kind="tensor", rank=query.rank if query else None, shape=shape, node=node)
+
+
+def spread_keywords(node: cst.Call, scope: Optional[cst.CSTNode]) -> cst.Call:
+    """`sdpa(q, k, v, **kwargs)` with `kwargs = dict(attn_mask=m, is_causal=True)` (or a
+    `{"attn_mask": m}` literal) assigned once in the function: the call as if those keywords were
+    written in it, their values the nodes written in the dict. Unchanged otherwise."""
+    from attnlint.analysis.fill_values import single_assignment
+
+    args, spread = [], False
+    for arg in node.args:
+        spread_name = arg.star == "**" and isinstance(arg.value, cst.Name)
+        written = single_assignment(arg.value.value, scope) if spread_name else None
+        keywords = _dict_keywords(written) if written is not None else None
+        if keywords is None:
+            args.append(arg)
+            continue
+        spread = True
+        args.extend(cst.Arg(keyword=cst.Name(key), value=value) for key, value in keywords)
+    return node.with_changes(args=args) if spread else node
+
+
+def _dict_keywords(node: cst.BaseExpression):
+    """(key, value) pairs of `dict(a=1, b=x)` or `{"a": 1, "b": x}`; None for anything else."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+        if all(a.keyword is not None and not a.star for a in node.args):
+            return [(a.keyword.value, a.value) for a in node.args]
+        return None
+    if isinstance(node, cst.Dict):
+        pairs = []
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                return None
+            key = element.key.evaluated_value
+            if not isinstance(key, str) or not key.isidentifier():
+                return None
+            pairs.append((key, element.value))
+        return pairs
+    return None
 
 
 def _value_of(node: cst.Call, values: List[Value], arg: Optional[cst.Arg]) -> Optional[Value]:

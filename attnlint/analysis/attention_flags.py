@@ -98,8 +98,8 @@ class CausalFlagWithMask:
         """True: the mask is itself a causal triangle; False: built from something else (padding,
         lengths); None: the code does not show where it came from."""
         facts = self.mask.mask
-        if facts is None or facts.origin in (None, "argument"):
-            return None
+        if facts is None or facts.origin in (None, "argument", "comparison", "negation"):
+            return None  # a comparison may be a causal one (`arange(T)[:, None] >= arange(T)`)
         return facts.origin == "causal"
 
 
@@ -109,10 +109,11 @@ def causal_flags_with_masks(function: "FunctionFacts") -> List[CausalFlagWithMas
         position = _CAUSAL_POSITION.get(site.api)
         if position is None:
             continue
-        flag = argument(site.call, position, "is_causal")
+        written = argument(site.call, position, "is_causal")
+        flag = written.value if written is not None else site.causal_flag_node  # or in `**kwargs`
         if flag is None:
             continue
-        literal = isinstance(flag.value, cst.Name) and flag.value.value == "True"
+        literal = isinstance(flag, cst.Name) and flag.value == "True"
         if not literal and (site.causal_flag is None or site.causal_flag.truth is not True):
             continue
         for use in function.mask_uses:
@@ -122,7 +123,7 @@ def causal_flags_with_masks(function: "FunctionFacts") -> List[CausalFlagWithMas
                 found.append(
                     CausalFlagWithMask(
                         site=site,
-                        flag=flag.value,
+                        flag=flag,
                         mask_node=use.mask_node,
                         mask=use.mask,
                         query_node=query.value if query is not None else None,

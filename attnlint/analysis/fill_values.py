@@ -1,5 +1,6 @@
 """The values masked scores are filled with, as numbers: `-1e9`, `float("-1e4")`,
-`torch.finfo(torch.float32).min`, a named constant (`NEG_INF = -1e9`, `self.mask_value = -1e4`).
+`torch.finfo(torch.float32).min`, a named constant (`NEG_INF = -1e9`, `self.mask_value = -1e4`),
+a config field's default (`mask_value: float = -1e9`, read as `self.cfg.mask_value`).
 
 Used for two questions: does the fill survive half precision (fp16's range ends at 65504; float32's
 `finfo.min` is beyond bf16's too), and does it mask anything at all (a fill of `-1e-9` does not).
@@ -101,20 +102,53 @@ def constant_value(
                 return FillConstant(sign * -FLOAT32_MIN, node, "float32-finfo")
         return None
     if isinstance(node, cst.Name):
-        assigned = _single_assignment(node.value, function_node) or _single_assignment(node.value, _top_level(module))
+        assigned = single_assignment(node.value, function_node) or single_assignment(node.value, _top_level(module))
         if assigned is not None:
             found = constant_value(assigned, aliases, function_node, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)
         return None
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        assigned = _single_assignment("self." + node.attr.value, module)
+        assigned = single_assignment("self." + node.attr.value, module)
         if assigned is not None:
             found = constant_value(assigned, aliases, None, module, depth + 1)
+            return None if found is None else FillConstant(found.value, node, found.spelling)
+    if isinstance(node, cst.Attribute):
+        default = _config_default(node.attr.value, module)
+        if default is not None:
+            found = constant_value(default, aliases, None, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)
     return None
 
 
-def _single_assignment(target: str, scope: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+def _config_default(field_name: str, module: cst.Module) -> Optional[cst.BaseExpression]:
+    """`cfg.mask_value` with `mask_value: float = -1e9` a field of a config class of the module:
+    the field's default, when one class alone declares it and nothing in the module sets it
+    otherwise (no `x.mask_value = ...`, no `Config(mask_value=...)`)."""
+    defaults = []
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        for line in statement.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.AnnAssign) and _target_text(small.target) == field_name and small.value:
+                    defaults.append(small.value)
+                elif isinstance(small, cst.Assign) and any(_target_text(t.target) == field_name for t in small.targets):
+                    defaults.append(small.value)
+    if len(defaults) != 1:
+        return None
+    for node in _walk(module):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == field_name:
+            return None
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(isinstance(t, cst.Attribute) and t.attr.value == field_name for t in targets):
+                return None
+    return defaults[0]
+
+
+def single_assignment(target: str, scope: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
     """The value of the one assignment to `target` (a name, or `self.x`) in the scope; None when
     there is none or several (a value that changes is not a constant)."""
     if scope is None:

@@ -306,6 +306,7 @@ class Evaluator:
         # Token ids the function embeds and itself tests against the pad id are a padded batch
         # (what their padding holds is the pad id, a number it does not show here).
         padded = embedded & masks.compared_with_pad(body) if embedded else set()
+        negated = masks.negated_names(body) if body is not None else set()
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -337,7 +338,7 @@ class Evaluator:
                 scale=ONE,
                 node=param.name,
                 feature_last=None,
-                mask=masks.from_param(name),
+                mask=masks.from_param(name, negated=name in negated),
                 param=name,
                 lengths=_names_lengths(name),
                 sym=self.atom(name),
@@ -541,6 +542,11 @@ class Evaluator:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
             self.eval(small.value)
+            for site in self.facts.fill_sites:
+                if site.call is small.value and not site.in_place:
+                    # `scores.masked_fill(mask, -inf)` as a statement: the filled copy is thrown
+                    # away and the scores stay unmasked.
+                    site.discarded = True
             if self.record_attrs and self.cls is not None:
                 from attnlint.analysis import modules
 
@@ -803,7 +809,11 @@ class Evaluator:
             sym = inner.sym * Sym.const(-1) if inner.sym is not None else None
             return inner.with_(int_value=-inner.int_value if inner.int_value is not None else None, node=node, sym=sym)
         if isinstance(node.operator, cst.BitInvert) and inner.kind in ("tensor", "unknown"):
-            mask = masks.invert(inner.mask) if inner.mask is not None else None
+            # `~t` of a tensor whose mask facts are unknown: a bool mask all the same (attention
+            # code inverts bool masks; `~` of a float tensor raises).
+            mask = (
+                masks.invert(inner.mask) if inner.mask is not None else masks.MaskFacts(origin="negation", dtype="bool")
+            )
             return inner.with_(kind="tensor", node=node, scores=None, softmax=None, mask=mask, sym=None)
         if isinstance(node.operator, cst.Not):
             return Value(kind="scalar", truth=None if inner.truth is None else not inner.truth)

@@ -7,7 +7,7 @@ masks nothing. What shows a mask holds 0/1 values:
 
 - it is built from a comparison, a triangle of ones, or lengths (its convention is known), here
   or by every caller in the file that passes it as a parameter;
-- it is bool;
+- it is bool, or the result of an elementwise comparison (cast or not: still 0/1 values);
 - it is a mask parameter with a known convention (Hugging Face's `attention_mask`: 1 = keep) that
   this function broadcasts itself (`mask[:, None, None, :]`, `.unsqueeze(1)`): the raw 2-D mask,
   not one a caller already turned into a bias. A parameter used as it comes may be the caller's
@@ -31,6 +31,8 @@ _ORIGIN_WORDS = {
     "padding": "a comparison with the pad id",
     "lengths": "sequence lengths",
     "combined": "combined masks",
+    "comparison": "a comparison",
+    "negation": "a `~` inversion",
 }
 
 
@@ -39,7 +41,10 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
     facts: Optional[MaskFacts] = value.mask
     if facts is None or facts.scaled:  # `mask * -1e9`: a bias
         return None
-    if facts.origin not in _UNBUILT and (facts.dtype == "bool" or facts.convention is not None):
+    # A comparison gives bool values; a cast (`.float()`) keeps them 0/1, a factor marks `scaled`.
+    if facts.origin not in _UNBUILT and (
+        facts.dtype == "bool" or facts.convention is not None or facts.origin in ("comparison", "negation")
+    ):
         # Built from a comparison, a triangle of ones or lengths: here, or by every caller of
         # this function (caller contexts bind the parameter to what they build), so 0/1 values.
         return f"a {facts.dtype or '0/1'} mask built from {_ORIGIN_WORDS.get(facts.origin, facts.origin)}"
@@ -49,6 +54,8 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
         # this function's business; only broadcasting the raw mask here shows it is 0/1.
         if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
             return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
+        if facts.shown_bool:
+            return f"the bool `{param}` (inverted with `~` here, so not a bias)"
         return None
     return None
 

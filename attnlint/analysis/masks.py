@@ -101,12 +101,14 @@ def convention_from_words(name: str) -> Optional[str]:
     return ATTEND if attend else MASKED
 
 
-def from_param(name: str) -> Optional[MaskFacts]:
+def from_param(name: str, negated: bool = False) -> Optional[MaskFacts]:
+    """What a parameter's name says of it as a mask; `negated`: the function inverts it with `~`
+    itself, so it holds bool values whatever it is called."""
     named = _named_padding_mask(name)
     if named is not None:
-        return replace(named, param=name)
-    if name in _GENERIC_MASK_NAMES:
-        return MaskFacts(origin="argument", param=name)
+        return replace(named, param=name, shown_bool=negated)
+    if name in _GENERIC_MASK_NAMES or negated:
+        return MaskFacts(origin="argument", param=name, dtype="bool" if negated else None, shown_bool=negated)
     return None
 
 
@@ -120,6 +122,28 @@ def from_local_name(name: str) -> Optional[MaskFacts]:
         return named
     said = convention_from_words(name)
     return MaskFacts(origin="name", convention=said) if said is not None else None
+
+
+def negated_names(body: cst.CSTNode) -> set:
+    """Names the body inverts with `~` as they are (`~keep`, `~valid[:, None, :]`), not inside a
+    nested function."""
+    found = set()
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            inner = node.expression
+            if isinstance(inner, cst.Subscript):
+                inner = inner.value
+            if isinstance(inner, cst.Name):
+                found.add(inner.value)
+        for child in node.children:
+            visit(child)
+
+    for child in body.children:
+        visit(child)
+    return found
 
 
 def is_mask_param(name: str) -> bool:
@@ -217,6 +241,24 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
         p for facts in (a, b) if facts is not None for p in (facts.param, *facts.parts_from) if p is not None
     )
     return replace(combined, parts_from=parts) if parts and combined.param is None else combined
+
+
+def filled_together(fills) -> Optional[MaskFacts]:
+    """What several `-inf` fills of the same scores mask together (`s.masked_fill(causal, -inf)`
+    then `s.masked_fill(pad, -inf)`): each fills where its mask is True, so together they fill
+    where either is, the `|` of masks read True = masked. Only fills whose mask the code shows is
+    in that convention count; None with fewer than two of them."""
+    parts = [
+        f.mask.mask
+        for f in fills
+        if f.fill == "-inf" and f.mask.mask is not None and f.mask.mask.convention == MASKED
+    ]
+    if len(parts) < 2:
+        return None
+    together = parts[0]
+    for part in parts[1:]:
+        together = combine(together, part, cst.BitOr())
+    return together
 
 
 def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> MaskFacts:
@@ -385,9 +427,26 @@ def comparison(ev, node: cst.Comparison, left, rights):
             keeps = isinstance(op, cst.LessThan) if lengths_right else isinstance(op, cst.GreaterThan)
             drops = isinstance(op, cst.GreaterThanEqual) if lengths_right else isinstance(op, cst.LessThanEqual)
             if keeps or drops:
+                # A length of 0 empties its row; lengths shown to be at least 1 keep the first key.
+                positive = (rights[0] if lengths_right else left).positive_lengths
                 mask = MaskFacts(
-                    origin="lengths", convention=ATTEND if keeps else MASKED, dtype="bool", can_mask_whole_row=True
+                    origin="lengths",
+                    convention=ATTEND if keeps else MASKED,
+                    dtype="bool",
+                    can_mask_whole_row=not positive,
                 )
+    if mask is None and _elementwise_test(node, left, rights):
+        # Any other elementwise comparison (`x.abs().sum(-1) != 0`, `dist > radius`): a bool
+        # tensor, 0/1 values, whose True entries mean nothing the code says. Scores against a
+        # threshold that does not come from their own row (a number, a module attribute, a
+        # parameter) can fall on one side of it for every key of a row, which then is empty
+        # whichever side is masked; a threshold from the row (`topk`, `max`, `mean`) is unknown.
+        sides = ((left, node.comparisons[0].comparator, rights[0]), (rights[0], node.left, left))
+        thresholded = any(
+            scores.scores is not None and threshold.scores is None and _independent_threshold(ev, written, threshold)
+            for scores, written, threshold in sides
+        )
+        mask = MaskFacts(origin="comparison", dtype="bool", can_mask_whole_row=True if thresholded else None)
     rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
     if left.kind in ("tensor", "unknown") or mask is not None:
         shape = left.shape if left.rank == rank else None
@@ -396,6 +455,36 @@ def comparison(ev, node: cst.Comparison, left, rights):
 
 
 _ID_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual)
+
+
+def _independent_threshold(ev, node: cst.BaseExpression, value) -> bool:
+    """A threshold written as a number, read from the module (`self.threshold`), or a parameter
+    of the function as it was passed: nothing the scores' rows computed."""
+    if number(node) is not None:
+        return True
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return True
+    return isinstance(node, cst.Name) and node.value in ev.facts.params and value.param == node.value
+_ORDER_TESTS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
+
+
+def _elementwise_test(node: cst.Comparison, left, rights) -> bool:
+    """One comparison (`==`, `<`, ...: not `is`, `in`, not a chain) with a tensor on one side and
+    no tuple, string or None on either: an elementwise test giving a bool tensor."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, _ORDER_TESTS):
+        return False
+    sides = (node.left, node.comparisons[0].comparator)
+    literals = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Tuple, cst.List)
+    if any(isinstance(side, literals) for side in sides):
+        return False
+    if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
+        return False
+    values = (left, *rights)
+    if any(v.kind in ("tuple", "module", "shape") for v in values):
+        return False
+    # A tensor, or a value the analysis does not follow (`frames.abs().sum(-1) > 0`): what flows
+    # into scores from a comparison is a tensor's test, not a Python bool.
+    return any(v.kind in ("tensor", "unknown") for v in values)
 
 
 def integer_batch(rows: cst.BaseExpression) -> bool:
@@ -573,9 +662,22 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
             # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
             # recorded like a fill of the scores; it counts where a softmax normalises the sum.
-            return _with_additive_fill(
+            summed = _with_additive_fill(
                 ev, result.with_(fills=logits.fills), term, node, logits_node, term_node, on_scores=False
             )
+            return _keeps_fixed_bias(summed, term)
+    for bias, other in ((left, right), (right, left)):
+        plain = other.mask is None and other.scores is None and other.softmax is None
+        if other.kind in ("tensor", "unknown") and plain:
+            return _keeps_fixed_bias(result, bias)
+    return result
+
+
+def _keeps_fixed_bias(result, term):
+    """`alibi + causal` with causal a -inf triangle built at a fixed size: a bias that masks what
+    the triangle masks, at that size (a buffer of it must be sliced)."""
+    if term.mask is not None and term.mask.scaled and term.mask.built_size:
+        return result.with_(mask=term.mask)
     return result
 
 
@@ -644,12 +746,13 @@ def _with_additive_fill(ev, scores, term, node, scores_node=None, term_node=None
 
     fill = term.additive_fill
     if fill is None and term.mask is not None:
-        # `scores + mask`: an additive mask whose fill value we cannot see.
+        # `scores + mask`: an additive mask whose fill value we cannot see, unless it was built
+        # whole as a bias (a triangle of -inf).
         site = FillSite(
             call=node,
             mask_node=term_node if term_node is not None else term.node,
             mask=term,
-            fill=None,
+            fill=term.mask.bias_fill if term.mask.scaled else None,
             in_place=False,
             additive=True,
             receiver_node=scores_node,
@@ -682,6 +785,10 @@ def store_into(ev, target: cst.Subscript, value) -> None:
     stored = ev.env.get(owner) if owner is not None else None
     if stored is not None and stored.softmax is not None:
         ev.env[owner] = stored.with_(guarded=True)  # `w[torch.isnan(w)] = 0`
+    scattered = _scattered_edges(ev, stored, target, value)
+    if scattered is not None:
+        ev.env[owner] = stored.with_(mask=scattered)
+        return
     if stored is not None and stored.mask is not None:
         # `key_padding_mask[:, 0] = False` makes some keys always visible (a row can no
         # longer be emptied for sure); `padding_mask[1] = True` only masks more.
@@ -712,6 +819,44 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         ev.env[owner] = current.with_(constructor=None)
 
 
+def _scattered_edges(ev, stored, target: cst.Subscript, value) -> Optional[MaskFacts]:
+    """`adj = torch.zeros(n, n); adj[src, dst] = 1`: ones scattered at the pairs index tensors
+    name, zeros elsewhere. A 0/1 keep mask (an adjacency) in which a row no pair names (a node
+    without neighbours) stays all zero. Row indices that are `arange`/`range` (every row gets an
+    entry), the same index twice (`adj[i, i] = 1`, self loops) or slices show no such row."""
+    if stored is None or value.node is None or number(value.node) in (None, 0.0):
+        return None
+    ctor, mask = stored.constructor, stored.mask
+    fresh = ctor is not None and ctor.function == "torch.zeros" and mask is None
+    growing = mask is not None and mask.origin == "scattered"
+    if not (fresh or growing):
+        return None
+    elements = [e.slice for e in target.slice]
+    if len(elements) != 2 or not all(isinstance(e, cst.Index) for e in elements):
+        return None
+    rows, cols = (e.value for e in elements)
+    if not all(isinstance(i, (cst.Name, cst.Subscript, cst.Attribute)) for i in (rows, cols)):
+        return None
+    if rows.deep_equals(cols) or any(_covers_every_row(ev, i) for i in (rows, cols)):
+        return None
+    if any(ev.eval(i).kind == "scalar" for i in (rows, cols)):
+        return None  # `adj[i, j] = 1` in a loop over numbers: which rows it reaches is not shown
+    return MaskFacts(
+        origin="scattered",
+        convention=ATTEND,
+        dtype="bool" if ctor is not None and ctor.dtype == "bool" else "float",
+        can_mask_whole_row=True,
+    )
+
+
+def _covers_every_row(ev, index: cst.BaseExpression) -> bool:
+    """`torch.arange(n)`, `range(n)`, or a name bound to one: an entry in every row."""
+    if isinstance(index, cst.Name):
+        found = ev.env.get(index.value)
+        return found is not None and found.constructor is not None and found.constructor.function == "torch.arange"
+    return False
+
+
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     """`triu`/`tril` of a ones tensor: a causal mask (anything else: just a tensor)."""
     from attnlint.analysis.values import Value
@@ -724,10 +869,19 @@ def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     if diagonal is None:
         return result
     mask = triangular(kind, diagonal, ctor.dtype, ctor.sizes)
-    if ctor.function == "torch.full" and _full_value(source.node) not in (1.0,):
+    written = number(ctor.fill_value) if ctor.fill_value is not None else _full_value(source.node)
+    if ctor.function == "torch.full" and written not in (1.0,):
         # `torch.full((T, T), finfo.min).triu(1)`: a triangle of a large negative number is an
-        # additive (bias) mask, not 0/1 values; of an unknown value, it may be one.
-        mask = replace(mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype)
+        # additive (bias) mask, not 0/1 values; of an unknown value, it may be one. A triangle
+        # of -inf is a -inf fill wherever it is added.
+        fill = ctor.fill_value
+        if fill is None and isinstance(source.node, cst.Call):
+            arg = _flow()._arg(source.node, 1, "fill_value")
+            fill = arg.value if arg is not None else None
+        bias_fill = "-inf" if fill is not None and fill_kind(fill, ev.aliases) == "-inf" else None
+        mask = replace(
+            mask, scaled=True, dtype="float" if mask.dtype in (None, "float") else mask.dtype, bias_fill=bias_fill
+        )
     return result.with_(mask=mask)
 
 
@@ -737,6 +891,54 @@ def _full_value(node) -> Optional[float]:
         return None
     fill = _flow()._arg(node, 1, "fill_value")
     return number(fill.value) if fill is not None else None
+
+
+@handlers.function("torch.nn.utils.rnn.pack_padded_sequence")
+def _pack_padded_sequence(ev, call: Call):
+    """`pack_padded_sequence(x, lengths.cpu(), ...)` raises for a length of 0: from here on the
+    lengths (the name the argument reads) are at least 1."""
+    ev.args(call.node)
+    lengths = _flow()._arg(call.node, 1, "lengths")
+    node = lengths.value if lengths is not None else None
+    # `lengths.cpu()`, `lengths.to("cpu")`, `lengths.tolist()`: the same numbers.
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SAME_NUMBERS:
+        node = node.func.value
+    owner = _flow().owner_name(node) if node is not None else None
+    if owner is not None and owner in ev.env and ev.env[owner].lengths:
+        ev.env[owner] = ev.env[owner].with_(positive_lengths=True)
+    from attnlint.analysis.values import Value
+
+    return Value(kind="unknown", node=call.node)
+
+
+_SAME_NUMBERS = ("cpu", "to", "tolist", "long", "int", "cuda", "detach")
+
+
+@handlers.method("fill_diagonal_")
+def _fill_diagonal(ev, call: Call):
+    """`adj.fill_diagonal_(1)`: self loops, every row keeps its own entry; a mask no longer shows
+    an empty row."""
+    receiver = call.receiver
+    ev.args(call.node)
+    if receiver.mask is None:
+        return None
+    result = receiver.with_(node=call.node, mask=replace(receiver.mask, can_mask_whole_row=None))
+    ev.update_in_place(call.receiver_node, result)
+    return result
+
+
+@handlers.method("fill_")
+def _fill_in_place(ev, call: Call):
+    """`torch.empty(n, n).fill_(v)`: a new tensor filled with v is `torch.full((n, n), v)`."""
+    receiver, ctor = call.receiver, call.receiver.constructor
+    args = ev.args(call.node)
+    if ctor is None or ctor.function not in ("torch.empty", "torch.zeros", "torch.ones", "torch.full") or not args:
+        return None
+    filled = receiver.with_(
+        node=call.node, mask=None, constructor=replace(ctor, function="torch.full", fill_value=call.node.args[0].value)
+    )
+    ev.update_in_place(call.receiver_node, filled)
+    return filled
 
 
 @handlers.function("torch.tril", "torch.triu")
@@ -850,12 +1052,20 @@ def _square_subsequent(ev, call: Call):
         return None
     ev.args(call.node)
     size = _flow().code(call.args[0].value)
-    # -inf above the diagonal, 0 elsewhere: an additive causal mask.
+    # -inf above the diagonal, 0 elsewhere: an additive causal mask, nonzero where masked.
     return Value(
         kind="tensor",
         rank=2,
         node=call.node,
-        mask=MaskFacts(origin="causal", dtype="float", built_size=(size, size), can_mask_whole_row=False),
+        mask=MaskFacts(
+            origin="causal",
+            convention=MASKED,
+            dtype="float",
+            built_size=(size, size),
+            can_mask_whole_row=False,
+            scaled=True,
+            bias_fill="-inf",
+        ),
     )
 
 

@@ -5,7 +5,8 @@ Two kinds of evidence, both things the code itself says:
 - *the file runs in half precision*: `.half()` / `.bfloat16()`, `torch.autocast` (and the older
   `torch.cuda.amp.autocast`), `torch.float16` / `torch.half` / `torch.bfloat16` anywhere in it,
   or a training set-up in mixed precision (a `GradScaler`, apex `amp.initialize`,
-  `precision=16`, `fp16=True`, `mixed_precision="fp16"`, a `--fp16` flag);
+  `precision=16`, `fp16=True`, `mixed_precision="fp16"`, a `--fp16` flag), or a configuration
+  that selects it (a `fp16: bool = True` field, `self.use_fp16 = True`, `dtype: str = "float16"`);
 - *the function is written for any dtype*: it takes a `dtype` parameter, or casts to an input's
   dtype (`.to(q.dtype)`, `dtype=x.dtype`, `.type_as(x)`), so its inputs are not assumed float32.
 
@@ -105,6 +106,9 @@ def _half_use(node: cst.CSTNode, aliases: Dict[str, str]) -> Optional[Tuple[Tupl
         trainer = _mixed_precision_setting(node, qualified)
         if trainer is not None:
             return trainer
+    setting = _configured_precision(node)
+    if setting is not None:
+        return setting
     if isinstance(node, cst.Attribute):
         dtype = _DTYPE_NAMES.get(qualify(node, aliases) or "")
         if dtype is not None:
@@ -144,6 +148,88 @@ def _mixed_precision_setting(call: cst.Call, qualified: str) -> Optional[Tuple[T
         dtype = _HALF_FLAGS.get(call.args[0].value.evaluated_value)
         if dtype is not None:
             return (dtype,), f"the script takes a `{call.args[0].value.evaluated_value}` flag"
+    return None
+
+
+# Settings a configuration names (a dataclass field, an attribute, a dict entry, a keyword) that
+# turn half precision on when set to True: `fp16: bool = True`, `self.use_fp16 = True`.
+_HALF_SWITCHES = {
+    "fp16": "float16",
+    "use_fp16": "float16",
+    "half": "float16",
+    "use_half": "float16",
+    "half_precision": "float16",
+    "bf16": "bfloat16",
+    "use_bf16": "bfloat16",
+}
+# Strings that name a half dtype where a setting holds one (`dtype="float16"`,
+# `torch_dtype: str = "bfloat16"`, `mixed_precision = "fp16"`).
+_HALF_DTYPE_STRINGS = {
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "16-mixed": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "bf16-mixed": "bfloat16",
+}
+
+
+def _configured_precision(node: cst.CSTNode) -> Optional[Tuple[Tuple[str, ...], str]]:
+    """A configuration that selects half precision: a setting named for it (`fp16: bool = True`
+    in a dataclass, `self.use_fp16 = True`, `{"bf16": True}`), or a dtype setting holding a
+    half dtype's name (`dtype: str = "float16"`, `torch_dtype="bfloat16"`,
+    `add_argument("--dtype", default="fp16")`)."""
+    for name, value in _settings(node):
+        if name is None or value is None:
+            continue
+        key = name.lower().lstrip("-").replace("-", "_")
+        if _HALF_SWITCHES.get(key) and _literal(value) is True:
+            dtype = _HALF_SWITCHES[key]
+            return (dtype,), f"the file sets `{name}` to True"
+        if _names_dtype_setting(key) and isinstance(value, cst.SimpleString):
+            dtype = _HALF_DTYPE_STRINGS.get(str(value.evaluated_value).lower())
+            if dtype is not None:
+                return (dtype,), f"the file sets `{name}` to \"{value.evaluated_value}\""
+    return None
+
+
+def _names_dtype_setting(key: str) -> bool:
+    return key in ("dtype", "precision", "mixed_precision") or key.endswith("_dtype") or key.endswith("_precision")
+
+
+def _settings(node: cst.CSTNode) -> Iterator[Tuple[Optional[str], Optional[cst.BaseExpression]]]:
+    """(setting name, value written) pairs a node writes: an assignment to a name or attribute,
+    an annotated field, a dict entry with a string key, a keyword argument, and argparse's
+    `add_argument("--name", default=...)`."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            yield _setting_name(target.target), node.value
+    elif isinstance(node, cst.AnnAssign):
+        yield _setting_name(node.target), node.value
+    elif isinstance(node, cst.DictElement) and isinstance(node.key, cst.SimpleString):
+        yield str(node.key.evaluated_value), node.value
+    elif isinstance(node, cst.Call):
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "add_argument"
+            and node.args
+            and isinstance(node.args[0].value, cst.SimpleString)
+        ):
+            default = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"), None)
+            yield str(node.args[0].value.evaluated_value), default
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in _MIXED_PRECISION_KEYWORDS:
+                yield arg.keyword.value, arg.value
+
+
+def _setting_name(target: cst.BaseExpression) -> Optional[str]:
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
     return None
 
 

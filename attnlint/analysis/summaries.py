@@ -125,6 +125,7 @@ def informative(value: Optional[Value]) -> bool:
         or value.shape is not None
         or value.padded
         or value.token_ids
+        or value.positive_lengths
         or (value.mask is not None and (value.mask.convention is not None or value.mask.buffer_attr is not None))
         or value.kind in ("module", "tuple")
         or value.is_none
@@ -180,6 +181,7 @@ def merge_into_param(param: Value, argument: Value) -> Value:
         role=param.role or argument.role,
         mask=_merged_mask(param.mask, argument.mask),
         lengths=argument.lengths or param.lengths,
+        positive_lengths=argument.positive_lengths,
         sym=argument.sym if argument.sym is not None else param.sym,
         # The callee sees the caller's shapes, padding, masks and scales, not the caller's
         # products: a helper that normalises what it is given (`get_attn(scores, dim=-2)`)

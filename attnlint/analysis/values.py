@@ -81,6 +81,8 @@ class Constructor:
     # Built in a half dtype (True), in float32/float64 (False: also a float constructor's
     # default), or in a dtype the code does not show (None: `dtype=q.dtype`, `zeros_like(x)`).
     half: Optional[bool] = None
+    # What every entry holds, where the code writes it (`torch.full(size, v)`, `.fill_(v)`).
+    fill_value: Optional[cst.BaseExpression] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,12 @@ class MaskFacts:
     # Padding (a pad id compared with token ids) combined with a causal mask: a row is empty
     # exactly when the batch is padded on the left (see analysis.padding_side).
     padding_under_causal: bool = False
+    # For a bias built whole (`torch.full((T, T), -inf).triu(1)`, generate_square_subsequent_mask):
+    # what its masked entries hold, "-inf" or None when the code does not show it.
+    bias_fill: Optional[str] = None
+    # The code shows the values are bool: the parameter is inverted with `~` where it is used
+    # (`~keep[:, None, :]`), which a float bias would not survive.
+    shown_bool: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,6 +228,9 @@ class FillSite:
     multiplied: bool = False
     # The scores' query and key lengths at this fill (None when the scores' shape is unknown).
     lengths: Optional[MaskLengths] = None
+    # An out-of-place fill whose result is thrown away (`scores.masked_fill(m, -inf)` as a
+    # statement): it fills nothing that is used.
+    discarded: bool = False
 
 
 @dataclass
@@ -249,6 +260,8 @@ class AttentionCallSite:
     callee_class: Optional[str] = None
     # The value given for `is_causal` (its `truth` says whether it holds on ordinary inputs).
     causal_flag: Optional["Value"] = None
+    # Where `is_causal` is written, when not in the call itself (`**kwargs` of a dict built here).
+    causal_flag_node: Optional[cst.BaseExpression] = None
 
 
 @dataclass
@@ -519,6 +532,9 @@ class Value:
     # padded batch, a tensor made by a constructor.
     param: Optional[str] = None
     lengths: bool = False
+    # Lengths shown to be at least 1: given to `pack_padded_sequence`, which rejects a length
+    # of 0, so a mask from them keeps a key in every row.
+    positive_lengths: bool = False
     padding: Optional[Padding] = None
     constructor: Optional[Constructor] = None
     # Score fills on the way to the softmax (masked_fill, where, additive masks), and whether
@@ -593,7 +609,13 @@ class Value:
 
     def data_facts(self) -> dict:
         """The facts about the data (not the layout) that survive a reshape."""
-        return {"param": self.param, "lengths": self.lengths, "padding": self.padding, "token_ids": self.token_ids}
+        return {
+            "param": self.param,
+            "lengths": self.lengths,
+            "positive_lengths": self.positive_lengths,
+            "padding": self.padding,
+            "token_ids": self.token_ids,
+        }
 
 
 UNKNOWN = Value(kind="unknown")

@@ -302,3 +302,21 @@ def test_the_callers_that_give_a_dropout_helper_attention_weights():
     # Only the first call of `attend` (the one under the test and the one whose rate follows
     # the mode are not; `drop(h, ...)` drops hidden states).
     assert [(f.caller.name, f.mode) for f in found] == [("forward", "self.training")]
+
+
+def test_keywords_spread_from_a_dict_built_in_the_function_reach_sdpa():
+    analysis, module = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def f(q, k, v, n):
+            kwargs = dict(attn_mask=torch.ones(n, n, dtype=torch.bool).tril(), is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, **kwargs)
+        """
+    )
+    facts = function(analysis, "f")
+    (site,) = facts.attention_calls
+    (use,) = facts.mask_uses
+    assert use.call is site.call and use.mask.mask.origin == "causal"
+    assert site.is_causal and module.code_for_node(site.causal_flag_node) == "True"

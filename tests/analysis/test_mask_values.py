@@ -168,7 +168,8 @@ def test_ids_handed_to_an_embedding_compared_with_zero_give_a_padding_mask():
     # Alone, only an all-padding sequence would empty a row: not shown (see the causal case).
     assert keep.mask.can_mask_whole_row is None
     assert blocked.mask.convention == MASKED
-    assert unknown.mask is None  # nothing shows `other` holds ids
+    # Nothing shows `other` holds ids: a bool tensor, True meaning nothing the code says.
+    assert unknown.mask.origin == "comparison" and unknown.mask.convention is None
 
 
 def test_a_name_reassigned_before_the_embedding_is_not_the_ids_parameter():
@@ -188,7 +189,9 @@ def test_a_name_reassigned_before_the_embedding_is_not_the_ids_parameter():
                 return self.embed(x), flag
         """
     )
-    assert env(analysis, "forward", "flag", "Encoder").mask is None
+    # Not the ids: a bool test whose True entries mean nothing the code says.
+    flag = env(analysis, "forward", "flag", "Encoder").mask
+    assert flag.origin == "comparison" and flag.convention is None
 
 
 def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
@@ -213,7 +216,31 @@ def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
     # so whether a row can empty is not claimed.
     assert both.convention == ATTEND and both.can_mask_whole_row is None and not both.scaled
     assert env(analysis, "f", "random_pad").mask.convention == MASKED
-    assert env(analysis, "f", "empty").mask is None  # one row of numbers is not a batch of ids
+    # One row of numbers is not a batch of ids: a bool test, not a padding mask.
+    empty = env(analysis, "f", "empty").mask
+    assert empty.origin == "comparison" and empty.convention is None
+
+
+def test_an_elementwise_comparison_is_a_bool_mask_of_no_known_convention():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(frames, pos, radius, items):
+            voiced = (frames.abs().sum(-1) > 0).float()
+            far = torch.cdist(pos, pos) > radius
+            bias = far.float() * -1e4
+            member = frames in items
+            return voiced
+        """
+    )
+    voiced, far, bias, member = (env(analysis, "f", n) for n in ("voiced", "far", "bias", "member"))
+    assert voiced.mask.origin == "comparison" and voiced.mask.convention is None
+    assert mask_encoding.zero_one_reason(voiced, None) == "a float mask built from a comparison"
+    assert far.mask.dtype == "bool" and far.mask.can_mask_whole_row is None
+    assert bias.mask.scaled and mask_encoding.zero_one_reason(bias, None) is None
+    # `in` is no elementwise test.
+    assert member.mask is None
 
 
 def test_a_keep_mask_times_a_number_is_a_bias_not_a_product_of_masks():
@@ -286,3 +313,100 @@ def test_mixed_precision_training_set_ups_are_evidence_of_half_precision():
     # Not about the training dtype.
     assert not evidence("import torch\ntorch.set_printoptions(precision=16)\nt = pl.Trainer(precision=32)\n")
     assert not evidence("args = TrainingArguments(output_dir='o', fp16=False)\n")
+
+
+def test_configurations_that_select_half_precision_are_evidence_of_it():
+    import libcst as cst
+
+    from attnlint.analysis import precision
+    from attnlint.analysis.names import collect_aliases
+
+    def evidence(source):
+        module = cst.parse_module(source)
+        return precision.file_evidence(module, collect_aliases(module)).dtypes
+
+    assert evidence("@dataclass\nclass C:\n    fp16: bool = True\n") == {"float16"}
+    assert evidence("class C:\n    def __init__(self):\n        self.use_fp16 = True\n") == {"float16"}
+    assert evidence("cfg = {'bf16': True}\n") == {"bfloat16"}
+    assert evidence("model = load(name, torch_dtype='bfloat16')\n") == {"bfloat16"}
+    assert evidence("@dataclass\nclass C:\n    dtype: str = 'float16'\n") == {"float16"}
+    assert evidence("p.add_argument('--dtype', default='fp16')\n") == {"float16"}
+    # Switched off, or naming float32; a string that is no setting's value.
+    assert not evidence("@dataclass\nclass C:\n    fp16: bool = False\n    dtype: str = 'float32'\n")
+    assert not evidence("p.add_argument('--dtype', default='float32')\nname = 'float16'\n")
+
+
+def test_an_out_of_place_fill_written_as_a_statement_is_discarded():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, mask):
+            s = q @ k.transpose(-2, -1)
+            s.masked_fill(mask, -1e4)
+            s.masked_fill_(mask, -1e4)
+            t = s.masked_fill(mask, -1e4)
+            return t.softmax(-1)
+        """
+    )
+    dropped, in_place, kept = function(analysis, "f").fill_sites
+    assert dropped.discarded and not in_place.discarded and not kept.discarded
+
+
+def test_a_parameter_inverted_with_tilde_holds_bool_values():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(s, keep, bias, feats):
+            s = s.masked_fill(~keep[:, None, :], -1e4)
+            added = keep.float()
+            plain = bias.float()
+            dropped = ~feats.abs().amax(-1).isfinite()
+            return s + added + plain, dropped
+        """
+    )
+    added, plain, dropped = (env(analysis, "f", n) for n in ("added", "plain", "dropped"))
+    assert added.mask.shown_bool and added.mask.param == "keep"
+    assert mask_encoding.zero_one_reason(added, None) == "the bool `keep` (inverted with `~` here, so not a bias)"
+    assert plain.mask is None  # a parameter used as it comes may be a caller's bias
+    assert dropped.mask.origin == "negation" and dropped.mask.dtype == "bool"
+
+
+def test_scores_against_a_threshold_from_outside_their_rows_can_empty_a_row():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, cutoff, pos):
+            s = q @ k.transpose(-2, -1)
+            fixed = s < 0.1
+            passed = s > cutoff
+            kth = s < s.topk(4, dim=-1).values[..., -1:]
+            far = torch.cdist(pos, pos) > cutoff
+            return s, fixed, passed, kth, far
+        """
+    )
+    fixed, passed, kth, far = (env(analysis, "f", n).mask for n in ("fixed", "passed", "kth", "far"))
+    assert fixed.can_mask_whole_row and passed.can_mask_whole_row
+    # The row's own k-th score keeps k keys; distances are not the scores.
+    assert kth.can_mask_whole_row is None and far.can_mask_whole_row is None
+
+
+def test_a_fill_read_from_a_config_field_is_the_fields_default_unless_the_module_sets_it():
+    import libcst as cst
+
+    from attnlint.analysis import fill_values
+    from attnlint.analysis.names import collect_aliases
+
+    def value(source):
+        module = cst.parse_module(source)
+        node = cst.parse_expression("self.cfg.mask_value")
+        found = fill_values.constant_value(node, collect_aliases(module), None, module)
+        return None if found is None else found.value
+
+    config = "@dataclass\nclass Config:\n    mask_value: float = -1e9\n"
+    assert value(config) == -1e9
+    assert value(config + "small = Config(mask_value=-1e4)\n") is None
+    assert value(config + "def f(cfg):\n    cfg.mask_value = -1e4\n") is None
+    assert value(config + "class Other:\n    mask_value = -1e4\n") is None

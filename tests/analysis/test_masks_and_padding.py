@@ -375,3 +375,117 @@ def test_words_in_a_local_name_say_what_true_means():
     assert convention_from_words("valid_lens") is None
     assert convention_from_words("num_valid") is None
     assert convention_from_words("mask") is None
+
+
+def test_fills_one_after_the_other_mask_the_union_of_their_masks():
+    from attnlint.analysis import masks
+
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Decoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(100, 16, padding_idx=0)
+
+            def forward(self, ids, mask):
+                h = self.embed(ids)
+                n = ids.size(1)
+                s = h @ h.transpose(1, 2)
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+                padded = s.masked_fill((ids == 0)[:, None, :], float("-inf"))
+                window = s.masked_fill(torch.ones(n, n, dtype=torch.bool).tril(-4), float("-inf"))
+                unknown = s.masked_fill(mask, float("-inf"))
+                return padded.softmax(-1), window.softmax(-1), unknown.softmax(-1)
+        """
+    )
+    padded, window, unknown = (s.input.fills for s in function(analysis, "forward", "Decoder").softmax_sites)
+    # Causal alone keeps the diagonal and ids alone need an all-padding row; together a
+    # left-padded query sees only padding, so the union empties a row where the file pads left.
+    assert [f.mask.mask.can_mask_whole_row for f in padded] == [False, None]
+    together = masks.filled_together(padded)
+    assert together.padding_under_causal and together.can_mask_whole_row is None
+    # A band below the diagonal (`tril(-4)`) and a caller's mask: no convention the code shows,
+    # so nothing to combine.
+    assert masks.filled_together(window) is None
+    assert masks.filled_together(unknown) is None
+
+
+def test_a_triangle_of_minus_infinity_is_a_bias_whose_masked_entries_are_minus_infinity():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        def f(T):
+            ahead = torch.full((T, T), float("-inf")).triu(1)
+            finite = torch.full((T, T), torch.finfo(torch.float32).min).triu(1)
+            square = nn.Transformer.generate_square_subsequent_mask(T)
+            return ahead, finite, square
+        """
+    )
+    ahead, finite, square = (env(analysis, "f", n).mask for n in ("ahead", "finite", "square"))
+    assert ahead.scaled and ahead.bias_fill == "-inf" and ahead.convention == MASKED
+    assert finite.scaled and finite.bias_fill is None
+    assert square.scaled and square.bias_fill == "-inf" and square.convention == MASKED
+    assert not square.can_mask_whole_row
+
+
+def test_lengths_given_to_pack_padded_sequence_are_at_least_one_from_there_on():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        def f(x, lengths):
+            before = torch.arange(x.size(1))[None, :] < lengths[:, None]
+            packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True)
+            after = torch.arange(x.size(1))[None, :] < lengths[:, None]
+            return before, after
+        """
+    )
+    before, after = (env(analysis, "f", n).mask for n in ("before", "after"))
+    assert before.can_mask_whole_row  # a length of 0 empties its row
+    assert after.can_mask_whole_row is False and env(analysis, "f", "lengths").positive_lengths
+
+
+def test_an_empty_tensor_filled_with_minus_infinity_then_a_triangle_is_a_causal_bias():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(n, slopes, distance):
+            whisper = torch.empty(n, n).fill_(-float("inf")).triu_(1)
+            alibi = slopes[:, None, None] * distance + torch.full((n, n), float("-inf")).triu(1)
+            return whisper, alibi
+        """
+    )
+    whisper, alibi = (env(analysis, "f", n).mask for n in ("whisper", "alibi"))
+    assert whisper.origin == "causal" and whisper.bias_fill == "-inf" and whisper.built_size == ("n", "n")
+    # A bias plus a fixed-size -inf triangle masks what the triangle masks, at its size.
+    assert alibi.origin == "causal" and alibi.scaled and alibi.built_size == ("(n, n)",)
+
+
+def test_ones_scattered_into_zeros_at_index_pairs_are_an_adjacency_that_can_leave_a_row_empty():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(src, dst, labels, n):
+            adj = torch.zeros(n, n)
+            adj[src, dst] = 1.0
+            adj[dst, src] = 1.0
+            looped = torch.zeros(n, n)
+            looped[src, dst] = 1.0
+            looped.fill_diagonal_(1.0)
+            onehot = torch.zeros(n, n)
+            onehot[torch.arange(n), labels] = 1.0
+            return adj == 0, looped == 0, onehot
+        """
+    )
+    adj, looped, onehot = (env(analysis, "f", n) for n in ("adj", "looped", "onehot"))
+    assert adj.mask.origin == "scattered" and adj.mask.convention == ATTEND and adj.mask.can_mask_whole_row
+    assert looped.mask.can_mask_whole_row is None  # self loops keep every row's own entry
+    assert onehot.mask is None  # an entry in every row

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from attnlint.analysis import masks
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.masking import zero_fully_masked_rows
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -18,6 +19,16 @@ class AllMaskedRowNan(Rule):
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
+    So do adjacency matrices built by scattering ones into zeros at edge pairs
+    (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
+    unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
+    Scores compared with a threshold that does not come from their own row (a number, a module
+    attribute such as a learned cutoff, a parameter) also count: every key of a row can fall on
+    the masked side. A threshold from the row itself (its `topk`) keeps keys and is not reported.
+    Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0) keep a key
+    in every row. Fills of the same scores one after the other count together: a causal fill
+    and then a fill of the pad positions mask what `causal | pad` masks (see below for when
+    that empties a row).
 
     ## Why is this bad?
     The softmax of a row that is all `-inf` is `0/0 = NaN`. Such rows appear with an empty
@@ -75,14 +86,36 @@ class AllMaskedRowNan(Rule):
                     source = f"`{facts.param}`"
                 elif isinstance(fill.mask_node, (cst.Name, cst.Attribute)):
                     source = f"`{ctx.code(fill.mask_node)}`"
+                elif facts.origin in ("comparison", "scattered") and len(ctx.code(fill.mask_node)) <= 40:
+                    source = f"`{ctx.code(fill.mask_node)}`"
                 else:
-                    source = "this padding mask"
+                    source = "this padding mask" if facts.origin != "comparison" else "this mask"
+                why = {
+                    "comparison": "a threshold on the scores, can leave a row with no key on the kept side",
+                    "scattered": "can mask every key of a row (a node no edge reaches, with no self loop)",
+                }.get(facts.origin, "can mask every key of a row (an empty or left-padded sequence)")
                 ctx.report(
                     fill.call,
-                    f"-inf fill from {source} can mask every key of a row (an empty or left-padded "
-                    "sequence); softmax then returns NaN for that row",
+                    f"-inf fill from {source}{',' if facts.origin == 'comparison' else ''} {why}; softmax then "
+                    "returns NaN for that row",
                     fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, fill, partial),
                 )
+            together = masks.filled_together(site.input.fills)
+            if together is None or not ctx.analysis.can_empty_a_row(together):
+                continue
+            # Each fill alone leaves a key per row (a causal mask, padding of ids), but one after
+            # the other they mask the union: a left-padded query sees only padding before it.
+            last = [f for f in site.input.fills if f.fill == "-inf"][-1]
+            if any(id(f.call) in reported for f in site.input.fills) or id(last.call) in reported:
+                continue
+            reported.add(id(last.call))
+            ctx.report(
+                last.call,
+                "-inf fills of a causal and a padding mask, one after the other, can mask every key of "
+                "a row (a left-padded query sees only padding before it); softmax then returns NaN "
+                "for that row",
+                fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, last, partial),
+            )
 
     VALID = [
         # The only caller passes a keep-mask in which every sequence keeps a token.
@@ -542,6 +575,164 @@ class AllMaskedRowNan(Rule):
                     future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
                     blocked = future[None] | (tokens == PAD)[:, None, :]
                     return s.masked_fill(blocked, float("-inf")).softmax(-1) @ x
+            """
+        ),
+        # A causal fill and a local window: both keep the diagonal, so no row is emptied.
+        Valid(
+            """
+            import torch
+
+
+            def windowed(q, k, v, window=4):
+                n = q.size(-2)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                i = torch.arange(n, device=q.device)
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).tril(-window), float("-inf"))
+                return s.softmax(-1) @ v
+            """
+        ),
+        # A causal fill and a pad fill, guarded after the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GuardedDecoder(nn.Module):
+                def __init__(self, vocab, width):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=0)
+                    self.qk = nn.Linear(width, 2 * width)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    q, k = self.qk(h).chunk(2, dim=-1)
+                    n = ids.size(1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=ids.device).triu(1), float("-inf"))
+                    s = s.masked_fill((ids == 0)[:, None, :], float("-inf"))
+                    return torch.nan_to_num(s.softmax(dim=-1), nan=0.0) @ h
+            """
+        ),
+        # A causal fill and a caller's mask whose convention nothing shows.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                n = q.size(-2)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+                s = s.masked_fill(mask, float("-inf"))
+                return s.softmax(-1) @ v
+            """
+        ),
+        # An additive -inf triangle alone (nn.Transformer's causal mask): the diagonal stays.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def causal_scores(q, k, v):
+                n = q.size(1)
+                s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                s = s + nn.Transformer.generate_square_subsequent_mask(n).to(q.device)
+                s = s + torch.full((n, n), float("-inf"), device=q.device).triu(1)
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # Lengths that the caller packs (pack_padded_sequence rejects a length of 0): every row
+        # keeps its first key.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+            class Pool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Linear(width, 1)
+
+                def forward(self, states, lengths):
+                    e = self.score(states).squeeze(-1)
+                    steps = torch.arange(states.size(1), device=states.device)
+                    e = e.masked_fill(steps[None, :] >= lengths[:, None], float("-inf"))
+                    return (e.softmax(dim=1).unsqueeze(-1) * states).sum(1)
+
+
+            class Reader(nn.Module):
+                def __init__(self, vocab, width=64):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width)
+                    self.rnn = nn.GRU(width, width, batch_first=True)
+                    self.pool = Pool(width)
+
+                def forward(self, ids, lengths):
+                    packed = pack_padded_sequence(self.embed(ids), lengths.cpu(), batch_first=True, enforce_sorted=False)
+                    out, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=ids.size(1))
+                    return self.pool(out, lengths)
+            """
+        ),
+        # Top-k sparse attention: the threshold is each row's k-th score, so k keys stay.
+        Valid(
+            """
+            import torch
+
+
+            def topk_attention(q, k, v, top=8):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                kth = s.topk(top, dim=-1).values[..., -1:]
+                s = s.masked_fill(s < kth, float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A radius on distances, not on the scores: what the points are is not shown.
+        Valid(
+            """
+            import torch
+
+
+            def local_attention(q, k, v, pos, radius=2.0):
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(torch.cdist(pos, pos) > radius, float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # Edges scattered into an adjacency, then self loops: every node attends to itself.
+        Valid(
+            """
+            import torch
+
+
+            def graph_attention(h, scores_fn, edges, n):
+                adj = torch.zeros(n, n)
+                adj[edges[0], edges[1]] = 1.0
+                adj.fill_diagonal_(1.0)
+                e = scores_fn(h)
+                e = e.masked_fill(adj == 0, float("-inf"))
+                return torch.softmax(e, dim=-1) @ h
+            """
+        ),
+        # One entry in every row (`arange` rows), and an identity added to the edges.
+        Valid(
+            """
+            import torch
+
+
+            def attend(logits, targets, src, dst, n):
+                allowed = torch.zeros(n, n)
+                allowed[torch.arange(n), targets] = 1.0
+                logits = logits.masked_fill(allowed == 0, float("-inf"))
+                adj = torch.zeros(n, n)
+                adj[src, dst] = 1.0
+                adj = adj + torch.eye(n)
+                graph = (logits @ logits.T).masked_fill(adj == 0, float("-inf"))
+                return logits.softmax(-1), graph.softmax(-1)
             """
         ),
     ]
@@ -1182,6 +1373,290 @@ class AllMaskedRowNan(Rule):
                 blocked = future[None] | (tokens == PAD)[:, None, :]
                 weights = F.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1).masked_fill(blocked.all(dim=-1, keepdim=True), 0.0)
                 return weights @ x
+            """,
+            line=17,
+        ),
+        # A causal fill, then a fill of the pad positions: left padding empties the first rows.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            def left_pad(prompts, pad_id=0):
+                n = max(len(p) for p in prompts)
+                return torch.tensor([[pad_id] * (n - len(p)) + p for p in prompts])
+
+
+
+            class PromptDecoder(nn.Module):
+                def __init__(self, vocab, width, pad_id=0):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=pad_id)
+                    self.pad_id = pad_id
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    n = ids.size(1)
+                    q, k, v = self.qkv(h).chunk(3, dim=-1)
+                    att = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    ahead = torch.triu(torch.ones(n, n, dtype=torch.bool, device=ids.device), diagonal=1)
+                    att = att.masked_fill(ahead, float("-inf"))
+                    att = att.masked_fill((ids == self.pad_id).unsqueeze(1), float("-inf"))
+                    return att.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+            def left_pad(prompts, pad_id=0):
+                n = max(len(p) for p in prompts)
+                return torch.tensor([[pad_id] * (n - len(p)) + p for p in prompts])
+
+
+
+            class PromptDecoder(nn.Module):
+                def __init__(self, vocab, width, pad_id=0):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=pad_id)
+                    self.pad_id = pad_id
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    n = ids.size(1)
+                    q, k, v = self.qkv(h).chunk(3, dim=-1)
+                    att = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    ahead = torch.triu(torch.ones(n, n, dtype=torch.bool, device=ids.device), diagonal=1)
+                    att = att.masked_fill(ahead, float("-inf"))
+                    att = att.masked_fill((ids == self.pad_id).unsqueeze(1), float("-inf"))
+                    return att.softmax(dim=-1).masked_fill(att.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=24,
+        ),
+        # Recsys histories (left-padded with item 0): kept items through torch.where, then the
+        # future.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+            def histories_to_batch(histories, maxlen):
+                batch = torch.zeros(len(histories), maxlen, dtype=torch.long)
+                for row, items in enumerate(histories):
+                    batch[row, maxlen - len(items):] = torch.tensor(items)
+                return batch
+
+
+
+            class NextItem(nn.Module):
+                def __init__(self, n_items, d=64):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items + 1, d, padding_idx=0)
+                    self.wq = nn.Linear(d, d)
+                    self.wk = nn.Linear(d, d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    L = item_seq.shape[1]
+                    scores = torch.matmul(self.wq(h), self.wk(h).transpose(-1, -2)) / h.shape[-1] ** 0.5
+                    scores = torch.where((item_seq > 0)[:, None, :], scores, float("-inf"))
+                    future = torch.ones(L, L, dtype=torch.bool, device=h.device).triu(diagonal=1)
+                    scores = scores.masked_fill(future, float("-inf"))
+                    return torch.softmax(scores, dim=-1) @ h
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+            def histories_to_batch(histories, maxlen):
+                batch = torch.zeros(len(histories), maxlen, dtype=torch.long)
+                for row, items in enumerate(histories):
+                    batch[row, maxlen - len(items):] = torch.tensor(items)
+                return batch
+
+
+
+            class NextItem(nn.Module):
+                def __init__(self, n_items, d=64):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items + 1, d, padding_idx=0)
+                    self.wq = nn.Linear(d, d)
+                    self.wk = nn.Linear(d, d)
+
+                def forward(self, item_seq):
+                    h = self.items(item_seq)
+                    L = item_seq.shape[1]
+                    scores = torch.matmul(self.wq(h), self.wk(h).transpose(-1, -2)) / h.shape[-1] ** 0.5
+                    scores = torch.where((item_seq > 0)[:, None, :], scores, float("-inf"))
+                    future = torch.ones(L, L, dtype=torch.bool, device=h.device).triu(diagonal=1)
+                    scores = scores.masked_fill(future, float("-inf"))
+                    return torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
+            """,
+            line=25,
+        ),
+        # An additive -inf triangle for the future, then the pad positions filled.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            def encode(tokenizer, prompts):
+                tokenizer.padding_side = "left"
+                return tokenizer(prompts, padding=True, return_tensors="pt").input_ids
+
+
+
+            def decoder_scores(tokens, q, k, v, pad_idx=1):
+                T = tokens.shape[-1]
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s + torch.full((T, T), float("-inf"), device=q.device).triu(1)
+                s = s.masked_fill((tokens == pad_idx).unsqueeze(1), float("-inf"))
+                return F.softmax(s, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+            def encode(tokenizer, prompts):
+                tokenizer.padding_side = "left"
+                return tokenizer(prompts, padding=True, return_tensors="pt").input_ids
+
+
+
+            def decoder_scores(tokens, q, k, v, pad_idx=1):
+                T = tokens.shape[-1]
+                s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                s = s + torch.full((T, T), float("-inf"), device=q.device).triu(1)
+                s = s.masked_fill((tokens == pad_idx).unsqueeze(1), float("-inf"))
+                return F.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=14,
+        ),
+        # Scores pruned below a learned threshold: a row can lose every key.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class PrunedAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.qk = nn.Linear(width, 2 * width)
+                    self.cutoff = nn.Parameter(torch.zeros(()))
+
+                def forward(self, x):
+                    q, k = self.qk(x).chunk(2, dim=-1)
+                    logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(logits < self.cutoff, float("-inf"))
+                    return logits.softmax(dim=-1) @ x
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class PrunedAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.qk = nn.Linear(width, 2 * width)
+                    self.cutoff = nn.Parameter(torch.zeros(()))
+
+                def forward(self, x):
+                    q, k = self.qk(x).chunk(2, dim=-1)
+                    logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                    logits = logits.masked_fill(logits < self.cutoff, float("-inf"))
+                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ x
+            """,
+            line=14,
+        ),
+        # A fixed threshold on the scores, through torch.where.
+        Invalid(
+            """
+            import torch
+
+
+            def confident_attention(q, k, v, min_score=0.5):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = torch.where(s > min_score, s, float("-inf"))
+                return torch.softmax(s, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def confident_attention(q, k, v, min_score=0.5):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = torch.where(s > min_score, s, float("-inf"))
+                return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=6,
+        ),
+        # A dense GAT over an adjacency scattered from random edges: an isolated node's row is
+        # all -inf.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class DenseGAT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.w = nn.Linear(d, d, bias=False)
+                    self.a = nn.Linear(2 * d, 1, bias=False)
+
+                def forward(self, x, adj):
+                    h = self.w(x)
+                    n = h.size(0)
+                    pairs = torch.cat([h.unsqueeze(1).expand(n, n, -1), h.unsqueeze(0).expand(n, n, -1)], dim=-1)
+                    e = F.leaky_relu(self.a(pairs).squeeze(-1), 0.2)
+                    e = e.masked_fill(adj == 0, float("-inf"))
+                    return F.softmax(e, dim=1) @ h
+
+
+            def adjacency(edge_index, n):
+                adj = torch.zeros(n, n)
+                adj[edge_index[0], edge_index[1]] = 1.0
+                return adj
+
+
+            if __name__ == "__main__":
+                edges = torch.randint(0, 20, (2, 30))
+                DenseGAT(16)(torch.randn(20, 16), adjacency(edges, 20))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class DenseGAT(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.w = nn.Linear(d, d, bias=False)
+                    self.a = nn.Linear(2 * d, 1, bias=False)
+
+                def forward(self, x, adj):
+                    h = self.w(x)
+                    n = h.size(0)
+                    pairs = torch.cat([h.unsqueeze(1).expand(n, n, -1), h.unsqueeze(0).expand(n, n, -1)], dim=-1)
+                    e = F.leaky_relu(self.a(pairs).squeeze(-1), 0.2)
+                    e = e.masked_fill(adj == 0, float("-inf"))
+                    return F.softmax(e, dim=1).masked_fill(e.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
+
+
+            def adjacency(edge_index, n):
+                adj = torch.zeros(n, n)
+                adj[edge_index[0], edge_index[1]] = 1.0
+                return adj
+
+
+            if __name__ == "__main__":
+                edges = torch.randint(0, 20, (2, 30))
+                DenseGAT(16)(torch.randn(20, 16), adjacency(edges, 20))
             """,
             line=17,
         ),

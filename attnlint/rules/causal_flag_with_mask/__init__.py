@@ -16,7 +16,9 @@ class CausalFlagWithMask(Rule):
     ## What it does
     Checks for `F.scaled_dot_product_attention` given both an explicit `attn_mask` and
     `is_causal=True`, and for `nn.MultiheadAttention` given `is_causal=True` with an `attn_mask`
-    the code builds from something other than a causal triangle (padding, lengths).
+    the code builds from something other than a causal triangle (padding, lengths). Keywords
+    spread from a dict built in the function (`**dict(attn_mask=m, is_causal=True)`) count as
+    written in the call.
 
     ## Why is this bad?
     The two do not combine the way the code assumes. Depending on the PyTorch version and backend,

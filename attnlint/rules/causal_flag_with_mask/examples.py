@@ -3,6 +3,17 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A dict of keyword arguments that sets is_causal without a mask.
+    Valid(
+        """
+        import torch.nn.functional as F
+
+
+        def causal_attention(q, k, v, train):
+            options = dict(dropout_p=0.1 if train else 0.0, is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, **options)
+        """
+    ),
     # is_causal alone.
     Valid(
         """
@@ -526,5 +537,20 @@ INVALID = [
             return F.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=1 < q.size(2))
         """,
         line=4,
+    ),
+    # Both arguments travel in a dict of keyword arguments.
+    Invalid(
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        def packed_attention(q, k, v, lengths, train):
+            n = q.size(-2)
+            keep = torch.arange(n, device=q.device)[None, :] < lengths[:, None]
+            options = {"attn_mask": keep[:, None, None, :], "dropout_p": 0.1 if train else 0.0, "is_causal": True}
+            return F.scaled_dot_product_attention(q, k, v, **options)
+        """,
+        line=9,
     ),
 ]

@@ -18,7 +18,9 @@ class HalfPrecisionMaskFill(Rule):
     survive half precision, in code that can run in half precision. The filled tensor is the
     scores, a tensor a softmax normalises (additive attention energies), or a mask on its way to
     the scores: an additive mask added to them, or a float mask handed to SDPA,
-    `nn.MultiheadAttention` or `nn.Transformer*` (which add it to theirs). The constant:
+    `nn.MultiheadAttention` or `nn.Transformer*` (which add it to theirs). The constant, written
+    in the fill, as a named constant, or as a config field's default (`mask_value: float = -1e9`
+    read as `self.cfg.mask_value`, when nothing in the file sets the field otherwise):
     - a constant beyond float16's range (`-1e9`, `-1e20`; float16 ends at ±65504);
     - float32's `torch.finfo(torch.float32).min`, beyond float16's and bfloat16's range.
 
@@ -27,7 +29,8 @@ class HalfPrecisionMaskFill(Rule):
     `dtype`), or the file runs in half precision (`.half()`, `autocast`, `torch.float16`,
     `torch.bfloat16`, or a mixed-precision training set-up: a `GradScaler`, apex's
     `amp.initialize`, `fp16=True`, `mixed_precision="fp16"`, Lightning's `precision=16`, a
-    `--fp16` flag).
+    `--fp16` flag), or a configuration that selects it (a `fp16: bool = True` field,
+    `self.use_fp16 = True`, a dtype setting holding `"float16"` / `"bf16"`).
 
     ## Why is this bad?
     `scores.masked_fill(mask, -1e9)` on float16 scores raises `value cannot be converted to type

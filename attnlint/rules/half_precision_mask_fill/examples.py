@@ -3,6 +3,61 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The same config field, set within float16's range where the config is made.
+    Valid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 64
+            mask_value: float = -1e9
+
+
+        class Attn(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qk = nn.Linear(cfg.dim, 2 * cfg.dim)
+
+            def forward(self, x, mask):
+                q, k = self.qk(x).chunk(2, -1)
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask == 0, self.cfg.mask_value)
+                return s.softmax(-1) @ x
+
+
+        def train(model, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return model(x, mask)
+
+
+        small = Config(mask_value=-1e4)
+        """
+    ),
+    # A configuration that keeps fp16 off, and a dtype setting that names float32.
+    Valid(
+        """
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class RunConfig:
+            fp16: bool = False
+            dtype: str = "float32"
+
+
+        def attention(q, k, v, mask):
+            scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            scores = scores.masked_fill(mask == 0, -1e9)
+            return torch.softmax(scores, dim=-1) @ v
+        """
+    ),
     # The classic float32 fill: nothing shows half precision.
     Valid(
         """
@@ -726,5 +781,157 @@ INVALID = [
             return accelerator.prepare(model, optimizer)
         """,
         line=6,
+    ),
+    # A training configuration (a dataclass field) switches the run to fp16.
+    Invalid(
+        """
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class TrainConfig:
+            width: int = 256
+            fp16: bool = True
+
+
+        class Mixer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+
+            def forward(self, x, keep):
+                q, k = self.qk(x).chunk(2, dim=-1)
+                logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                logits = logits.masked_fill(~keep[:, None, :], -1e9)
+                return logits.softmax(dim=-1) @ x
+        """,
+        fixed="""
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class TrainConfig:
+            width: int = 256
+            fp16: bool = True
+
+
+        class Mixer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+
+            def forward(self, x, keep):
+                q, k = self.qk(x).chunk(2, dim=-1)
+                logits = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                logits = logits.masked_fill(~keep[:, None, :], torch.finfo(logits.dtype).min)
+                return logits.softmax(dim=-1) @ x
+        """,
+        line=21,
+    ),
+    # A dtype written as a string in a command-line default.
+    Invalid(
+        """
+        import argparse
+
+        import torch
+
+
+        def attend(q, k, v, pad):
+            w = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
+            w.masked_fill_(pad.unsqueeze(1), -1e10)
+            return torch.softmax(w, -1) @ v
+
+
+        def parse():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--dtype", default="fp16", choices=["fp32", "fp16"])
+            return parser.parse_args()
+        """,
+        fixed="""
+        import argparse
+
+        import torch
+
+
+        def attend(q, k, v, pad):
+            w = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
+            w.masked_fill_(pad.unsqueeze(1), torch.finfo(w.dtype).min)
+            return torch.softmax(w, -1) @ v
+
+
+        def parse():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--dtype", default="fp16", choices=["fp32", "fp16"])
+            return parser.parse_args()
+        """,
+        line=8,
+    ),
+    # The fill is a config field's default, and the training step runs under autocast.
+    Invalid(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 64
+            mask_value: float = -1e9
+
+
+        class Attn(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qk = nn.Linear(cfg.dim, 2 * cfg.dim)
+
+            def forward(self, x, mask):
+                q, k = self.qk(x).chunk(2, -1)
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask == 0, self.cfg.mask_value)
+                return s.softmax(-1) @ x
+
+
+        def train(model, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return model(x, mask)
+        """,
+        fixed="""
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 64
+            mask_value: float = -1e9
+
+
+        class Attn(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qk = nn.Linear(cfg.dim, 2 * cfg.dim)
+
+            def forward(self, x, mask):
+                q, k = self.qk(x).chunk(2, -1)
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask == 0, torch.finfo(s.dtype).min)
+                return s.softmax(-1) @ x
+
+
+        def train(model, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return model(x, mask)
+        """,
+        line=21,
     ),
 ]

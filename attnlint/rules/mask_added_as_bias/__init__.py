@@ -27,9 +27,12 @@ class MaskAddedAsBias(Rule):
     - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`);
     - a 0/1 mask **multiplied** into the scores before the softmax (`scores * mask`): a masked
       score becomes 0, not -inf.
+    - an out-of-place fill of the scores written as a statement (`scores.masked_fill(mask, -inf)`
+      with its result thrown away): the scores stay unmasked.
 
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
-    or lengths, here or by every caller that passes it in; bool; or a mask parameter with a known
+    or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
+    `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
     convention (Hugging Face's `attention_mask`) that the function broadcasts itself
     (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
 
@@ -53,8 +56,9 @@ class MaskAddedAsBias(Rule):
     mask (`mask.to(...) * finfo.min` for a True = masked one); a float 0/1 mask given to an API
     becomes bool in the API's convention (`mask.bool()` for SDPA's True = attend, `~mask.bool()`
     for nn.MultiheadAttention's True = masked); a negligible fill becomes
-    `torch.finfo(scores.dtype).min`. A multiplied mask has no fix. Offered when the mask's convention is known, the scores are a
-    plain name and `torch` is imported.
+    `torch.finfo(scores.dtype).min`; a discarded `masked_fill` becomes `masked_fill_`. A multiplied
+    mask has no fix. The fixes of an added or float mask are offered when the mask's convention is
+    known, the scores are a plain name and `torch` is imported.
     """
 
     code = "ATN208"
@@ -62,7 +66,7 @@ class MaskAddedAsBias(Rule):
     summary = "a 0/1 mask added to the scores (or given as a float attn_mask), or a fill that masks nothing"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    triggers = (r"mask|tril|triu|where|keep|pad|length",)
+    triggers = (r"mask|tril|triu|where|keep|pad|length", "softmax", "Softmax", "scaled_dot_product_attention")
     recipe = "mask_added_as_bias"
 
     def check(self, ctx: RuleContext) -> None:
@@ -80,6 +84,9 @@ class MaskAddedAsBias(Rule):
                 if softmax.input.fills and softmax.input.fills[-1].multiplied and not softmax.renormalized
             }
             for site in function.fill_sites:
+                if site.discarded and site.on_scores:
+                    self._discarded(ctx, site)
+                    continue
                 if id(site) not in reaching:
                     continue
                 if site.multiplied:
@@ -113,6 +120,23 @@ class MaskAddedAsBias(Rule):
             site.call,
             f"`{_short(mask_code)}` is {reason}, added to the scores as if it were a -inf bias: kept "
             "logits move by 1 and masked ones by 0, so nothing is masked",
+            fix=fix,
+        )
+
+    def _discarded(self, ctx, site) -> None:
+        call = site.call
+        fix = None
+        func = call.func if isinstance(call, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "masked_fill":
+            fix = NodeFix(
+                "Fill in place (`masked_fill_`)",
+                Applicability.UNSAFE,
+                (Replacement(func.attr, cst.Name("masked_fill_")),),
+            )
+        ctx.report(
+            call,
+            f"the result of `{_short(ctx.code(call))}` is thrown away: the fill returns a new tensor, so the "
+            "scores stay unmasked; assign it back or fill in place",
             fix=fix,
         )
 

@@ -3,6 +3,79 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A parameter inverted with `~` and handed to SDPA as bool: what SDPA expects.
+    Valid(
+        """
+        import torch.nn.functional as F
+
+
+        def caption_self_attention(q, k, v, text_pad):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=~text_pad[:, None, None, :])
+        """
+    ),
+    # A parameter that is never inverted here, added as it comes: the caller's bias.
+    Valid(
+        """
+        import torch
+
+
+        def attend(q, k, v, valid):
+            att = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+            att = att + valid[:, None, None, :].to(att.dtype)
+            return att.softmax(-1) @ v
+        """
+    ),
+    # The same fill in place, as a statement: it changes the scores.
+    Valid(
+        """
+        import torch
+
+
+        def sentence_attention(q, k, v, token_mask):
+            logits = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+            logits.masked_fill_(token_mask[:, None, None, :] == 0, -1e4)
+            return torch.softmax(logits, dim=-1) @ v
+        """
+    ),
+    # A comparison turned into a bias before it is added: -1e4 where the test holds.
+    Valid(
+        """
+        import torch
+
+
+        def local_attention(q, k, v, pos, radius):
+            scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+            far = torch.cdist(pos, pos) > radius
+            scores = scores + far.float() * -1e4
+            return scores.softmax(dim=-1) @ v
+        """
+    ),
+    # The same test through torch.where, with a finite fill.
+    Valid(
+        """
+        import torch
+
+
+        def local_attention(q, k, v, pos, radius):
+            scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+            scores = scores + torch.where(torch.cdist(pos, pos) > radius, -1e4, 0.0)
+            return scores.softmax(dim=-1) @ v
+        """
+    ),
+    # A comparison multiplied into the weights after the softmax and renormalised: no score is
+    # touched.
+    Valid(
+        """
+        import torch
+
+
+        def gated(q, k, v, frames):
+            w = (q @ k.transpose(1, 2) / q.size(-1) ** 0.5).softmax(-1)
+            w = w * (frames.abs().sum(-1) > 0)[:, None, :]
+            w = w / w.sum(-1, keepdim=True).clamp_min(1e-6)
+            return w @ v
+        """
+    ),
     # The additive form.
     Valid(
         """
@@ -690,5 +763,129 @@ INVALID = [
             return torch.softmax(keep[:, None, None, :] * logits, dim=-1) @ v
         """,
         line=8,
+    ),
+    # A comparison on features (silent frames are all zeros) cast to float and multiplied in.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class FrameAttention(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.q = nn.Linear(d, d)
+                self.k = nn.Linear(d, d)
+
+            def forward(self, frames):
+                q, k = self.q(frames), self.k(frames)
+                logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                voiced = (frames.abs().sum(dim=-1) > 0).float()
+                logits = logits * voiced[:, None, :]
+                return torch.softmax(logits, dim=-1) @ frames
+        """,
+        line=15,
+    ),
+    # A neighbourhood test added to the scores as it is.
+    Invalid(
+        """
+        import torch
+
+
+        def neighbourhood_attention(q, k, v, coords, radius=1.5):
+            sim = torch.einsum("bid,bjd->bij", q, k) * q.shape[-1] ** -0.5
+            near = (torch.cdist(coords, coords) <= radius).to(sim.dtype)
+            sim = sim + near
+            return sim.softmax(dim=-1) @ v
+        """,
+        line=7,
+    ),
+    # A comparison handed to SDPA as a float mask (no fix: what True means is the author's).
+    Invalid(
+        """
+        import torch.nn.functional as F
+
+
+        def attend(q, k, v, frame_energy):
+            keep = (frame_energy > 1e-3)[:, None, None, :].float()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        """,
+        line=6,
+    ),
+    # An out-of-place fill written as a statement: its result is dropped.
+    Invalid(
+        """
+        import torch
+
+
+        def sentence_attention(q, k, v, token_mask):
+            logits = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+            logits.masked_fill(token_mask[:, None, None, :] == 0, -1e4)
+            return torch.softmax(logits, dim=-1) @ v
+        """,
+        fixed="""
+        import torch
+
+
+        def sentence_attention(q, k, v, token_mask):
+            logits = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+            logits.masked_fill_(token_mask[:, None, None, :] == 0, -1e4)
+            return torch.softmax(logits, dim=-1) @ v
+        """,
+        line=6,
+    ),
+    # The same with torch.where inside a method (no fix offered).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Pool(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.q = nn.Linear(width, width)
+
+            def forward(self, h, valid):
+                energy = self.q(h) @ h.transpose(1, 2) / h.size(-1) ** 0.5
+                torch.where(valid[:, None, :], energy, torch.finfo(energy.dtype).min)
+                return energy.softmax(-1) @ h
+        """,
+        line=12,
+    ),
+    # A parameter the layer inverts itself (so bool), also added to the scores.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class TaggerAttention(nn.Module):
+            def __init__(self, width, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x, valid):
+                b, n, c = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                att = q @ k.transpose(-2, -1) * (c // self.heads) ** -0.5
+                att = att.masked_fill(~valid[:, None, None, :], -1e4)
+                att = att + valid[:, None, None, :].to(att.dtype)
+                return (att.softmax(-1) @ v).transpose(1, 2).reshape(b, n, c)
+        """,
+        line=16,
+    ),
+    # The inverse of a bool parameter, cast to float for SDPA.
+    Invalid(
+        """
+        import torch.nn.functional as F
+
+
+        def caption_self_attention(q, k, v, text_pad):
+            allowed = (~text_pad)[:, None, None, :].float()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        """,
+        line=6,
     ),
 ]

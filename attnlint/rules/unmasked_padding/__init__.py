@@ -137,6 +137,8 @@ class UnmaskedPadding(Rule):
             return
         if call.api == "submodule":
             forward = ctx.analysis.forward_of(call.callee_class)
+            if forward is not None and forward.masks_into_attention() <= _bound_by(forward, call):
+                return  # `model(x, boxes, valid)`: the mask goes in positionally
             taken = " or ".join(f"`{n}`" for n in sorted(forward.masks_into_attention())) if forward else ""
             ctx.report(
                 call.call,
@@ -171,6 +173,35 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # The mask goes to the submodule positionally (a name that says nothing of masks).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class Pool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.proj = nn.Linear(width, width)
+
+                def forward(self, x, keep):
+                    s = self.proj(x) @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                    s = s.masked_fill(~keep[:, None, :], -1e4)
+                    return s.softmax(-1) @ x
+
+
+            class Reader(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.pool = Pool(width)
+
+                def forward(self, frames, keep):
+                    batch = pad_sequence(frames, batch_first=True)
+                    return self.pool(batch, keep)
+            """
+        ),
         # Hand-written attention over a padded batch, masked.
         Valid(
             """
@@ -1399,3 +1430,15 @@ class UnmaskedPadding(Rule):
             """,
         ),
     ]
+
+
+def _bound_by(forward, call: AttentionCallSite) -> set:
+    """The parameters of a submodule's forward that the call passes an argument for."""
+    import libcst as cst
+
+    from attnlint.analysis.summaries import NONE, bind_arguments
+
+    if not isinstance(forward.node, cst.FunctionDef):
+        return set()
+    bound = bind_arguments(forward.node, call.call, list(call.inputs), method=True) or {}
+    return {name for name, value in bound.items() if value is not NONE}

@@ -574,6 +574,28 @@ class UnslicedCausalMask(Rule):
                     return scores.masked_fill(self.future, float("-inf")).softmax(-1)
             """
         ),
+        # A sliced ALiBi + causal buffer.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AlibiAttention(nn.Module):
+                def __init__(self, heads, max_len=1024):
+                    super().__init__()
+                    pos = torch.arange(max_len)
+                    slopes = 2.0 ** -torch.arange(1, heads + 1)
+                    distance = (pos[None, :] - pos[:, None]).clamp(max=0).float()
+                    future = torch.full((max_len, max_len), float("-inf")).triu(1)
+                    self.register_buffer("bias", (slopes[:, None, None] * distance + future).unsqueeze(0))
+
+                def forward(self, q, k, v):
+                    n = q.size(-2)
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    return (s + self.bias[:, :, :n, :n]).softmax(-1) @ v
+            """
+        ),
     ]
 
     INVALID = [
@@ -1585,5 +1607,82 @@ class UnslicedCausalMask(Rule):
             """,
             line=9,
             column=36,
+        ),
+        # ALiBi slopes plus a -inf triangle, registered whole and added whole.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AlibiAttention(nn.Module):
+                def __init__(self, heads, max_len=1024):
+                    super().__init__()
+                    pos = torch.arange(max_len)
+                    slopes = 2.0 ** -torch.arange(1, heads + 1)
+                    distance = (pos[None, :] - pos[:, None]).clamp(max=0).float()
+                    future = torch.full((max_len, max_len), float("-inf")).triu(1)
+                    self.register_buffer("bias", (slopes[:, None, None] * distance + future).unsqueeze(0))
+
+                def forward(self, q, k, v):
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    return (s + self.bias).softmax(-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class AlibiAttention(nn.Module):
+                def __init__(self, heads, max_len=1024):
+                    super().__init__()
+                    pos = torch.arange(max_len)
+                    slopes = 2.0 ** -torch.arange(1, heads + 1)
+                    distance = (pos[None, :] - pos[:, None]).clamp(max=0).float()
+                    future = torch.full((max_len, max_len), float("-inf")).triu(1)
+                    self.register_buffer("bias", (slopes[:, None, None] * distance + future).unsqueeze(0))
+
+                def forward(self, q, k, v):
+                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                    q_len, k_len = s.shape[-2:]
+                    return (s + self.bias[..., k_len - q_len:k_len, :k_len]).softmax(-1) @ v
+            """,
+            line=16,
+        ),
+        # Whisper's spelling of the causal mask (empty, fill_, triu_), passed down to the layers.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def attend(self, q, k, v, mask=None):
+                    w = q @ k.transpose(-1, -2) / q.size(-1) ** 0.5
+                    if mask is not None:
+                        w = w + mask
+                    return F.softmax(w, dim=-1) @ v
+
+                def forward(self, x, mask=None):
+                    q, k, v = self.qkv(x).chunk(3, dim=-1)
+                    return self.attend(q, k, v, mask)
+
+
+            class Decoder(nn.Module):
+                def __init__(self, width, n_ctx):
+                    super().__init__()
+                    self.layer = SelfAttention(width)
+                    mask = torch.empty(n_ctx, n_ctx).fill_(-float("inf")).triu_(1)
+                    self.register_buffer("mask", mask, persistent=False)
+
+                def forward(self, x):
+                    return self.layer(x, mask=self.mask)
+            """,
+            line=30,
         ),
     ]
