@@ -13,7 +13,7 @@ from attnlint.analysis import dropout, handlers
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import role_from_name
 from attnlint.analysis.symbolic import ONE
-from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value
+from attnlint.analysis.values import FEATURE, KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value
 
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
@@ -133,7 +133,8 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
         if source.shape is not None and module.module_sizes and kind != "Conv1D":
             ev.learn_equal(source.shape[-1].size, module.module_sizes[0])
         if source.shape is not None and len(module.module_sizes) >= 2 and kind != "Conv1D":
-            shape = source.shape[:-1] + (replace(source.shape[-1], size=module.module_sizes[1], role=None),)
+            # The last axis holds the layer's output features (`nn.Linear(d, 1)`: one score each).
+            shape = source.shape[:-1] + (replace(source.shape[-1], size=module.module_sizes[1], role=FEATURE),)
         return Value(
             kind="tensor",
             rank=source.rank,

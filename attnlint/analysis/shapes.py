@@ -919,7 +919,9 @@ def _unsqueeze(ev, call: Call):
             items = list(receiver.shape)
             items.insert(position, _axis_of(Sym.const(1)))
             shape = tuple(items)
-    return receiver.with_(rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape)
+    return receiver.with_(
+        rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape, last_size=None
+    )
 
 
 @handlers.method("squeeze")
@@ -933,7 +935,9 @@ def _squeeze(ev, call: Call):
         items = list(receiver.shape)
         del items[dim]
         shape = tuple(items)
-    return receiver.with_(rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape)
+    return receiver.with_(
+        rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape, last_size=None
+    )
 
 
 @handlers.method("flatten")
@@ -1297,6 +1301,9 @@ def _elementwise(ev, value, node):
         kind="tensor" if value.kind != "unknown" else "unknown",
         rank=value.rank,
         shape=value.shape,
+        # `torch.tanh(self.score(x))`: still one value per output feature of the layer.
+        last_size=value.last_size,
+        feature_last=value.feature_last if value.last_size is not None else None,
         node=node,
         **value.data_facts(),
     )

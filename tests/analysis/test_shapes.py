@@ -199,3 +199,29 @@ def test_projection_width_is_known_when_the_rank_is_not():
     )
     (result,) = [f for f in analysis.functions if f.name == "forward"][0].returns
     assert result.size_of(-1).text() == "dim_head"
+
+
+def test_single_output_feature_of_a_layer_survives_elementwise_ops_not_squeeze():
+    from attnlint.analysis.softmax import singleton_axis
+
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Pool(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.logit = nn.Linear(width, 1)
+
+            def forward(self, x):
+                a = torch.softmax(torch.tanh(self.logit(x)), dim=-1)
+                b = torch.softmax(self.logit(x).squeeze(-1), dim=-1)
+                B, T, C = x.shape
+                c = torch.softmax(self.logit(x), dim=2)
+                d = torch.softmax(self.logit(x), dim=1)
+                return a, b, c, d
+        """
+    )
+    found = [singleton_axis(site) for site in analysis.softmax_sites]
+    assert found == [-1, None, -1, None]

@@ -25,8 +25,9 @@ class SoftmaxWrongAxis(Rule):
     attention over a square (node × node) matrix contracted with the values, and additive
     (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
     A softmax over the single output channel of a layer (`nn.Conv1d(d, 1, ...)` scoring each
-    position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not) is reported too: over an
-    axis of size 1 every weight is 1.0.
+    position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not; `nn.Linear(d, 1)` scoring
+    each frame of attentive pooling, then a softmax over the last axis, whatever the rank) is
+    reported too: over an axis of size 1 every weight is 1.0.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -62,9 +63,10 @@ class SoftmaxWrongAxis(Rule):
         for site in ctx.analysis.softmax_sites:
             single = singleton_axis(site)
             if single is not None:
+                where = f"axis {single + site.rank}" if site.rank is not None else "the last axis"
                 ctx.report(
                     site.call,
-                    f"softmax over axis {single + site.rank} of size 1 (the single output channel of "
+                    f"softmax over {where} of size 1 (the single output channel of "
                     "the layer before it) returns 1.0 for every weight: normalise over the positions",
                 )
                 continue
@@ -84,6 +86,45 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # The per-frame logit squeezed to (batch, time) first: the last axis is time.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class SelfAttentionPooling(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.W = nn.Linear(width, 1)
+
+                def forward(self, batch_rep, att_mask=None):
+                    att_logits = self.W(batch_rep).squeeze(-1)
+                    if att_mask is not None:
+                        att_logits = att_mask + att_logits
+                    att_w = F.softmax(att_logits, dim=-1).unsqueeze(-1)
+                    return torch.sum(batch_rep * att_w, dim=1)
+            """
+        ),
+        # (batch, time, 1) logits normalised over time.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AttentivePooling(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.att = nn.Linear(hidden, 1)
+
+                def forward(self, x):
+                    batch, steps, hidden = x.shape
+                    w = torch.softmax(self.att(x), dim=1)
+                    return (w * x).sum(dim=1)
+            """
+        ),
         # Attention pooling: one score per position from a 1-channel convolution, normalised over
         # the positions.
         Valid(
@@ -431,6 +472,48 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # Attentive statistics pooling: the scorer makes one logit per frame, (batch, time, 1);
+        # a softmax over that last axis gives every frame weight 1.0 (the rank is never shown).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AttentiveStatsPool(nn.Module):
+                def __init__(self, channels, bottleneck=128):
+                    super().__init__()
+                    self.hidden = nn.Linear(channels, bottleneck)
+                    self.logit = nn.Linear(bottleneck, 1)
+
+                def forward(self, frames):
+                    energy = torch.tanh(self.hidden(frames))
+                    alpha = torch.softmax(self.logit(energy), dim=-1)
+                    mean = torch.sum(alpha * frames, dim=1)
+                    std = torch.sqrt((torch.sum(alpha * frames**2, dim=1) - mean**2).clamp(min=1e-5))
+                    return torch.cat([mean, std], dim=-1)
+            """,
+            line=13,
+        ),
+        # The same pooling written with the method form and a mask fill on the (B, T, 1) logits.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class MaskedPool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Linear(width, 1)
+
+                def forward(self, states, keep):
+                    logits = self.score(states)
+                    logits = logits.masked_fill(keep.unsqueeze(-1) == 0, float("-inf"))
+                    weights = logits.softmax(-1)
+                    return (weights * states).sum(1)
+            """,
+            line=12,
+        ),
         # The score convolution has one output channel: softmax over it gives 1.0 everywhere.
         Invalid(
             """
