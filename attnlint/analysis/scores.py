@@ -21,6 +21,7 @@ from attnlint.analysis.handlers import Call
 from attnlint.analysis.symbolic import ONE, Sym
 from attnlint.analysis.values import (
     FEATURE,
+    HEADS,
     KEY,
     KEY_MAJOR,
     KEYS,
@@ -409,6 +410,8 @@ def score_facts(
         scale_as_written=ONE if query.scale == ONE and key.scale == ONE else None,
         scope_size_atoms=tuple(sorted(_scope_size_atoms(ev), key=lambda a: a.key)),
         size_examples=_numbers_of_sizes(ev),
+        layer_input_atoms=tuple(sorted(_layer_input_atoms(ev), key=lambda a: a.key)),
+        head_count=_head_count(ev, query, key),
     )
 
 
@@ -658,7 +661,10 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
     if symbolic.kind != ScaleKind.UNKNOWN:
         return symbolic
     by_numbers = _verdict_by_numbers(scores, factor, head_dim)
-    return by_numbers if by_numbers is not None else symbolic
+    if by_numbers is not None:
+        return by_numbers
+    by_width = _input_width_verdict(scores, factor, head_dim)
+    return by_width if by_width is not None else symbolic
 
 
 def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVerdict:
@@ -673,6 +679,24 @@ def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVe
     if not width and not set(used.atoms()) <= known:
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a temperature, a parameter
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
+
+
+def _input_width_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
+    """`dim ** -0.5` in multi-head code whose heads are projected from width `dim` to
+    `heads * dim_head` (lucidrains' `inner_dim`): the scale is the root of the layer's input
+    width, a quantity the per-head dimension is not made of. Only when the operands show a heads
+    axis that is not a single head, and the width is not one of the head dimension's atoms (the
+    numbers, when the callers give them, decided first: see _verdict_by_numbers)."""
+    used = factor.power(Fraction(-2))
+    if used is None or used.coeff != 1 or len(used.factors) != 1 or used.factors[0][1] != 1:
+        return None
+    width = used.factors[0][0]
+    if width not in scores.layer_input_atoms or width in head_dim.atoms() or head_dim.is_const:
+        return None
+    heads = scores.head_count
+    if heads is None or width in heads.atoms() or (heads.is_const and (heads.int_value or 0) < 2):
+        return None
+    return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=True)
 
 
 def _verdict_by_numbers(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
@@ -743,6 +767,40 @@ def _scope_size_atoms(ev) -> set:
             if size is not None:
                 out.update(size.atoms())
     return out
+
+
+def _layer_input_atoms(ev) -> set:
+    """The atoms that are, alone, the input width of a projection layer in scope (`dim` of
+    `nn.Linear(dim, inner_dim * 3)`, also inside an `nn.ModuleList`), as the code names them."""
+    from attnlint.analysis.modules import PROJECTION_MODULES
+
+    out = set()
+    values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    while values:
+        value = values.pop()
+        if value.kind == "tuple" or value.module_type in ("ModuleList", "Sequential"):
+            values.extend(value.elements)
+            if value.each is not None:
+                values.append(value.each)
+            continue
+        if value.kind != "module" or value.module_type not in PROJECTION_MODULES or not value.module_sizes:
+            continue
+        width = value.module_sizes[0]
+        if width is not None and width.coeff == 1 and len(width.factors) == 1 and width.factors[0][1] == 1:
+            out.add(width.factors[0][0])
+    return out
+
+
+def _head_count(ev, query: Value, key: Value) -> Optional[Sym]:
+    """The size of the heads axis of q or k (`h` of `b h n d`, `self.n_head` of a view),
+    when an axis shows one (by the operation that made it or by its size's name)."""
+    for value in (query, key):
+        if value.shape is None:
+            continue
+        for index in range(len(value.shape)):
+            if shapes.axis_role(value, index) == HEADS and value.shape[index].size is not None:
+                return ev.resolve(value.shape[index].size)
+    return None
 
 
 def _size_atoms(ev, value: Optional[Value]) -> set:

@@ -125,6 +125,11 @@ class ScoreFacts:
     # Numbers callers pass for size parameters (atom key, value): examples that decide only
     # what the names cannot (see scores.scale_verdict).
     size_examples: Tuple[Tuple[str, Sym], ...] = ()
+    # Atoms that are the input width of a projection layer in scope (`dim` of
+    # `nn.Linear(dim, inner_dim)`): the model width the heads are projected from.
+    layer_input_atoms: Tuple[Any, ...] = ()
+    # The size of the operands' heads axis (`h` of `b h n d`), when one is shown.
+    head_count: Optional[Sym] = None
 
     def scale_verdict(self):
         """Is the scale 1/sqrt(head_dim)? See :func:`attnlint.analysis.scores.scale_verdict`."""

@@ -117,3 +117,39 @@ def test_head_dim_names_in_scope_for_a_fix():
         """
     )
     assert only_softmax(analysis).input.scores.head_dim_names == ("d_k",)
+
+
+PROJECTED_HEADS = """
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads, dim_head):
+        super().__init__()
+        self.heads = heads
+        self.scale = {scale}
+        self.to_qkv = nn.Linear(dim, dim_head * heads * 3)
+
+    def forward(self, x):
+        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h={heads}), self.to_qkv(x).chunk(3, dim=-1))
+        return (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1) @ v
+"""
+
+
+@pytest.mark.parametrize(
+    "scale,heads,kind",
+    [
+        ("dim ** -0.5", "self.heads", ScaleKind.WRONG_DIMENSION),  # the projection's input width
+        ("dim_head ** -0.5", "self.heads", ScaleKind.CORRECT),
+        ("dim ** -0.5", "1", ScaleKind.UNKNOWN),  # one head: nothing says dim is not dim_head
+    ],
+)
+def test_the_input_width_of_the_head_projection_is_not_the_head_dim(scale, heads, kind):
+    analysis, _ = analyse(PROJECTED_HEADS.format(scale=scale, heads=heads))
+    scores = only_softmax(analysis).input.scores
+    assert scores.head_count.text() == ("heads" if heads != "1" else "1")
+    result = scores.scale_verdict()
+    assert result.kind == kind
+    if kind == ScaleKind.WRONG_DIMENSION:
+        assert result.model_width and result.used.text() == "dim" and result.head_dim.text() == "dim_head"

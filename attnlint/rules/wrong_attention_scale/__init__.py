@@ -23,7 +23,9 @@ class WrongAttentionScale(Rule):
     ## What it does
     Checks for attention scores that are scaled, but not by `1/sqrt(d_head)` of the contracted
     (per-head) axis:
-    - multi-head code scaled by the model width instead of the per-head dimension;
+    - multi-head code scaled by the model width instead of the per-head dimension (also when
+      the heads are projected from the width `dim` to `heads * dim_head` and the scale is
+      `dim ** -0.5`);
     - the root multiplied instead of divided (`* sqrt(d)`), or the dimension used without the root
       (`/ d`);
     - a quantity that is not the feature dimension at all (a sequence length, the tensor's rank);

@@ -285,6 +285,89 @@ VALID = [
             Heads(64, 4)
         """
     ),
+    # Heads projected from the model width to `heads * dim_head`, scaled by the per-head size.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.scale = dim_head ** -0.5
+                self.to_q = nn.Linear(dim, inner_dim, bias=False)
+                self.to_kv = nn.Linear(dim, inner_dim * 2, bias=False)
+
+            def forward(self, x, context=None):
+                context = x if context is None else context
+                q = self.to_q(x)
+                k, v = self.to_kv(context).chunk(2, dim=-1)
+                q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * self.scale
+                attn = sim.softmax(dim=-1)
+                out = torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+                return rearrange(out, "b h n d -> b n (h d)")
+        """
+    ),
+    # Cross-attention from a query width to `n_heads * head_size`, scaled by the head size.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, context_dim, n_heads, head_size):
+                super().__init__()
+                self.n_heads = n_heads
+                self.head_size = head_size
+                self.q_proj = nn.Linear(query_dim, n_heads * head_size)
+                self.kv_proj = nn.Linear(context_dim, 2 * n_heads * head_size)
+
+            def forward(self, x, context):
+                b, n, _ = x.shape
+                m = context.shape[1]
+                q = self.q_proj(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+                k, v = self.kv_proj(context).chunk(2, dim=-1)
+                k = k.view(b, m, self.n_heads, -1).transpose(1, 2)
+                v = v.view(b, m, self.n_heads, -1).transpose(1, 2)
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.head_size)
+                weights = logits.softmax(dim=-1)
+                return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
+        """
+    ),
+    # The model width in the scale, but the callers' numbers make it the head size (64 = 64):
+    # the numbers decide, and for them the scale is right.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64):
+                super().__init__()
+                self.heads = heads
+                self.scale = dim ** -0.5
+                self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+
+            def forward(self, x):
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), self.to_qkv(x).chunk(3, dim=-1))
+                attn = (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1)
+                return rearrange(attn @ v, "b h n d -> b n (h d)")
+
+
+        if __name__ == "__main__":
+            # One configuration where the width is the head size: 64 = 64.
+            print(Attention(64, heads=4, dim_head=64)(torch.randn(2, 10, 64)).shape)
+        """
+    ),
 ]
 
 INVALID = [
@@ -813,5 +896,112 @@ INVALID = [
             print(ManyHeads(N_HEADS, EMBED // N_HEADS)(torch.randn(2, 5, EMBED)).shape)
         """,
         line=18,
+    ),
+    # lucidrains-style heads projected from `dim` to `heads * dim_head`: `dim ** -0.5` is the
+    # model width's root, not the per-head size's (early vit-pytorch had this).
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64, dropout=0.0):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.scale = dim ** -0.5
+                self.attend = nn.Softmax(dim=-1)
+                self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+                self.to_out = nn.Sequential(nn.Linear(inner_dim, dim), nn.Dropout(dropout))
+
+            def forward(self, x):
+                qkv = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+                attn = self.attend(dots)
+                out = torch.matmul(attn, v)
+                return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64, dropout=0.0):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.scale = dim ** -0.5
+                self.attend = nn.Softmax(dim=-1)
+                self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+                self.to_out = nn.Sequential(nn.Linear(inner_dim, dim), nn.Dropout(dropout))
+
+            def forward(self, x):
+                qkv = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                dots = torch.matmul(q, k.transpose(-1, -2)) * q.shape[-1] ** -0.5
+                attn = self.attend(dots)
+                out = torch.matmul(attn, v)
+                return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
+        """,
+        line=19,
+    ),
+    # Cross-attention scaled by the query width; the heads come from `view(b, n, heads, -1)`.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, context_dim, n_heads, head_size):
+                super().__init__()
+                self.n_heads = n_heads
+                self.query_dim = query_dim
+                self.q_proj = nn.Linear(query_dim, n_heads * head_size)
+                self.kv_proj = nn.Linear(context_dim, 2 * n_heads * head_size)
+
+            def forward(self, x, context):
+                b, n, _ = x.shape
+                m = context.shape[1]
+                q = self.q_proj(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+                k, v = self.kv_proj(context).chunk(2, dim=-1)
+                k = k.view(b, m, self.n_heads, -1).transpose(1, 2)
+                v = v.view(b, m, self.n_heads, -1).transpose(1, 2)
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.query_dim)
+                weights = logits.softmax(dim=-1)
+                return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
+        """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, context_dim, n_heads, head_size):
+                super().__init__()
+                self.n_heads = n_heads
+                self.query_dim = query_dim
+                self.q_proj = nn.Linear(query_dim, n_heads * head_size)
+                self.kv_proj = nn.Linear(context_dim, 2 * n_heads * head_size)
+
+            def forward(self, x, context):
+                b, n, _ = x.shape
+                m = context.shape[1]
+                q = self.q_proj(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+                k, v = self.kv_proj(context).chunk(2, dim=-1)
+                k = k.view(b, m, self.n_heads, -1).transpose(1, 2)
+                v = v.view(b, m, self.n_heads, -1).transpose(1, 2)
+                logits = torch.matmul(q, k.transpose(-2, -1)) / q.shape[-1] ** 0.5
+                weights = logits.softmax(dim=-1)
+                return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
+        """,
+        line=21,
     ),
 ]
