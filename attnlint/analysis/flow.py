@@ -288,7 +288,7 @@ class Evaluator:
         summary evaluated for one call), a size the callers pass as a number (`Attention(64, 8)`
         in a smoke test) is an example: the parameter keeps its name, so `dim ** -0.5` stays the
         model width and `dim // heads` the head dim, and the number is kept as an example."""
-        from attnlint.analysis.summaries import informative, merge_into_param
+        from attnlint.analysis.summaries import informative_binding, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
@@ -302,7 +302,7 @@ class Evaluator:
             if isinstance(annotation, cst.Name) and annotation.value in self.class_names:
                 # `config: ModelConfig`: an instance of a class defined here.
                 value = Value(kind="module", module_type=annotation.value, user_class=True, node=param.name, param=name)
-                if bindings and informative(bindings.get(name)):
+                if bindings and informative_binding(bindings, name):
                     value = merge_into_param(value, bindings[name])
                 self.env[name] = value
                 self.facts.params[name] = value
@@ -333,7 +333,7 @@ class Evaluator:
             )
             if default is not None and default.kind == "scalar" and default.int_value is not None:
                 value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
-            if bindings and informative(bindings.get(name)):
+            if bindings and informative_binding(bindings, name):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
                 # parameter: `Head(head_size)` inside a module its callers build with 16).

@@ -368,6 +368,71 @@ VALID = [
             print(Attention(64, heads=4, dim_head=64)(torch.randn(2, 10, 64)).shape)
         """
     ),
+    # A module-level helper given the per-head size by its caller.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def dot_product_attention(query, key, value, width):
+            logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(width)
+            return torch.matmul(logits.softmax(dim=-1), value)
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, n_heads, d_model):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_model = d_model
+                self.d_k = d_model // n_heads
+                self.projections = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(3)])
+                self.out = nn.Linear(d_model, d_model)
+
+            def forward(self, query, key, value):
+                n_batch = query.size(0)
+                query, key, value = [
+                    proj(t).view(n_batch, -1, self.n_heads, self.d_k).transpose(1, 2)
+                    for proj, t in zip(self.projections, (query, key, value))
+                ]
+                context = dot_product_attention(query, key, value, self.d_k)
+                context = context.transpose(1, 2).contiguous().view(n_batch, -1, self.d_model)
+                return self.out(context)
+        """
+    ),
+    # The caller passes its configured head size, the one its views split q and k into.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def dot_product_attention(query, key, value, width):
+            logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(width)
+            return torch.matmul(logits.softmax(dim=-1), value)
+
+
+        class Attention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.num_heads = config.num_attention_heads
+                self.head_dim = config.head_dim
+                self.hidden_size = config.hidden_size
+                self.q_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim)
+                self.k_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim)
+                self.v_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim)
+
+            def forward(self, hidden_states):
+                bsz, q_len, _ = hidden_states.size()
+                shape = (bsz, q_len, self.num_heads, self.head_dim)
+                q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+                k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                return dot_product_attention(q, k, v, self.head_dim)
+        """
+    ),
 ]
 
 INVALID = [
@@ -1003,5 +1068,40 @@ INVALID = [
                 return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
         """,
         line=21,
+    ),
+    # A helper whose width argument the caller fills with the model width: q and k arrive as
+    # (batch, heads, tokens, d_model // n_heads). Reported at the argument.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def dot_product_attention(query, key, value, width):
+            logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(width)
+            return torch.matmul(logits.softmax(dim=-1), value)
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, n_heads, d_model):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_model = d_model
+                self.d_k = d_model // n_heads
+                self.projections = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(3)])
+                self.out = nn.Linear(d_model, d_model)
+
+            def forward(self, query, key, value):
+                n_batch = query.size(0)
+                query, key, value = [
+                    proj(t).view(n_batch, -1, self.n_heads, self.d_k).transpose(1, 2)
+                    for proj, t in zip(self.projections, (query, key, value))
+                ]
+                context = dot_product_attention(query, key, value, self.d_model)
+                context = context.transpose(1, 2).contiguous().view(n_batch, -1, self.d_model)
+                return self.out(context)
+        """,
+        line=26,
     ),
 ]
