@@ -757,11 +757,15 @@ class Evaluator:
 
     def _eval_Tuple(self, node: cst.Tuple) -> Value:
         values = []
+        starred = False
         for e in node.elements:
             inner = self.eval(e.value)
             if isinstance(e, cst.StarredElement):
-                return Value(kind="tuple", node=node)  # `(*input_shape, -1, d)`: count unknown
+                starred, values = True, []  # `(*input_shape, -1, d)`: count unknown
+                continue
             values.append(inner)
+        if starred:
+            return Value(kind="tuple", node=node, known_tail=tuple(values))
         return Value(kind="tuple", elements=tuple(values), node=node)
 
     _eval_List = _eval_Tuple

@@ -768,6 +768,7 @@ def size_args(ev, args, values):
 @handlers.method("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile")
 def _view_method(ev, call: Call):
     from attnlint.analysis import view_order
+    from attnlint.analysis.symbolic import Sym
     from attnlint.analysis.values import Value, ViewSite
 
     receiver, args, method, node = call.receiver, call.args, call.name, call.node
@@ -821,6 +822,13 @@ def _view_method(ev, call: Call):
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
+    last_size = None
+    if sizes is None and method in ("view", "reshape"):
+        # `x.view(*x.shape[:-1], heads, head_dim)`, `x.view(x.size()[:-1] + (heads, head_dim))`:
+        # the rank is unknown, the last axis is not.
+        tail = _size_tail(positional, values[: len(positional)])
+        if tail and tail[-1] is not None and tail[-1] != Sym.const(-1):
+            last_size = tail[-1]
     mask = receiver.mask
     if mask is not None and mask.uniform_rows and method in ("view", "reshape"):
         # Rows of a literal mask stay rows while the last axis keeps its length.
@@ -847,8 +855,24 @@ def _view_method(ev, call: Call):
         feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
         mask=mask,
         node=node,
+        last_size=last_size,
         **receiver.data_facts(),
     )
+
+
+def _size_tail(args, values):
+    """The sizes known to end a view target whose count is unknown: the arguments after the
+    last starred one, or the known tail of a single tuple argument."""
+
+    def size(value):
+        return value.sym if value.kind in ("scalar", "unknown", "tensor") and value.rank in (None, 0) else None
+
+    if len(args) == 1 and values and values[0].kind == "tuple":
+        return tuple(size(v) for v in values[0].known_tail)
+    starred = [i for i, a in enumerate(args) if a.star]
+    if starred and len(values) == len(args):
+        return tuple(size(v) for v in values[starred[-1] + 1 :])
+    return ()
 
 
 def _learn_from_view(ev, input_dims, target) -> None:

@@ -509,6 +509,9 @@ class Value:
     # For kind == "tuple": the element values; `each` when the count is unknown but all alike.
     elements: Tuple["Value", ...] = ()
     each: Optional["Value"] = None
+    # For a tuple whose length is unknown (`(*input_shape, -1, head_dim)`, `x.size()[:-1] +
+    # (heads, head_size)`): the elements known to end it.
+    known_tail: Tuple["Value", ...] = ()
     # For kind == "scalar": a known integer value.
     int_value: Optional[int] = None
     # The literal None: a parameter left at its `None` default by every call (`if attention_dim

@@ -225,3 +225,28 @@ def test_single_output_feature_of_a_layer_survives_elementwise_ops_not_squeeze()
     )
     found = [singleton_axis(site) for site in analysis.softmax_sites]
     assert found == [-1, None, -1, None]
+
+
+def test_a_view_of_unknown_rank_knows_its_last_size_from_the_tail_of_its_target():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Heads(nn.Module):
+            def __init__(self, heads, head_size):
+                super().__init__()
+                self.heads = heads
+                self.head_size = head_size
+
+            def forward(self, x):
+                a = x.view(x.size()[:-1] + (self.heads, self.head_size))
+                shape = (*x.shape[:-1], -1, self.head_size)
+                b = x.view(shape)
+                c = x.reshape(*x.shape[:2], self.heads, self.head_size)
+                d = x.view(*x.shape[:2], self.heads, -1)
+                return a, b, c, d
+        """
+    )
+    forward = [f for f in analysis.functions if f.name == "forward"][0]
+    sizes = [forward.final_env[n].size_of(-1) for n in "abcd"]
+    assert [s.text() if s is not None else None for s in sizes] == ["head_size"] * 3 + [None]

@@ -433,6 +433,67 @@ VALID = [
                 return dot_product_attention(q, k, v, self.head_dim)
         """
     ),
+    # BERT-style heads split by `x.size()[:-1] + (heads, head_size)`, scaled by the head size.
+    Valid(
+        """
+        import math
+        import torch
+        from torch import nn
+
+
+        class EncoderSelfAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.hidden_size = hidden_size
+                self.query = nn.Linear(hidden_size, hidden_size)
+                self.key = nn.Linear(hidden_size, hidden_size)
+                self.value = nn.Linear(hidden_size, hidden_size)
+
+            def split_heads(self, x):
+                x = x.view(x.size()[:-1] + (self.num_heads, self.head_size))
+                return x.permute(0, 2, 1, 3)
+
+            def forward(self, hidden_states, extended_mask=None):
+                q = self.split_heads(self.query(hidden_states))
+                k = self.split_heads(self.key(hidden_states))
+                v = self.split_heads(self.value(hidden_states))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+                if extended_mask is not None:
+                    scores = scores + extended_mask
+                probs = nn.functional.softmax(scores, dim=-1)
+                context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+                return context.view(context.size()[:-2] + (self.hidden_size,))
+        """
+    ),
+    # Heads split by `(*input_shape, -1, head_dim)`, scaled by the head size's inverse root.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class DecoderAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.head_dim = config.head_dim
+                self.num_heads = config.num_attention_heads
+                self.q_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim, bias=False)
+                self.k_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim, bias=False)
+                self.v_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim, bias=False)
+
+            def forward(self, hidden_states):
+                input_shape = hidden_states.shape[:-1]
+                hidden_shape = (*input_shape, -1, self.head_dim)
+                query = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                key = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                value = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                weights = torch.matmul(query, key.transpose(2, 3)) * self.head_dim ** -0.5
+                weights = nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+                return torch.matmul(weights, value).transpose(1, 2).reshape(*input_shape, -1)
+        """
+    ),
 ]
 
 INVALID = [
@@ -1103,5 +1164,72 @@ INVALID = [
                 return self.out(context)
         """,
         line=26,
+    ),
+    # The heads split by a view whose rank is unknown (`x.size()[:-1] + (heads, head_size)`):
+    # the last axis is still the head size, and the scale is the hidden size's root.
+    Invalid(
+        """
+        import math
+        import torch
+        from torch import nn
+
+
+        class EncoderSelfAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.hidden_size = hidden_size
+                self.query = nn.Linear(hidden_size, hidden_size)
+                self.key = nn.Linear(hidden_size, hidden_size)
+                self.value = nn.Linear(hidden_size, hidden_size)
+
+            def split_heads(self, x):
+                x = x.view(x.size()[:-1] + (self.num_heads, self.head_size))
+                return x.permute(0, 2, 1, 3)
+
+            def forward(self, hidden_states, extended_mask=None):
+                q = self.split_heads(self.query(hidden_states))
+                k = self.split_heads(self.key(hidden_states))
+                v = self.split_heads(self.value(hidden_states))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hidden_size)
+                if extended_mask is not None:
+                    scores = scores + extended_mask
+                probs = nn.functional.softmax(scores, dim=-1)
+                context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+                return context.view(context.size()[:-2] + (self.hidden_size,))
+        """,
+        fixed="""
+        import math
+        import torch
+        from torch import nn
+
+
+        class EncoderSelfAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.hidden_size = hidden_size
+                self.query = nn.Linear(hidden_size, hidden_size)
+                self.key = nn.Linear(hidden_size, hidden_size)
+                self.value = nn.Linear(hidden_size, hidden_size)
+
+            def split_heads(self, x):
+                x = x.view(x.size()[:-1] + (self.num_heads, self.head_size))
+                return x.permute(0, 2, 1, 3)
+
+            def forward(self, hidden_states, extended_mask=None):
+                q = self.split_heads(self.query(hidden_states))
+                k = self.split_heads(self.key(hidden_states))
+                v = self.split_heads(self.value(hidden_states))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / self.head_size ** 0.5
+                if extended_mask is not None:
+                    scores = scores + extended_mask
+                probs = nn.functional.softmax(scores, dim=-1)
+                context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+                return context.view(context.size()[:-2] + (self.hidden_size,))
+        """,
+        line=24,
     ),
 ]
