@@ -415,6 +415,26 @@ def score_facts(
     )
 
 
+def summed_scores(a: ScoreFacts, b: ScoreFacts) -> Optional[ScoreFacts]:
+    """`content_score + pos_score` (Transformer-XL, Conformer): two products over the same
+    queries and keys are one set of scores; a fact holds of the sum when it holds of both (a
+    scale common to both, the same head dimension). None when their layouts disagree."""
+    if a.layout != b.layout or a.key_axis != b.key_axis:
+        return None
+    same_scale = a.scale is not None and a.scale == b.scale
+    return replace(
+        a,
+        scaled=any_true(a.scaled, b.scaled),
+        scale=a.scale if same_scale else None,
+        scale_as_written=a.scale_as_written if same_scale and a.scale_as_written == b.scale_as_written else None,
+        head_dim=a.head_dim if a.head_dim == b.head_dim else None,
+        head_dim_aliases=a.head_dim_aliases if a.head_dim == b.head_dim else (),
+        head_dim_names=a.head_dim_names if a.head_dim == b.head_dim else (),
+        padded=a.padded or b.padded,
+        adds_bias=True,
+    )
+
+
 def is_simple_node(node) -> bool:
     return _flow().is_simple(node)
 

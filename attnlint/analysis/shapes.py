@@ -810,7 +810,7 @@ def _view_method(ev, call: Call):
             compared_in = tuple(ev.resolve(d) for d in input_dims)
             compared_out = tuple(ev.resolve(d) for d in sizes)
             runs = regroupings(compared_in, compared_out) if None not in compared_in + compared_out else None
-            if runs is not None:
+            if runs is not None and not _renamed_sizes(compared_in, compared_out):
                 ev.facts.view_sites.append(
                     ViewSite(
                         call=node,
@@ -858,6 +858,16 @@ def _view_method(ev, call: Call):
         last_size=last_size,
         **receiver.data_facts(),
     )
+
+
+def _renamed_sizes(input_dims, target_dims) -> bool:
+    """Each side names a quantity the other does not (`num_heads * bsz` from a caller,
+    `self.num_heads` here): most likely one size under two names, which the products meet only
+    by cancelling; where each element goes is unknown. (One side alone may add a name: a split
+    of C into `n_head` and `C // n_head`.)"""
+    before = {atom for dim in input_dims for atom in dim.atoms()}
+    after = {atom for dim in target_dims for atom in dim.atoms()}
+    return bool(before - after) and bool(after - before)
 
 
 def _size_tail(args, values):

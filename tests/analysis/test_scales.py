@@ -153,3 +153,30 @@ def test_the_input_width_of_the_head_projection_is_not_the_head_dim(scale, heads
     assert result.kind == kind
     if kind == ScaleKind.WRONG_DIMENSION:
         assert result.model_width and result.used.text() == "dim" and result.head_dim.text() == "dim_head"
+
+
+def test_summed_content_and_position_scores_keep_the_facts_both_share():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Rel(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.u = nn.Parameter(torch.zeros(heads, dim // heads))
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, p):
+                b, t, _ = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, self.heads, -1).transpose(1, 2)
+                k = k.view(b, t, self.heads, -1).transpose(1, 2)
+                s = torch.matmul(q + self.u, k.transpose(-2, -1)) + torch.matmul(q, p.transpose(-2, -1))
+                return s.softmax(dim=-1)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores.head_dim.text() == "dim / heads"
+    assert scores.scale_verdict().kind == ScaleKind.MISSING
