@@ -314,11 +314,21 @@ def matmul(
     # may have the scale folded into its initialisation (`nn.init.normal_(w, std=d ** -0.5)`):
     # unknown.
     known = left.scale is not None and right.scale is not None and not (left.is_parameter or right.is_parameter)
+    pairwise = bool(
+        right.feature_transposed
+        and right.base is not None
+        and not (left.is_parameter or right.is_parameter or right.base.is_parameter)
+        and left.softmax is None
+        and right.softmax is None
+        and left.mask is None
+        and right.mask is None
+    )
     return Value(
         kind="tensor",
         rank=rank,
         shape=shape if shape is not None and len(shape) == rank else None,
         node=node,
+        pairwise=pairwise,
         scaled=any_true(left.scaled, right.scaled) if known else None,
         scale=_times(left.scale, right.scale) if known else None,
     )

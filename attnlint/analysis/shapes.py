@@ -373,6 +373,7 @@ def transposed_last_two(value, node):
         mask=masks.transposed(value.mask),
         shape=swapped(value.shape, -2, -1) if value.shape is not None and len(value.shape) >= 2 else None,
         last_size=None,
+        pairwise=False,
     )
 
 
@@ -687,7 +688,15 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
     if touches_last is False:
         # Moving batch/head/token axes keeps the feature axis last: `k.transpose(1, 2)` on
         # (b, n, h, d) gives (b, h, n, d).
-        return value.with_(node=node, feature_transposed=False, base=None, softmax=None, shape=moved)
+        keeps_rows = -2 not in dims and (rank is None or rank - 2 not in {d + rank if d < 0 else d for d in dims})
+        return value.with_(
+            node=node,
+            feature_transposed=False,
+            base=None,
+            softmax=None,
+            shape=moved,
+            pairwise=value.pairwise and keeps_rows,
+        )
     return Value(
         kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=moved
     )
@@ -724,6 +733,7 @@ def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
         return value.with_(
             rank=rank,
             last_size=None,
+            pairwise=False,
             feature_transposed=True,
             base=value.with_(rank=rank, shape=permuted(value.shape, dims[:-2] + [dims[-1], dims[-2]])),
             node=node,
@@ -733,7 +743,15 @@ def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
             shape=shape,
         )
     if dims[-1] == last:
-        return value.with_(rank=rank, node=node, feature_transposed=False, base=None, softmax=None, shape=shape)
+        return value.with_(
+            rank=rank,
+            node=node,
+            feature_transposed=False,
+            base=None,
+            softmax=None,
+            shape=shape,
+            pairwise=value.pairwise and dims[-2] == last - 1,
+        )
     return Value(
         kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=shape
     )

@@ -383,6 +383,10 @@ class SoftmaxSite:
             return False
         if not self.contracted_axes:
             return True  # by roles: the sequence axis of a (sequence, batch) tensor
+        if self.input.pairwise and self.contracted_axes == {-1} and self.rank is not None:
+            # `a @ b.transpose(1, 2)` normalised, then contracted over its last axis, b's rows:
+            # both the product and the use say the keys are last.
+            return True
         # By use: a softmax contracted over another axis than its own is also how a mixture of
         # softmaxes is written; attention weights over a square (node x node) matrix are not.
         axes = self.normalized_axes()
@@ -509,6 +513,9 @@ class Value:
     # For kind == "tuple": the element values; `each` when the count is unknown but all alike.
     elements: Tuple["Value", ...] = ()
     each: Optional["Value"] = None
+    # A product of two activations, the second with its last two axes swapped (`a @ b.transpose(1,
+    # 2)`): shaped like scores over b's rows, though no role says which operand is the query.
+    pairwise: bool = False
     # For a tuple whose length is unknown (`(*input_shape, -1, head_dim)`, `x.size()[:-1] +
     # (heads, head_size)`): the elements known to end it.
     known_tail: Tuple["Value", ...] = ()

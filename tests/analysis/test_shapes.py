@@ -250,3 +250,19 @@ def test_a_view_of_unknown_rank_knows_its_last_size_from_the_tail_of_its_target(
     forward = [f for f in analysis.functions if f.name == "forward"][0]
     sizes = [forward.final_env[n].size_of(-1) for n in "abcd"]
     assert [s.text() if s is not None else None for s in sizes] == ["head_size"] * 3 + [None]
+
+
+def test_a_product_of_activations_with_the_second_transposed_is_pairwise():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(a, b):
+            s = torch.bmm(a, b.transpose(1, 2))
+            t = s.transpose(1, 2)
+            u = s.masked_fill(s > 0, 0.0)
+            return s, t, u
+        """
+    )
+    env = [f for f in analysis.functions if f.name == "f"][0].final_env
+    assert env["s"].pairwise and env["u"].pairwise and not env["t"].pairwise

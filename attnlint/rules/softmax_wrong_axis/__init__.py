@@ -20,8 +20,10 @@ class SoftmaxWrongAxis(Rule):
     Checks for a softmax over attention scores whose `dim` is not the key axis: `dim=1` on
     `(batch, queries, keys)` scores, `dim=1` or `dim=2` on `(batch, heads, queries, keys)`
     scores, a softmax with no `dim` on 3-D or 4-D scores, `scores.softmax(1)`, and
-    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Attention
-    written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
+    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Scores whose
+    operands no name marks as queries and keys (`bmm(dec, W(enc).transpose(1, 2))`, Luong's
+    general score) are checked when the weights are contracted over the product's last axis.
+    Attention written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
     attention over a square (node × node) matrix contracted with the values, and additive
     (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
     A softmax over the single output channel of a layer (`nn.Conv1d(d, 1, ...)` scoring each
@@ -86,6 +88,37 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # The same general score normalised over the source positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.proj = nn.Linear(hidden, hidden, bias=False)
+
+                def forward(self, dec_states, enc_states, src_keep):
+                    logits = torch.bmm(dec_states, self.proj(enc_states).transpose(1, 2))
+                    logits = logits.masked_fill(src_keep.unsqueeze(1) == 0, float("-inf"))
+                    align = torch.softmax(logits, dim=2)
+                    return torch.bmm(align, enc_states), align
+            """
+        ),
+        # Co-attention: normalised over the document axis and contracted over it too.
+        Valid(
+            """
+            import torch
+
+
+            def coattention(doc, question):
+                affinity = torch.bmm(doc, question.transpose(1, 2))
+                over_doc = torch.softmax(affinity, dim=1)
+                return torch.bmm(over_doc.transpose(1, 2), doc)
+            """
+        ),
         # The per-frame logit squeezed to (batch, time) first: the last axis is time.
         Valid(
             """
@@ -472,6 +505,44 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # Luong's general score: (batch, decoder steps, source) logits from a product of two
+        # activations whose roles no name tells; the weights are then contracted over the last
+        # axis (the source), so the softmax over the decoder steps is the wrong one.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.proj = nn.Linear(hidden, hidden, bias=False)
+
+                def forward(self, dec_states, enc_states, src_keep):
+                    logits = torch.bmm(dec_states, self.proj(enc_states).transpose(1, 2))
+                    logits = logits.masked_fill(src_keep.unsqueeze(1) == 0, float("-inf"))
+                    align = torch.softmax(logits, dim=1)
+                    return torch.bmm(align, enc_states), align
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.proj = nn.Linear(hidden, hidden, bias=False)
+
+                def forward(self, dec_states, enc_states, src_keep):
+                    logits = torch.bmm(dec_states, self.proj(enc_states).transpose(1, 2))
+                    logits = logits.masked_fill(src_keep.unsqueeze(1) == 0, float("-inf"))
+                    align = torch.softmax(logits, dim=-1)
+                    return torch.bmm(align, enc_states), align
+            """,
+            line=13,
+        ),
         # Attentive statistics pooling: the scorer makes one logit per frame, (batch, time, 1);
         # a softmax over that last axis gives every frame weight 1.0 (the rank is never shown).
         Invalid(
