@@ -1269,9 +1269,24 @@ def _concatenate(ev, call: Call):
     dim = flow.int_literal(dim_arg.value) if dim_arg is not None else 0
     stack = call.name == "torch.stack"
     rank = joined.rank
+    ranks = {e.rank for e in elements if e.rank is not None}
+    if rank is None and len(ranks) == 1:
+        rank = ranks.pop()  # the parts of a cat or a stack all have one rank
     if stack and rank is not None:
         rank += 1
     shape = None
+    shaped = [e for e in elements if e.shape is not None]
+    if not stack and dim is not None and shaped and len(shaped) < len(elements) and rank is not None:
+        # `torch.cat((hidden, encoder_outputs), dim=2)` with one part's shape unknown: every other
+        # axis has the size the known parts agree on; the joined axis is unknown.
+        first = shaped[0].shape
+        if len(first) == rank and all(len(e.shape) == rank for e in shaped) and -rank <= dim < rank:
+            shape = tuple(
+                _axis_of(None)
+                if i == dim % rank
+                else _axis_of(axis.size if all(e.shape[i].size == axis.size for e in shaped) else None)
+                for i, axis in enumerate(first)
+            )
     if dim is not None and all(e.shape is not None and len(e.shape) == len(elements[0].shape) for e in elements):
         first = elements[0].shape
         if stack:

@@ -266,3 +266,20 @@ def test_a_product_of_activations_with_the_second_transposed_is_pairwise():
     )
     env = [f for f in analysis.functions if f.name == "f"][0].final_env
     assert env["s"].pairwise and env["u"].pairwise and not env["t"].pairwise
+
+
+def test_cat_with_one_part_of_unknown_shape_keeps_the_rank_and_the_other_axes():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(hidden, enc):
+            b, d = hidden.shape
+            n = enc.shape[1]
+            h = hidden.unsqueeze(1).repeat(1, n, 1)
+            return torch.cat((h, enc), dim=2)
+        """
+    )
+    (result,) = [f for f in analysis.functions if f.name == "f"][0].returns
+    assert result.rank == 3
+    assert dims_text(result)[:2] == ("b", "enc.shape[1]") and dims_text(result)[2] is None
