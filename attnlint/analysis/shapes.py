@@ -840,6 +840,10 @@ def _view_method(ev, call: Call):
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
+    if method in ("view", "reshape") and _swaps_last_two_sizes(ev, receiver, sizes) and receiver.scores is None:
+        # `k.view(B, D, T)` of a (B, T, D) key: meant as kᵀ (ATN106 reports the view); its
+        # product with q is read as the Q·Kᵀ the code means.
+        return transposed_last_two(receiver, node).with_(rank=len(sizes))
     last_size = None
     if sizes is None and method in ("view", "reshape"):
         # `x.view(*x.shape[:-1], heads, head_dim)`, `x.view(x.size()[:-1] + (heads, head_dim))`:
@@ -876,6 +880,18 @@ def _view_method(ev, call: Call):
         last_size=last_size,
         **receiver.data_facts(),
     )
+
+
+def _swaps_last_two_sizes(ev, receiver, sizes) -> bool:
+    """The target is the input's shape with its last two sizes swapped, and they differ."""
+    dims = receiver.dims()
+    if dims is None or sizes is None or len(dims) != len(sizes) or len(dims) < 2 or None in dims + tuple(sizes):
+        return False
+    before = tuple(ev.resolve(d) for d in dims)
+    after = tuple(ev.resolve(d) for d in sizes)
+    if None in before + after:
+        return False
+    return before[:-2] == after[:-2] and before[-1] == after[-2] and before[-2] == after[-1] and before[-1] != before[-2]
 
 
 def _renamed_sizes(input_dims, target_dims) -> bool:

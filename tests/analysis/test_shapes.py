@@ -283,3 +283,25 @@ def test_cat_with_one_part_of_unknown_shape_keeps_the_rank_and_the_other_axes():
     (result,) = [f for f in analysis.functions if f.name == "f"][0].returns
     assert result.rank == 3
     assert dims_text(result)[:2] == ("b", "enc.shape[1]") and dims_text(result)[2] is None
+
+
+def test_a_view_that_swaps_the_last_two_sizes_is_read_as_the_transpose_it_means():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class A(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.key = nn.Linear(d, d)
+
+            def forward(self, x):
+                B, T, D = x.shape
+                a = self.key(x).view(B, D, T)
+                b = self.key(x).view(B, T, D)
+                return a, b
+        """
+    )
+    final = [f for f in analysis.functions if f.name == "forward"][0].final_env
+    assert final["a"].feature_transposed and not final["b"].feature_transposed
+    assert len([s for f in analysis.functions for s in f.view_sites]) >= 1  # ATN106 still sees it

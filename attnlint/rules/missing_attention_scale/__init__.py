@@ -75,6 +75,27 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # The same product scaled (the reshape is ATN106's to report).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SingleHead(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, tokens):
+                    b, n, d = tokens.shape
+                    keys_t = self.to_k(tokens).reshape(b, d, n)
+                    affinity = torch.bmm(self.to_q(tokens), keys_t) / d ** 0.5
+                    return torch.bmm(affinity.softmax(dim=-1), self.to_v(tokens))
+            """
+        ),
         # Notebook-style single head with plain weight tensors, scaled by the model width (one head).
         Valid(
             """
@@ -376,6 +397,47 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # The keys "transposed" by a reshape (ATN106 reports the reshape): the product is still
+        # the Q·Kᵀ the code means, and it is never scaled.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SingleHead(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, tokens):
+                    b, n, d = tokens.shape
+                    keys_t = self.to_k(tokens).reshape(b, d, n)
+                    affinity = torch.bmm(self.to_q(tokens), keys_t)
+                    return torch.bmm(affinity.softmax(dim=-1), self.to_v(tokens))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SingleHead(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, tokens):
+                    b, n, d = tokens.shape
+                    keys_t = self.to_k(tokens).reshape(b, d, n)
+                    affinity = torch.bmm(self.to_q(tokens), keys_t) * d ** -0.5
+                    return torch.bmm(affinity.softmax(dim=-1), self.to_v(tokens))
+            """,
+            line=15,
+        ),
         # Module-level code with plain weight tensors: nothing scales the product.
         Invalid(
             """
