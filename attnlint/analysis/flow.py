@@ -138,6 +138,20 @@ class ClassFacts:
 UNNAMED_SIZE = "#unnamed"
 
 
+def _reads_one_size(node: cst.BaseExpression) -> bool:
+    """`x.shape[1]`, `x.size(1)`, `x.size()[1]`: one axis's size read from a tensor."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        inner = node.value
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "shape":
+            return True
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "size":
+            return not inner.args
+        return False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return len(node.args) == 1
+    return False
+
+
 def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value)
@@ -195,6 +209,8 @@ class Evaluator:
         self.equalities: Dict[str, Sym] = {}
         # Attributes read as numbers (`self.head_dim`, `config.hidden_size`) and their values.
         self.read_attributes: Dict[str, Sym] = {}
+        # The name the statement being evaluated binds a single size read to (see read_size).
+        self._size_name: Optional[str] = None
         # Numbers the callers pass for size parameters (`Attention(64, heads=8)`), by atom key.
         # The parameter keeps its name (an example is not the function's contract); the number
         # only decides what the names cannot (see scores.scale_verdict).
@@ -266,7 +282,9 @@ class Evaluator:
         key = (id(value), axis)
         if key not in self._read_sizes:
             text = f"{code(owner_node)}.shape[{axis}]" if owner_node is not None else f"size[{axis}]"
-            self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", text))
+            # Named as the statement names it (`src_len = x.shape[1]`); the key stays the read's.
+            name = self._size_name if self._size_name is not None else text
+            self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", name))
         atom = self._read_sizes[key][1]
         # `seq_len = x.size(1)` names a size x's shape lacks: x carries it from here on.
         owner = owner_name(owner_node) if owner_node is not None else None
@@ -487,7 +505,15 @@ class Evaluator:
 
     def small_statement(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Assign):
-            value = self.eval(small.value)
+            targets = small.targets
+            if len(targets) == 1 and isinstance(targets[0].target, cst.Name) and _reads_one_size(small.value):
+                # `src_len = encoder_outputs.shape[1]`: a size read for the first time here is
+                # called what the code calls it (its name says what the axis holds).
+                self._size_name = targets[0].target.value
+            try:
+                value = self.eval(small.value)
+            finally:
+                self._size_name = None
             for target in small.targets:
                 self._bind(target.target, value)
         elif isinstance(small, cst.AnnAssign):

@@ -167,6 +167,7 @@ def _bare_atom(sym) -> bool:
             sym.factors[0][0].key.startswith("global:")
             or ":" in sym.factors[0][0].key
             and "." not in sym.factors[0][0].name
+            and "#" not in sym.factors[0][0].key  # a size read from a tensor (`n = x.shape[1]`)
         )
     )
 

@@ -282,7 +282,7 @@ def test_cat_with_one_part_of_unknown_shape_keeps_the_rank_and_the_other_axes():
     )
     (result,) = [f for f in analysis.functions if f.name == "f"][0].returns
     assert result.rank == 3
-    assert dims_text(result)[:2] == ("b", "enc.shape[1]") and dims_text(result)[2] is None
+    assert dims_text(result)[:2] == ("b", "n") and dims_text(result)[2] is None
 
 
 def test_a_view_that_swaps_the_last_two_sizes_is_read_as_the_transpose_it_means():
@@ -305,3 +305,16 @@ def test_a_view_that_swaps_the_last_two_sizes_is_read_as_the_transpose_it_means(
     final = [f for f in analysis.functions if f.name == "forward"][0].final_env
     assert final["a"].feature_transposed and not final["b"].feature_transposed
     assert len([s for f in analysis.functions for s in f.view_sites]) >= 1  # ATN106 still sees it
+
+
+def test_a_size_read_into_a_name_is_called_by_that_name():
+    analysis, _ = analyse(
+        """
+        def f(x):
+            src_len = x.shape[1]
+            n = x.size(2)
+            return src_len, n
+        """
+    )
+    final = [f for f in analysis.functions if f.name == "f"][0].final_env
+    assert final["src_len"].sym.text() == "src_len" and final["n"].sym.text() == "n"

@@ -88,6 +88,29 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # The same logits normalised over the steps.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, attn_dim):
+                    super().__init__()
+                    self.W = nn.Linear(enc_dim + dec_dim, attn_dim)
+                    self.v = nn.Linear(attn_dim, 1, bias=False)
+
+                def forward(self, dec_hidden, enc_out):
+                    # dec_hidden: (batch, dec_dim)
+                    steps = enc_out.size(1)
+                    query = dec_hidden.unsqueeze(1).repeat(1, steps, 1)
+                    energy = torch.tanh(self.W(torch.cat([query, enc_out], dim=2)))
+                    scores = self.v(energy).squeeze(2)
+                    return F.softmax(scores, dim=1)
+            """
+        ),
         # The same general score normalised over the source positions.
         Valid(
             """
@@ -505,6 +528,51 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # Batch-first additive attention: the logits are (batch, steps), the steps named by the
+        # size read into `steps`; dim=0 normalises over the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, attn_dim):
+                    super().__init__()
+                    self.W = nn.Linear(enc_dim + dec_dim, attn_dim)
+                    self.v = nn.Linear(attn_dim, 1, bias=False)
+
+                def forward(self, dec_hidden, enc_out):
+                    # dec_hidden: (batch, dec_dim)
+                    steps = enc_out.size(1)
+                    query = dec_hidden.unsqueeze(1).repeat(1, steps, 1)
+                    energy = torch.tanh(self.W(torch.cat([query, enc_out], dim=2)))
+                    scores = self.v(energy).squeeze(2)
+                    return F.softmax(scores, dim=0)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, attn_dim):
+                    super().__init__()
+                    self.W = nn.Linear(enc_dim + dec_dim, attn_dim)
+                    self.v = nn.Linear(attn_dim, 1, bias=False)
+
+                def forward(self, dec_hidden, enc_out):
+                    # dec_hidden: (batch, dec_dim)
+                    steps = enc_out.size(1)
+                    query = dec_hidden.unsqueeze(1).repeat(1, steps, 1)
+                    energy = torch.tanh(self.W(torch.cat([query, enc_out], dim=2)))
+                    scores = self.v(energy).squeeze(2)
+                    return F.softmax(scores, dim=-1)
+            """,
+            line=18,
+        ),
         # Luong's general score: (batch, decoder steps, source) logits from a product of two
         # activations whose roles no name tells; the weights are then contracted over the last
         # axis (the source), so the softmax over the decoder steps is the wrong one.
