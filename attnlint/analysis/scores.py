@@ -304,8 +304,13 @@ def matmul(
                 scale=scores.scale,
                 node=node,
             )
-    if right.is_parameter and right.role in (QUERY, KEY, "value", QKV):
-        # `x @ self.W_q`: a projection of tokens.
+    if (
+        right.is_parameter
+        and right.role in (QUERY, KEY, "value", QKV)
+        and not right.custom_init
+        and not _initialised_with_a_number(ev, right_node)
+    ):
+        # `x @ self.W_q`: a projection of tokens (whose weight no number was folded into).
         return Value(
             kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
         )
@@ -632,7 +637,39 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
                     scale=scores.scale,
                     node=call,
                 )
+    params = [o for o in operands if o.is_parameter]
+    if (
+        len(operands) == 2
+        and len(params) == 1
+        and params[0].role in (QUERY, KEY, "value", QKV)
+        and not params[0].custom_init
+        and not _initialised_with_a_number(ev, operand_nodes[operands.index(params[0])])
+    ):
+        # `einsum("bsd,tdhk->tbhsk", x, self.w_qkv)`: a projection of tokens by a weight named
+        # for its role, as `x @ self.W_q` is (see matmul).
+        tokens = operands[1] if operands[0] is params[0] else operands[0]
+        return Value(
+            kind="tensor",
+            rank=rank,
+            shape=shape,
+            role=params[0].role,
+            feature_last=True,
+            scaled=tokens.scaled if tokens.scale is not None else None,
+            scale=tokens.scale,
+            node=call,
+        )
     return Value(kind="tensor", rank=rank, shape=shape, node=call)
+
+
+def _initialised_with_a_number(ev, node) -> bool:
+    """`self.W` is set in some method of the class with a number that is not a literal
+    (`nn.init.normal_(self.W, std=d ** -0.5)` in `reset_parameters`): a scale may be folded in."""
+    from attnlint.analysis.modules import self_attr, sized_parameter_inits
+
+    attr = self_attr(node) if node is not None else None
+    if attr is None or ev.cls is None:
+        return attr is not None
+    return attr in sized_parameter_inits(ev.cls.node)
 
 
 @handlers.function("torch.linear")

@@ -180,3 +180,32 @@ def test_summed_content_and_position_scores_keep_the_facts_both_share():
     scores = only_softmax(analysis).input.scores
     assert scores.head_dim.text() == "dim / heads"
     assert scores.scale_verdict().kind == ScaleKind.MISSING
+
+
+EINSUM_PROJECTION = """
+import torch
+import torch.nn as nn
+
+class Fused(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.w_qkv = nn.Parameter(torch.empty(3, width, heads, width // heads))
+        {init}
+
+    def forward(self, x):
+        q, k, v = torch.einsum("bnd,tdhe->tbhne", x, self.w_qkv)
+        return torch.einsum("bhie,bhje->bhij", q, k).softmax(dim=-1)
+"""
+
+
+@pytest.mark.parametrize(
+    "init,kind",
+    [
+        ("nn.init.xavier_uniform_(self.w_qkv)", ScaleKind.MISSING),
+        ("nn.init.normal_(self.w_qkv, std=0.02)", ScaleKind.MISSING),
+        ("nn.init.normal_(self.w_qkv, std=width ** -0.5)", ScaleKind.UNKNOWN),  # maybe folded in
+    ],
+)
+def test_an_einsum_projection_by_a_role_named_weight_carries_the_tokens_scale(init, kind):
+    analysis, _ = analyse(EINSUM_PROJECTION.format(init=init))
+    assert only_softmax(analysis).input.scores.scale_verdict().kind == kind
