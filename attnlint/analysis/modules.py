@@ -431,4 +431,3 @@ def _self_weight_owners(node: cst.CSTNode) -> List[str]:
     for child in node.children:
         found.extend(_self_weight_owners(child))
     return found
-

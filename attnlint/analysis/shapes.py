@@ -891,7 +891,8 @@ def _swaps_last_two_sizes(ev, receiver, sizes) -> bool:
     after = tuple(ev.resolve(d) for d in sizes)
     if None in before + after:
         return False
-    return before[:-2] == after[:-2] and before[-1] == after[-2] and before[-2] == after[-1] and before[-1] != before[-2]
+    swapped_last = before[-1] == after[-2] and before[-2] == after[-1]
+    return before[:-2] == after[:-2] and swapped_last and before[-1] != before[-2]
 
 
 def _renamed_sizes(input_dims, target_dims) -> bool:

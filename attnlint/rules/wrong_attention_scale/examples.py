@@ -358,7 +358,8 @@ VALID = [
                 self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
 
             def forward(self, x):
-                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), self.to_qkv(x).chunk(3, dim=-1))
+                qkv = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
                 attn = (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1)
                 return rearrange(attn @ v, "b h n d -> b n (h d)")
 
