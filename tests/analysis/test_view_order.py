@@ -313,15 +313,3 @@ def test_a_target_written_with_another_tensors_sizes_is_not_read():
     # ChatGLM: probs (b, np, sq, sk) viewed as (v.size(1) * v.size(2), sq, -1); v's b and np are
     # q's at run time, which nothing here shows.
     assert not ViewSite(call=None, input_dims=inp, target_dims=out, regrouped=regroupings(inp, out)).transposes_by_view
-
-
-
-def test_a_size_named_twice_is_no_evidence_of_a_reread():
-    # The caller's `num_heads * bsz` and this scope's `self.num_heads` are one size under two
-    # names: the products meet only by cancelling. One side alone may add a name (a split).
-    from attnlint.analysis.shapes import _renamed_sizes
-    from attnlint.analysis.symbolic import Sym
-
-    bsz, t, heads, own_heads, dim = (Sym.atom(n) for n in ("bsz", "t", "num_heads", "self.num_heads", "dim"))
-    assert _renamed_sizes((heads * bsz, t, dim / heads), (bsz, own_heads, t, dim / own_heads))
-    assert not _renamed_sizes((bsz, t, dim), (bsz, own_heads, t, dim / own_heads))
