@@ -510,3 +510,25 @@ def test_a_fix_inserts_a_line_at_the_statements_indentation_and_newline(indent, 
     )
     assert fixed == expected
     assert check_source(fixed, "x.py", Settings(select=["ATN204"])).diagnostics == []
+
+
+def test_a_node_evaluated_per_element_is_reported_once():
+    # The generator's element is evaluated once for each of q, k and v; it is one place in the code.
+    source = textwrap.dedent(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64):
+                super().__init__()
+                self.heads = heads
+                self.to_qkv = nn.Linear(dim, heads * dim_head * 3, bias=False)
+            def forward(self, x):
+                b, n, _ = x.shape
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = (t.reshape(b, self.heads, n, -1) for t in (q, k, v))
+                return F.scaled_dot_product_attention(q, k, v)
+        """
+    )
+    found = [(d.code, d.start.line) for d in check_source(source, "x.py").diagnostics]
+    assert found == [("ATN106", 12)]

@@ -54,6 +54,20 @@ class ModuleAnalysis:
     _forward_by_class: Optional[Dict[Optional[str], FunctionFacts]] = field(default=None, repr=False)
     _parents: Optional[Dict[int, cst.CSTNode]] = field(default=None, repr=False)
     summaries: Optional[Summaries] = field(default=None, repr=False)
+    _pads_left: Optional[bool] = field(default=None, repr=False)
+
+    @property
+    def pads_left(self) -> bool:
+        """The file pads some batch on the left (see analysis.padding_side); walked once."""
+        if self._pads_left is None:
+            from attnlint.analysis.padding_side import shows_left_padding
+
+            self._pads_left = shows_left_padding(self.module)
+        return self._pads_left
+
+    def can_empty_a_row(self, mask) -> bool:
+        """Can this mask leave some query with no key at all (MaskFacts)?"""
+        return bool(mask.can_mask_whole_row or (mask.padding_under_causal and self.pads_left))
 
     def reset_indexes(self) -> None:
         self._owner_of_site = self._calls_by_callee = self._forward_by_class = None

@@ -349,8 +349,11 @@ class Evaluator:
                 sym=self.atom(name),
                 token_ids=name in embedded,
             )
-            if default is not None and default.kind == "scalar" and default.int_value is not None:
-                value = value.with_(kind="scalar", int_value=None)  # an int parameter (`heads=8`)
+            if (default is not None and default.kind == "scalar" and default.int_value is not None) or (
+                isinstance(annotation, cst.Name) and annotation.value == "int"
+            ):
+                # An int parameter (`heads=8`, `hidden_dim: int`): a size, not a tensor.
+                value = value.with_(kind="scalar", int_value=None)
             if bindings and informative_binding(bindings, name):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
@@ -609,9 +612,10 @@ class Evaluator:
             if value.rank is None and declared is not None and value.kind in ("tensor", "unknown"):
                 value = value.with_(rank=len(declared), shape=self._comment_shape(declared))
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
-                named = masks.from_param(name)  # `padding_mask = ...`: the name tells, when nothing else does
+                named = masks.from_local_name(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):
-                    value = value.with_(mask=replace(named, origin="name", param=None))
+                    dtype = named.dtype or ("bool" if _makes_bool(value.node) else None)
+                    value = value.with_(mask=replace(named, origin="name", param=None, dtype=dtype))
             if value.kind in ("unknown",) and value.sym is None and value.rank is None and value.scores is None:
                 value = value.with_(sym=self.atom(name))  # a number computed somewhere we cannot see
             self.env[name] = value
@@ -1001,10 +1005,11 @@ class Evaluator:
                 )
                 return Value(kind="module", module_type=func.value, ctor=node, node=node, user_class=True)
             return modules.user_function(self, node, func.value)
-        if isinstance(func, cst.Call):  # nn.Softmax(dim=-1)(x)
+        if isinstance(func, (cst.Call, cst.Subscript)):  # nn.Softmax(dim=-1)(x), self.heads[i](x)
             module = self.eval(func)
             if module.kind == "module":
-                return modules.call_module_value(self, node, module, "")
+                attr = func.value.attr.value if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) else ""
+                return modules.call_module_value(self, node, module, attr)
         for arg in node.args:
             self.eval(arg.value)
         return UNKNOWN
@@ -1076,6 +1081,19 @@ class Evaluator:
         owner = owner_name(receiver_node)
         if owner is not None and (owner in self.env or owner.startswith("self.")):
             self.env[owner] = value
+
+
+def _makes_bool(node) -> bool:
+    """`x.bool()`, `x.to(torch.bool)`, `x > 0`: an expression whose result is a bool tensor."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value == "bool" and not node.args:
+            return True
+        if node.func.attr.value == "to" and node.args:
+            arg = node.args[0].value
+            return isinstance(arg, cst.Attribute) and arg.attr.value == "bool"
+    return False
 
 
 def _factor(value: Value, divide: bool) -> Optional[Sym]:

@@ -82,6 +82,25 @@ def _named_padding_mask(name: str) -> Optional[MaskFacts]:
     return None
 
 
+# Words that say what True means in a mask's name (`memory_valid`, `keep_mask`, `is_visible`,
+# `invalid_keys`). A name that also counts or measures (`valid_lens`, `num_valid`) holds numbers.
+_ATTEND_WORDS = frozenset({"valid", "keep", "nonpad", "visible"})
+_MASKED_WORDS = frozenset({"invalid", "ignore", "ignored"})
+_NUMBER_WORDS = frozenset({"len", "lens", "length", "lengths", "num", "n", "count", "counts", "ratio", "idx", "ids"})
+
+
+def convention_from_words(name: str) -> Optional[str]:
+    from attnlint.analysis.names import words
+
+    parts = set(words(name))
+    if parts & _NUMBER_WORDS:
+        return None
+    attend, masked = bool(parts & _ATTEND_WORDS), bool(parts & _MASKED_WORDS)
+    if attend == masked:
+        return None
+    return ATTEND if attend else MASKED
+
+
 def from_param(name: str) -> Optional[MaskFacts]:
     named = _named_padding_mask(name)
     if named is not None:
@@ -89,6 +108,18 @@ def from_param(name: str) -> Optional[MaskFacts]:
     if name in _GENERIC_MASK_NAMES:
         return MaskFacts(origin="argument", param=name)
     return None
+
+
+def from_local_name(name: str) -> Optional[MaskFacts]:
+    """What a local's name says of the mask bound to it when its value says nothing: a padding
+    mask's name (`src_key_padding_mask`), or words for what True means (`memory_valid = ...`).
+    Parameters do not read the words: what their callers pass says more, and a name must not
+    outweigh a traced fact."""
+    named = from_param(name)
+    if named is not None:
+        return named
+    said = convention_from_words(name)
+    return MaskFacts(origin="name", convention=said) if said is not None else None
 
 
 def is_mask_param(name: str) -> bool:
@@ -167,11 +198,12 @@ def buffer_read(expr: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
 
 
 def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
-    """A transposed mask: a triangle turns into the other one, a padding mask onto the query
-    axis; what True means is no longer known."""
+    """A transposed mask: a triangle turns into the other one, a padding mask moves to another
+    axis (a time-major `(src_len, batch)` mask turned batch-first). What True means stays; which
+    rows it can empty is no longer known."""
     if mask is None:
         return None
-    return replace(mask, convention=None, can_mask_whole_row=None, uniform_rows=frozenset())
+    return replace(mask, can_mask_whole_row=None, uniform_rows=frozenset(), padding_under_causal=False)
 
 
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
@@ -207,14 +239,21 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     origins = {a.origin, b.origin}
     if a.can_mask_whole_row or b.can_mask_whole_row:
         whole = True
-    elif grows and "causal" in origins and origins & {"padding", "lengths"}:
-        # Padding under a causal mask: a query in the left padding sees only earlier keys, all
-        # padding (histories and prompts are left-padded), so its row is empty.
-        whole = True
     elif a.can_mask_whole_row is False and b.can_mask_whole_row is False:
         # Masking more (True = masked, `|`; True = attend, `&`) can only empty rows further.
         whole = None if grows else False
-    return MaskFacts(origin="combined", convention=a.convention, dtype="bool", can_mask_whole_row=whole)
+    # Padding under a causal mask empties a row only where the padding is on the left (a query
+    # in it sees only earlier keys, all padding); right padding, the usual batch, keeps key 0 in
+    # every row. The side is a fact of the file (analysis.padding_side), asked where it matters.
+    # Lengths masks (`arange(T) < lengths`) pad on the right by construction.
+    under_causal = grows and "causal" in origins and "padding" in origins
+    return MaskFacts(
+        origin="combined",
+        convention=a.convention,
+        dtype="bool",
+        can_mask_whole_row=whole,
+        padding_under_causal=under_causal and not whole,
+    )
 
 
 def fill_kind(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
@@ -607,6 +646,11 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         padding = losses.filled_by_rows(stored, target, value)
         if padding is not None:
             ev.env[owner] = stored.with_(padding=padding)
+    current = ev.env.get(owner) if owner is not None else None
+    if current is not None and current.constructor is not None and value.rank is not None and value.rank >= 2:
+        # `heads[i] = attn @ v` into `torch.zeros(h, b, n, d)`: the new tensor now holds results
+        # laid out along its axes; a view of it reads them (view_order.rereads_on_purpose).
+        ev.env[owner] = current.with_(constructor=None)
 
 
 def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
@@ -651,7 +695,7 @@ def _triangular_method(ev, call: Call):
     return triangular_of(ev, call.name.rstrip("_"), call.receiver, _flow()._arg(call.node, 0, "diagonal"), call.node)
 
 
-@handlers.method("logical_not")
+@handlers.method("logical_not", "bitwise_not")
 def _logical_not(ev, call: Call):
     receiver = call.receiver
     if receiver.mask is None:
@@ -659,17 +703,84 @@ def _logical_not(ev, call: Call):
     return receiver.with_(node=call.node, mask=invert(receiver.mask), scores=None, softmax=None)
 
 
-@handlers.method("eq", "ne")
-def _eq(ev, call: Call):
+# The function and method spellings of `&`, `|` and `~` on masks (`torch.logical_or(future,
+# pad)`, `keep.logical_and(causal)`, `torch.logical_not(keep)`) mean what the operators mean.
+_LOGICAL_CALLS = {"logical_and": cst.BitAnd, "logical_or": cst.BitOr, "bitwise_and": cst.BitAnd, "bitwise_or": cst.BitOr}
+
+
+def _logical_of(ev, node: cst.Call, name: str, left, right):
     from attnlint.analysis.values import Value
 
-    receiver, args = call.receiver, call.args
-    if not args or receiver.mask is None:
+    rank = left.rank if left.rank is not None else right.rank
+    mask = combine(left.mask, right.mask, _LOGICAL_CALLS[name]())
+    return Value(kind="tensor", rank=rank, node=node, mask=mask)
+
+
+@handlers.function(*("torch." + name for name in _LOGICAL_CALLS))
+def _logical_function(ev, call: Call):
+    args = call.args
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
         return None
-    op = cst.Equal() if call.name == "eq" else cst.NotEqual()
-    return Value(
-        kind="tensor", rank=receiver.rank, node=call.node, mask=compare(receiver.mask, op, number(args[0].value))
+    left, right = ev.eval(args[0].value), ev.eval(args[1].value)
+    return _logical_of(ev, call.node, call.name.rsplit(".", 1)[-1], left, right)
+
+
+@handlers.method(*_LOGICAL_CALLS)
+def _logical_method(ev, call: Call):
+    args = call.args
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    return _logical_of(ev, call.node, call.name, call.receiver, ev.eval(args[0].value))
+
+
+@handlers.function("torch.logical_not", "torch.bitwise_not")
+def _logical_not_function(ev, call: Call):
+    args = call.args
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    from attnlint.analysis.values import Value
+
+    inner = ev.eval(args[0].value)
+    if inner.mask is None:
+        return Value(kind="tensor", rank=inner.rank, node=call.node)
+    return inner.with_(node=call.node, mask=invert(inner.mask), scores=None, softmax=None)
+
+
+# The method and function spellings of the comparison operators (`ids.eq(pad_id)`,
+# `torch.ne(tokens, pad)`, `arange(T).lt(lengths[:, None])`) mean what the operators mean.
+_COMPARISON_CALLS = {
+    "eq": cst.Equal,
+    "ne": cst.NotEqual,
+    "lt": cst.LessThan,
+    "le": cst.LessThanEqual,
+    "gt": cst.GreaterThan,
+    "ge": cst.GreaterThanEqual,
+}
+
+
+@handlers.method(*_COMPARISON_CALLS)
+def _comparison_method(ev, call: Call):
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.receiver_node is None:
+        return None
+    return _as_comparison(ev, call.node, call.name, call.receiver_node, call.receiver, call.args[0].value)
+
+
+@handlers.function(*("torch." + name for name in _COMPARISON_CALLS))
+def _comparison_function(ev, call: Call):
+    args = call.args
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+        return None
+    left = ev.eval(args[0].value)
+    return _as_comparison(ev, call.node, call.name.rsplit(".", 1)[-1], args[0].value, left, args[1].value)
+
+
+def _as_comparison(ev, node: cst.Call, name: str, left_node, left, right_node):
+    """The call read as the comparison `left <op> right` it spells."""
+    right = ev.eval(right_node)
+    spelled = cst.Comparison(
+        left=left_node, comparisons=[cst.ComparisonTarget(operator=_COMPARISON_CALLS[name](), comparator=right_node)]
     )
+    return comparison(ev, spelled, left, [right]).with_(node=node)
 
 
 @handlers.function_named("generate_square_subsequent_mask")

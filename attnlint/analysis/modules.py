@@ -91,7 +91,9 @@ def self_call(ev, node: cst.Call, attr: str) -> Value:
 
 def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
     kind = module.module_type or ""
-    handler = handlers.MODULES.get(kind)
+    # A class of the checked code named like a torch module (`class TransformerEncoderLayer`)
+    # is that class, not torch's: its forward, not torch's table, says what it does.
+    handler = None if module.user_class else handlers.MODULES.get(kind)
     if handler is not None:
         result = handler(ev, Call(node=node, name=kind, receiver=module, attr=attr))
         if result is not None:

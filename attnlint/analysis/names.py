@@ -29,9 +29,11 @@ def words(name: str) -> list:
 def role_from_name(name: str) -> Optional[str]:
     """A role suggested by a variable or attribute name, or None when the name is not telling."""
     lowered = name.lower()
-    if lowered in _QKV_WORDS or "qkv" in lowered:
-        return QKV
     parts = words(name)
+    # A size named after what it sizes (`qkv_dim`, `num_q`, `k_size`, `top_k`) is a number.
+    sizes = len(parts) > 1 and any(p in _SIZE_WORDS for p in parts)
+    if lowered in _QKV_WORDS or "qkv" in lowered:
+        return None if sizes else QKV
     if not parts:
         return None
     # Single-letter conventions are strong only on their own (`q`, `Q`) or with a projection
@@ -47,9 +49,10 @@ def role_from_name(name: str) -> Optional[str]:
     if len(hits) != 1:
         return None
     role = hits.pop()
-    if len(parts) > 1 and any(p in {"top", "num", "n", "idx", "index", "size", "dim", "len", "d"} for p in parts):
-        return None
-    return role
+    return None if sizes else role
+
+
+_SIZE_WORDS = frozenset({"top", "num", "n", "idx", "index", "size", "dim", "len", "d"})
 
 
 # ------------------------------------------------------------------------------------------

@@ -101,7 +101,8 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
-        result = scaled(tensor, factor, node, written=written).with_(node=node)
+        # The product is not the operand: whatever size the operand stood for, it no longer does.
+        result = scaled(tensor, factor, node, written=written).with_(node=node, sym=None)
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result

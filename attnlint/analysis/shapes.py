@@ -294,6 +294,23 @@ def infer_view(input_dims, target):
     return tuple(out)
 
 
+def _solve_one_unknown(input_dims, target):
+    """A view runs only when both sides hold as many elements: one unknown input size is the
+    target's product over the known ones (`(?, h, n, d) -> (b, n, h * d)`: ? = b), when that is
+    a plain product of sizes (no quotient left, which would rest on a divisibility not shown)."""
+    from attnlint.analysis.symbolic import Sym, product
+
+    if input_dims is None or sum(d is None for d in input_dims) != 1:
+        return input_dims
+    if any(t is None or t == Sym.const(-1) for t in target):
+        return input_dims
+    known = product(d for d in input_dims if d is not None)
+    solved = product(target) / known
+    if solved.coeff != int(solved.coeff) or solved.coeff < 1 or any(e <= 0 for _, e in solved.factors):
+        return input_dims
+    return tuple(solved if d is None else d for d in input_dims)
+
+
 def regroupings(input_dims, target_dims):
     """Runs of axes between the points where the running products of both shapes meet.
 
@@ -456,7 +473,8 @@ def subscript(ev, node: cst.Subscript, base):
         index = int_index(node)
         if index is not None and -len(base.elements) <= index < len(base.elements):
             return base.elements[index]
-        if base.each is not None and index is not None:
+        if base.each is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            # `self.heads[i]` of `nn.ModuleList([Head(d) for _ in range(n)])`: any element is one.
             return base.each
         if base.padded and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
             # `full[:-1]`, `ids[1:]` of a padded list (inputs and targets shifted by one): the
@@ -650,6 +668,7 @@ def _transpose_function(ev, call: Call):
 
 
 def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
+    from attnlint.analysis import masks
     from attnlint.analysis.values import Value
 
     flow = _flow()
@@ -673,6 +692,7 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
             base=value,
             feature_last=value.feature_last,
             pending_swap=ordered[1],
+            mask=masks.transposed(value.mask),
         )
     first, second = flow.int_literal(a), flow.int_literal(b)
     moved = swapped(value.shape, first, second) if len(dims) == 2 else value.shape
@@ -698,7 +718,14 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
             pairwise=value.pairwise and keeps_rows,
         )
     return Value(
-        kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=moved
+        kind="tensor",
+        rank=rank,
+        role=value.role,
+        node=node,
+        scaled=value.scaled,
+        scale=value.scale,
+        shape=moved,
+        mask=masks.transposed(value.mask),
     )
 
 
@@ -816,6 +843,7 @@ def _view_method(ev, call: Call):
             _learn_from_view(ev, tuple(ev.resolve(d) for d in input_dims), tuple(ev.resolve(d) for d in sizes))
             input_dims = tuple(ev.resolve(d) for d in input_dims)
         written = tuple(ev.resolve(d) for d in sizes)
+        input_dims = _solve_one_unknown(input_dims, written)
         sizes = infer_view(input_dims, written)
         if (
             input_dims is not None

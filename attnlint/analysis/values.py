@@ -170,6 +170,9 @@ class MaskFacts:
     parts_from: frozenset = frozenset()
     # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
     scaled: bool = False
+    # Padding (a pad id compared with token ids) combined with a causal mask: a row is empty
+    # exactly when the batch is padded on the left (see analysis.padding_side).
+    padding_under_causal: bool = False
 
 
 @dataclass(frozen=True)
@@ -709,6 +712,7 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         buffer_node=a.buffer_node if a.buffer_node is not None else b.buffer_node,
         param=agreed("param"),
         scaled=a.scaled or b.scaled,
+        padding_under_causal=a.padding_under_causal and b.padding_under_causal,
     )
 
 

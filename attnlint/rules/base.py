@@ -92,9 +92,34 @@ class RuleContext:
         self.module = module
         self.analysis = analysis
         self.reports: List[Report] = []
+        self._report_at: Dict[int, int] = {}  # id(node) -> index in reports
 
     def report(self, node: cst.CSTNode, message: str, fix: Optional[NodeFix] = None) -> None:
-        self.reports.append(Report(node, message, fix))
+        """Report `node`; a node is one place in the code, so it is reported once.
+
+        The analysis evaluates some nodes more than once (a comprehension's element once per
+        element of `(q, k, v)`, a loop body once per pass): each evaluation may report it. The first
+        report stands; its fix survives only if every later report of the node proposes the same
+        edit, since a fix right for one element may be wrong for another.
+        """
+        index = self._report_at.get(id(node))
+        if index is None:
+            self._report_at[id(node)] = len(self.reports)
+            self.reports.append(Report(node, message, fix))
+            return
+        first = self.reports[index]
+        if first.fix is not None and not self._same_fix(first.fix, fix):
+            self.reports[index] = Report(first.node, first.message, None)
+
+    def _same_fix(self, a: NodeFix, b: Optional[NodeFix]) -> bool:
+        if b is None or a.message != b.message or len(a.changes) != len(b.changes):
+            return False
+        return all(self._change_text(x) == self._change_text(y) for x, y in zip(a.changes, b.changes))
+
+    def _change_text(self, change: "Replacement | InsertBefore") -> Tuple[str, int, str]:
+        if isinstance(change, Replacement):
+            return ("replace", id(change.old), self.module.code_for_node(change.new))
+        return ("insert", id(change.statement), change.code)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

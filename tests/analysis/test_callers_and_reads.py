@@ -3,7 +3,7 @@ scale of plain weight tensors, and weights that are only read after the softmax.
 
 from __future__ import annotations
 
-from helpers import analyse, only_softmax
+from helpers import analyse, dims_text, env, only_softmax
 
 SELF_ATTENTION_CALLED_WITH_ONE_TENSOR = """
 import torch
@@ -106,3 +106,28 @@ def test_a_model_switched_to_eval_is_still_the_model_its_callers_bind():
     for mode in ("", ".eval()", ".train(False)"):
         analysis, _ = analyse(source.format(mode=mode))
         assert only_softmax(analysis).input.rank == 4, mode
+
+
+def test_an_indexed_module_list_is_its_element():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class PerHead(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.q = nn.ModuleList([nn.Linear(dim, 16) for _ in range(n_heads)])
+
+            def forward(self, x, i):
+                b, t, d = x.shape
+                q = self.q[i](x)
+                outs = torch.zeros(4, b, t, 16)
+                outs[i] = q
+                return q, outs
+        """
+    )
+    q = env(analysis, "forward", "q")
+    assert dims_text(q) == ("b", "t", "16") and q.role == "query"
+    # Written with results, the new tensor is no longer one whose axes mean nothing yet.
+    assert env(analysis, "forward", "outs").constructor is None

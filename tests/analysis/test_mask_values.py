@@ -209,7 +209,9 @@ def test_literal_and_random_id_batches_and_the_product_of_keep_masks():
         """
     )
     both = env(analysis, "f", "both").mask
-    assert both.convention == ATTEND and both.can_mask_whole_row and not both.scaled
+    # A pad-id keep mask under a causal one: which side the batch is padded on is not tracked,
+    # so whether a row can empty is not claimed.
+    assert both.convention == ATTEND and both.can_mask_whole_row is None and not both.scaled
     assert env(analysis, "f", "random_pad").mask.convention == MASKED
     assert env(analysis, "f", "empty").mask is None  # one row of numbers is not a batch of ids
 

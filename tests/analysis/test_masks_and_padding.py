@@ -26,6 +26,29 @@ def test_triangular_masks_and_comparisons():
     assert env(analysis, "f", "padding").mask.convention == MASKED
 
 
+def test_comparison_methods_and_functions_mean_their_operators():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(tokens, pad_id, lengths, T, mask):
+            pad = tokens.eq(pad_id)
+            real = torch.ne(tokens, pad_id)
+            valid = torch.arange(T)[None, :].lt(lengths[:, None])
+            beyond = torch.ge(torch.arange(T)[None, :], lengths[:, None])
+            inverted = mask.eq(0)
+            return pad, real, valid, beyond, inverted
+        """
+    )
+    assert env(analysis, "f", "pad").mask.convention == MASKED
+    assert env(analysis, "f", "real").mask.convention == ATTEND
+    assert env(analysis, "f", "valid").mask.convention == ATTEND
+    assert env(analysis, "f", "beyond").mask.convention == MASKED
+    # A mask of unknown convention compared with 0 stays a mask of unknown convention.
+    assert env(analysis, "f", "inverted").mask is not None
+    assert env(analysis, "f", "inverted").mask.convention is None
+
+
 def test_or_with_a_causal_mask_tells_an_unnamed_mask_its_convention():
     analysis, _ = analyse(
         """
@@ -320,3 +343,35 @@ def test_a_mask_joined_with_none_is_that_mask():
         """
     )
     assert env(analysis, "f", "mask").mask.convention == MASKED
+
+
+def test_logical_functions_and_methods_mean_their_operators():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(T, lengths, pad_mask):
+            keep = torch.arange(T)[None, :] < lengths[:, None]
+            future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+            blocked = torch.logical_or(future[None], pad_mask[:, None, :])
+            allowed = keep[:, None, :].logical_and(~future[None])
+            dropped = torch.logical_not(keep)
+            return blocked, allowed, dropped
+        """
+    )
+    assert env(analysis, "f", "blocked").mask.convention == MASKED
+    assert env(analysis, "f", "blocked").mask.can_mask_whole_row
+    assert env(analysis, "f", "allowed").mask.convention == ATTEND
+    assert env(analysis, "f", "dropped").mask.convention == MASKED
+
+
+def test_words_in_a_local_name_say_what_true_means():
+    from attnlint.analysis.masks import convention_from_words
+
+    assert convention_from_words("memory_valid") == ATTEND
+    assert convention_from_words("keep_mask") == ATTEND
+    assert convention_from_words("invalid_keys") == MASKED
+    # Names that count or measure hold numbers, not masks.
+    assert convention_from_words("valid_lens") is None
+    assert convention_from_words("num_valid") is None
+    assert convention_from_words("mask") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attnlint.analysis.values import BATCH, FEATURE, HEADS, KEYS, QUERIES
 
-from helpers import analyse, dims_text, env, only_softmax
+from helpers import analyse, dims_text, env, function, only_softmax
 
 NANOGPT = """
 import math
@@ -199,3 +199,27 @@ def test_projection_width_is_known_when_the_rank_is_not():
     )
     (result,) = [f for f in analysis.functions if f.name == "forward"][0].returns
     assert result.size_of(-1).text() == "dim_head"
+
+
+def test_a_size_named_after_qkv_is_a_number_and_unknown_factors_do_not_vanish():
+    # `qkv_dim` is a size, not the fused projection; a product with an unknown factor is not
+    # the known factor alone (it once made the heads axis 1 and the head dim the model width).
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, hidden_dim, num_heads=4):
+                super().__init__()
+                self.num_heads = num_heads
+                self.qkv_dim = hidden_dim // num_heads
+                self.qkv_proj = nn.Linear(hidden_dim, 3 * num_heads * self.qkv_dim)
+
+            def split(self, x):
+                b, t, _ = x.shape
+                return self.qkv_proj(x).reshape(b, t, self.num_heads, 3 * self.qkv_dim)
+        """
+    )
+    assert env(analysis, "__init__", "self.qkv_dim").role is None
+    (result,) = function(analysis, "split").returns
+    assert dims_text(result) == ("b", "t", "num_heads", "3 * hidden_dim / num_heads")

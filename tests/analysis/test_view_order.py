@@ -313,3 +313,15 @@ def test_a_target_written_with_another_tensors_sizes_is_not_read():
     # ChatGLM: probs (b, np, sq, sk) viewed as (v.size(1) * v.size(2), sq, -1); v's b and np are
     # q's at run time, which nothing here shows.
     assert not ViewSite(call=None, input_dims=inp, target_dims=out, regrouped=regroupings(inp, out)).transposes_by_view
+
+
+def test_one_unknown_input_size_is_solved_from_the_element_count():
+    from attnlint.analysis.shapes import _solve_one_unknown
+    from attnlint.analysis.symbolic import Sym
+
+    b, n, h, d = (Sym.atom(x, x) for x in "bnhd")
+    solved = _solve_one_unknown((None, h, n, d), (b, n, h * d))
+    assert solved == (b, h, n, d)
+    # A quotient would rest on a divisibility the code does not show; a -1 leaves nothing to solve.
+    assert _solve_one_unknown((None, h, n, d), (b, n, d)) == (None, h, n, d)
+    assert _solve_one_unknown((None, h, n, d), (b, Sym.const(-1), h * d)) == (None, h, n, d)

@@ -26,10 +26,14 @@ class AllMaskedRowNan(Rule):
     gradient: one bad batch can destroy a run. `F.scaled_dot_product_attention` defines these
     rows as 0 instead.
 
-    Not reported: a key-padding mask built from token ids or a pad id on its own (only a sequence
-    that is all padding would empty a row, which the code does not show; under a causal mask,
-    left padding does, and that is reported), pure causal masks that keep the diagonal (no row
-    can be empty), finite fills
+    A key-padding mask built from token ids or a pad id under a causal mask is reported when the
+    file pads on the left (`out[i, n - len(s):] = s`, `[pad] * k + s`, `padding_side="left"`,
+    `F.pad(x, (k, 0))`): the first queries of a short sequence then see only padding.
+
+    Not reported: a key-padding mask built from token ids or a pad id on its own (only a
+    sequence that is all padding would empty a row, which the code does not show) or under a
+    causal mask in a file that does not pad on the left (right padding keeps key 0 real in every
+    row), pure causal masks that keep the diagonal (no row can be empty), finite fills
     (`-1e9`, `torch.finfo(dtype).min`), a guard after the softmax (`torch.where`, `masked_fill`,
     `nan_to_num`) on the weights that every use sees, and SDPA. A guard on one branch only, or
     one whose result is thrown away (`_ = w.nan_to_num(0.0)`), does not count.
@@ -60,7 +64,9 @@ class AllMaskedRowNan(Rule):
             partial = site.input.fills_partial
             for fill in site.input.fills:
                 facts = fill.mask.mask
-                if fill.fill != "-inf" or facts is None or not (facts.can_mask_whole_row or _fills_a_whole_row(fill)):
+                if fill.fill != "-inf" or facts is None:
+                    continue
+                if not (ctx.analysis.can_empty_a_row(facts) or _fills_a_whole_row(fill)):
                     continue
                 if id(fill.call) in reported:
                     continue
@@ -507,6 +513,35 @@ class AllMaskedRowNan(Rule):
                     s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
                     s = s.masked_fill((features == 0)[:, None, :], float("-inf"))
                     return torch.softmax(s, dim=-1) @ h
+            """
+        ),
+        # Ids padded on the right (pad_sequence) under a causal -inf mask: key 0 is a real
+        # token in every row, so no row is empty.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD = 0
+
+
+            def batchify(sequences):
+                return pad_sequence(sequences, batch_first=True, padding_value=PAD)
+
+
+            class TinyLM(nn.Module):
+                def __init__(self, vocab, d):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, d, padding_idx=PAD)
+
+                def forward(self, tokens):
+                    T = tokens.size(1)
+                    x = self.embed(tokens)
+                    s = x @ x.transpose(-2, -1) / x.size(-1) ** 0.5
+                    future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+                    blocked = future[None] | (tokens == PAD)[:, None, :]
+                    return s.masked_fill(blocked, float("-inf")).softmax(-1) @ x
             """
         ),
     ]
@@ -1051,26 +1086,31 @@ class AllMaskedRowNan(Rule):
                 return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
         ),
-        # Item ids handed to an nn.Embedding, compared with the pad id 0, under a causal mask:
-        # the left padding of a history leaves its first queries no key.
+        # Histories padded on the left (real items written at the end of each row) under a
+        # causal mask: the first queries of a short history see only padding.
         Invalid(
             """
             import torch
             import torch.nn as nn
 
 
-            class SequenceEncoder(nn.Module):
+            def batch_histories(histories, n):
+                items = torch.zeros(len(histories), n, dtype=torch.long)
+                for row, history in enumerate(histories):
+                    items[row, n - len(history):] = torch.tensor(history[-n:])
+                return items
+
+
+            class NextItem(nn.Module):
                 def __init__(self, n_items, d=32):
                     super().__init__()
                     self.items = nn.Embedding(n_items, d, padding_idx=0)
-                    self.qk = nn.Linear(d, 2 * d)
 
-                def forward(self, item_seq):
-                    T = item_seq.size(1)
-                    h = self.items(item_seq)
-                    q, k = self.qk(h).chunk(2, dim=-1)
-                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
-                    keep = (item_seq > 0)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+                def forward(self, items):
+                    T = items.size(1)
+                    h = self.items(items)
+                    s = h @ h.transpose(1, 2) / h.size(-1) ** 0.5
+                    keep = (items != 0)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
                     s = s.masked_fill(~keep, float("-inf"))
                     return torch.softmax(s, dim=-1) @ h
             """,
@@ -1079,72 +1119,71 @@ class AllMaskedRowNan(Rule):
             import torch.nn as nn
 
 
-            class SequenceEncoder(nn.Module):
+            def batch_histories(histories, n):
+                items = torch.zeros(len(histories), n, dtype=torch.long)
+                for row, history in enumerate(histories):
+                    items[row, n - len(history):] = torch.tensor(history[-n:])
+                return items
+
+
+            class NextItem(nn.Module):
                 def __init__(self, n_items, d=32):
                     super().__init__()
                     self.items = nn.Embedding(n_items, d, padding_idx=0)
-                    self.qk = nn.Linear(d, 2 * d)
 
-                def forward(self, item_seq):
-                    T = item_seq.size(1)
-                    h = self.items(item_seq)
-                    q, k = self.qk(h).chunk(2, dim=-1)
-                    s = q @ k.transpose(1, 2) / h.size(-1) ** 0.5
-                    keep = (item_seq > 0)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+                def forward(self, items):
+                    T = items.size(1)
+                    h = self.items(items)
+                    s = h @ h.transpose(1, 2) / h.size(-1) ** 0.5
+                    keep = (items != 0)[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
                     s = s.masked_fill(~keep, float("-inf"))
                     return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ h
             """,
-            line=17,
+            line=22,
         ),
-        # A generic `mask` whose only caller multiplies a pad-id keep mask into a causal one.
+        # The same with list padding in front of each prompt and an OR of True = masked masks.
         Invalid(
             """
             import torch
-            import torch.nn as nn
+            import torch.nn.functional as F
+
+            PAD = 0
 
 
-            def masked_attention(q, k, v, mask):
-                w = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
-                w = w.masked_fill(mask == 0, -torch.inf)
-                return torch.matmul(w.softmax(dim=-1), v)
+            def left_pad(prompts):
+                n = max(len(p) for p in prompts)
+                return torch.tensor([[PAD] * (n - len(p)) + p for p in prompts])
 
 
-            class Recommender(nn.Module):
-                def __init__(self, n_items, d=32):
-                    super().__init__()
-                    self.embed = nn.Embedding(n_items, d)
-
-                def forward(self, history):
-                    n = history.size(1)
-                    causal = torch.tril(torch.ones(n, n, dtype=torch.long, device=history.device))
-                    mask = (history > 0).long()[:, None, :] * causal
-                    x = self.embed(history)
-                    return masked_attention(x, x, x, mask)
+            def causal_attention(x, tokens):
+                T = x.size(1)
+                scores = x @ x.transpose(-2, -1) * x.size(-1) ** -0.5
+                future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+                blocked = future[None] | (tokens == PAD)[:, None, :]
+                weights = F.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
+                return weights @ x
             """,
             fixed="""
             import torch
-            import torch.nn as nn
+            import torch.nn.functional as F
+
+            PAD = 0
 
 
-            def masked_attention(q, k, v, mask):
-                w = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
-                w = w.masked_fill(mask == 0, -torch.inf)
-                return torch.matmul(w.softmax(dim=-1).masked_fill(w.isneginf().all(dim=-1, keepdim=True), 0.0), v)
+            def left_pad(prompts):
+                n = max(len(p) for p in prompts)
+                return torch.tensor([[PAD] * (n - len(p)) + p for p in prompts])
 
 
-            class Recommender(nn.Module):
-                def __init__(self, n_items, d=32):
-                    super().__init__()
-                    self.embed = nn.Embedding(n_items, d)
-
-                def forward(self, history):
-                    n = history.size(1)
-                    causal = torch.tril(torch.ones(n, n, dtype=torch.long, device=history.device))
-                    mask = (history > 0).long()[:, None, :] * causal
-                    x = self.embed(history)
-                    return masked_attention(x, x, x, mask)
+            def causal_attention(x, tokens):
+                T = x.size(1)
+                scores = x @ x.transpose(-2, -1) * x.size(-1) ** -0.5
+                future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+                blocked = future[None] | (tokens == PAD)[:, None, :]
+                weights = F.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1).masked_fill(blocked.all(dim=-1, keepdim=True), 0.0)
+                return weights @ x
             """,
-            line=7,
+            line=17,
         ),
     ]
 

@@ -404,9 +404,246 @@ class InvertedMaskConvention(Rule):
                     return self.attn(x, x, x, key_padding_mask=self.padding)[0]
             """
         ),
+        # A time-major pad mask turned batch-first: the transpose keeps what True means.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, pad_idx=1):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4), 2)
+
+                def padding_of(self, src):
+                    # src is time-major: (src_len, batch)
+                    return (src == self.pad_idx).transpose(0, 1)
+
+                def forward(self, src, src_embedded):
+                    pad = self.padding_of(src)
+                    return self.encoder(src_embedded, src_key_padding_mask=pad)
+            """
+        ),
+        # A local named for what True means (`memory_valid`), inverted for the API.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class CrossAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, queries, features, pixel_mask):
+                    memory = features.flatten(2).permute(2, 0, 1)
+                    memory_valid = pixel_mask.flatten(1).bool()
+                    return self.attn(queries, memory, memory, key_padding_mask=~memory_valid)[0]
+            """
+        ),
+        # A class of the file's own named like torch's: its forward says what the mask means.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class MultiheadAttention(nn.Module):
+                def forward(self, q, k, v, keep):
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+
+
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = MultiheadAttention()
+
+                def forward(self, x, ids, pad_id):
+                    real = ids.ne(pad_id)
+                    return self.attn(x, x, x, real)
+            """
+        ),
+        # The padding mask built by `.ne` (True = a real token) and handed down a stack of layers
+        # to SDPA, whose `attn_mask` reads True = may attend.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def forward(self, x, keep):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=keep[:, None, None, :])
+
+
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attention()
+
+                def forward(self, x, keep):
+                    return x + self.attn(x, keep)
+
+
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d, depth, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, d)
+                    self.layers = nn.ModuleList([Layer() for _ in range(depth)])
+
+                def forward(self, ids):
+                    keep = ids.ne(self.pad_id)
+                    x = self.embed(ids)
+                    for layer in self.layers:
+                        x = layer(x, keep)
+                    return x
+            """
+        ),
     ]
 
     INVALID = [
+        # The same built with `!=` (True = a real token) in a helper: inverted for the encoder.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, pad_idx=1):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4), 2)
+
+                def padding_of(self, src):
+                    # src is time-major: (src_len, batch)
+                    return (src != self.pad_idx).transpose(0, 1)
+
+                def forward(self, src, src_embedded):
+                    pad = self.padding_of(src)
+                    return self.encoder(src_embedded, src_key_padding_mask=pad)
+            """,
+            fixed="""
+            import torch.nn as nn
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, pad_idx=1):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4), 2)
+
+                def padding_of(self, src):
+                    # src is time-major: (src_len, batch)
+                    return (src != self.pad_idx).transpose(0, 1)
+
+                def forward(self, src, src_embedded):
+                    pad = self.padding_of(src)
+                    return self.encoder(src_embedded, src_key_padding_mask=~pad)
+            """,
+        ),
+        # The same passed as is: True = a valid pixel is read as True = padding.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class CrossAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, queries, features, pixel_mask):
+                    memory = features.flatten(2).permute(2, 0, 1)
+                    memory_valid = pixel_mask.flatten(1).bool()
+                    return self.attn(queries, memory, memory, key_padding_mask=memory_valid)[0]
+            """,
+            fixed="""
+            import torch.nn as nn
+
+
+            class CrossAttention(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h)
+
+                def forward(self, queries, features, pixel_mask):
+                    memory = features.flatten(2).permute(2, 0, 1)
+                    memory_valid = pixel_mask.flatten(1).bool()
+                    return self.attn(queries, memory, memory, key_padding_mask=~memory_valid)[0]
+            """,
+        ),
+        # The same stack given `.eq` (True = padding): every layer's SDPA attends only to the pads.
+        Invalid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def forward(self, x, padding_mask):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=padding_mask[:, None, None, :])
+
+
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attention()
+
+                def forward(self, x, padding_mask):
+                    return x + self.attn(x, padding_mask)
+
+
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d, depth, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, d)
+                    self.layers = nn.ModuleList([Layer() for _ in range(depth)])
+
+                def forward(self, ids):
+                    padding_mask = ids.eq(self.pad_id)
+                    x = self.embed(ids)
+                    for layer in self.layers:
+                        x = layer(x, padding_mask)
+                    return x
+            """,
+            fixed="""
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def forward(self, x, padding_mask):
+                    return F.scaled_dot_product_attention(x, x, x, attn_mask=~padding_mask[:, None, None, :])
+
+
+            class Layer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attention()
+
+                def forward(self, x, padding_mask):
+                    return x + self.attn(x, padding_mask)
+
+
+            class Encoder(nn.Module):
+                def __init__(self, vocab, d, depth, pad_id=0):
+                    super().__init__()
+                    self.pad_id = pad_id
+                    self.embed = nn.Embedding(vocab, d)
+                    self.layers = nn.ModuleList([Layer() for _ in range(depth)])
+
+                def forward(self, ids):
+                    padding_mask = ids.eq(self.pad_id)
+                    x = self.embed(ids)
+                    for layer in self.layers:
+                        x = layer(x, padding_mask)
+                    return x
+            """,
+            line=7,
+        ),
         # `tokens != pad_id` (True = real token) as key_padding_mask.
         Invalid(
             """

@@ -80,7 +80,8 @@ class UnmaskedPadding(Rule):
                     fix = set_keyword(calls[0].call, keyword, name, f"Pass `{keyword}={name}` on")
             ctx.report(
                 function.param_nodes[name].name,
-                f"`{name}` is accepted but never used: the attention in `{function.name}` also attends to padding",
+                f"`{name}` is accepted but never used: the attention in `{function.name}` "
+                + ("also attends to padding" if masks.names_padding(name) else "ignores the mask its callers pass"),
                 fix=fix,
             )
 

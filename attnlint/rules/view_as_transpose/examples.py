@@ -351,6 +351,56 @@ VALID = [
             return latents.unsqueeze(0).expand(batch, 256, 64).view(-1, 1, channels)
         """
     ),
+    # The batch axis re-derived with -1 on one branch is still the batch (the view's element
+    # count says so); merged back after a transpose.
+    Valid(
+        """
+        import torch.nn as nn
+
+
+        class WindowAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, window_mask=None):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                attn = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+                if window_mask is not None:
+                    w = window_mask.shape[0]
+                    attn = attn.view(B // w, w, self.heads, N, N) + window_mask[None, :, None]
+                    attn = attn.view(-1, self.heads, N, N)
+                out = attn.softmax(-1) @ v
+                return out.transpose(1, 2).reshape(B, N, C)
+        """
+    ),
+    # Heads written one by one into a new (heads, batch, n, d) tensor, permuted before merging.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PerHeadAttention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d = dim // n_heads
+                self.q = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+                self.k = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                outs = torch.zeros(self.n_heads, b, n, self.d)
+                for i in range(self.n_heads):
+                    q, k = self.q[i](x), self.k[i](x)
+                    w = torch.softmax(q @ k.transpose(1, 2) / self.d ** 0.5, dim=-1)
+                    outs[i] = w @ k
+                return outs.permute(1, 2, 0, 3).reshape(b, n, -1)
+        """
+    ),
 ]
 
 INVALID = [
@@ -796,5 +846,75 @@ INVALID = [
             return x.reshape(bh // heads, seq, heads * dim)
         """,
         fixed=None,
+    ),
+    # The same merged without the transpose: the -1 on one branch does not hide the swap.
+    Invalid(
+        """
+        import torch.nn as nn
+
+
+        class WindowAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, window_mask=None):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                attn = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+                if window_mask is not None:
+                    w = window_mask.shape[0]
+                    attn = attn.view(B // w, w, self.heads, N, N) + window_mask[None, :, None]
+                    attn = attn.view(-1, self.heads, N, N)
+                out = attn.softmax(-1) @ v
+                return out.reshape(B, N, C)
+        """,
+        fixed="""
+        import torch.nn as nn
+
+
+        class WindowAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, window_mask=None):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                attn = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+                if window_mask is not None:
+                    w = window_mask.shape[0]
+                    attn = attn.view(B // w, w, self.heads, N, N) + window_mask[None, :, None]
+                    attn = attn.view(-1, self.heads, N, N)
+                out = attn.softmax(-1) @ v
+                return out.transpose(1, 2).reshape(B, N, C)
+        """,
+    ),
+    # The same merged by a view: the tensor made by torch.zeros holds the heads' results now.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PerHeadAttention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d = dim // n_heads
+                self.q = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+                self.k = nn.ModuleList([nn.Linear(dim, self.d) for _ in range(n_heads)])
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                outs = torch.zeros(self.n_heads, b, n, self.d)
+                for i in range(self.n_heads):
+                    q, k = self.q[i](x), self.k[i](x)
+                    w = torch.softmax(q @ k.transpose(1, 2) / self.d ** 0.5, dim=-1)
+                    outs[i] = w @ k
+                return outs.view(b, n, -1)
+        """,
     ),
 ]

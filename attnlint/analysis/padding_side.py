@@ -1,0 +1,94 @@
+"""Which side the checked code pads its batches on.
+
+A padding mask under a causal mask empties a row only when the padding is on the left: a query
+in the left padding sees only earlier keys, all padding. Right padding (what `pad_sequence`,
+list padding `s + [pad] * k` and tokenizers give by default) keeps key 0 real in every row. So
+the analysis claims such a row only where the file shows left padding:
+
+- real values written at the end of a row: `out[i, n - len(s):] = s`, `ids[i, -len(s):] = s`;
+- a tokenizer set to pad on the left: `padding_side="left"` (keyword or attribute);
+- list padding in front: `[pad] * (n - len(s)) + s`;
+- `F.pad(x, (n - len(x), 0), value=pad)`: padding before the first element of the last axis.
+
+One walk of the module, made only when some mask needs the answer.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def shows_left_padding(module: cst.Module) -> bool:
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if _pads_left(node):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _pads_left(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Assign):
+        if any(_writes_row_end(t.target) for t in node.targets):
+            return True
+        return _is_left(node.value) and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "padding_side" for t in node.targets
+        )
+    if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "padding_side":
+        return _is_left(node.value)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _repeated_list(node.left) and not _repeated_list(node.right)
+    if isinstance(node, cst.Call) and _called(node) == "pad" and len(node.args) >= 2:
+        return _before_only(node.args[1].value)
+    return False
+
+
+def _writes_row_end(target: cst.BaseExpression) -> bool:
+    """`out[i, n - len(s):]` / `ids[i, -len(s):]`: a slice from a length before the end, open at
+    the end."""
+    if not isinstance(target, cst.Subscript) or not target.slice:
+        return False
+    last = target.slice[-1].slice
+    if not isinstance(last, cst.Slice) or last.upper is not None or last.lower is None:
+        return False
+    lower = last.lower
+    if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus):
+        return _is_len(lower.expression)
+    return isinstance(lower, cst.BinaryOperation) and isinstance(lower.operator, cst.Subtract) and _is_len(lower.right)
+
+
+def _is_len(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        return True
+    # `s.size(0)`, `s.shape[0]`: a length too.
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return True
+    return isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+
+
+def _is_left(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "left"
+
+
+def _repeated_list(node: cst.BaseExpression) -> bool:
+    """`[pad] * k` (either order)."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+        return False
+    return isinstance(node.left, cst.List) or isinstance(node.right, cst.List)
+
+
+def _called(node: cst.Call) -> str:
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def _before_only(pad: cst.BaseExpression) -> bool:
+    """`(k, 0)`: F.pad's amounts for the last axis, all before it."""
+    if not isinstance(pad, (cst.Tuple, cst.List)) or len(pad.elements) != 2:
+        return False
+    before, after = (e.value for e in pad.elements)
+    zero = isinstance(after, cst.Integer) and after.evaluated_value == 0
+    return zero and not (isinstance(before, cst.Integer) and before.evaluated_value == 0)
