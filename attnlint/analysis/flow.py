@@ -139,6 +139,20 @@ class ClassFacts:
 UNNAMED_SIZE = "#unnamed"
 
 
+def _reads_one_size(node: cst.BaseExpression) -> bool:
+    """`x.shape[1]`, `x.size(1)`, `x.size()[1]`: one axis's size read from a tensor."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        inner = node.value
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "shape":
+            return True
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "size":
+            return not inner.args
+        return False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return len(node.args) == 1
+    return False
+
+
 def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value)
@@ -196,6 +210,8 @@ class Evaluator:
         self.equalities: Dict[str, Sym] = {}
         # Attributes read as numbers (`self.head_dim`, `config.hidden_size`) and their values.
         self.read_attributes: Dict[str, Sym] = {}
+        # The name the statement being evaluated binds a single size read to (see read_size).
+        self._size_name: Optional[str] = None
         # Numbers the callers pass for size parameters (`Attention(64, heads=8)`), by atom key.
         # The parameter keeps its name (an example is not the function's contract); the number
         # only decides what the names cannot (see scores.scale_verdict).
@@ -267,7 +283,9 @@ class Evaluator:
         key = (id(value), axis)
         if key not in self._read_sizes:
             text = f"{code(owner_node)}.shape[{axis}]" if owner_node is not None else f"size[{axis}]"
-            self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", text))
+            # Named as the statement names it (`src_len = x.shape[1]`); the key stays the read's.
+            name = self._size_name if self._size_name is not None else text
+            self._read_sizes[key] = (value, Sym.atom(f"{self.scope}:{text}#{len(self._read_sizes)}", name))
         atom = self._read_sizes[key][1]
         # `seq_len = x.size(1)` names a size x's shape lacks: x carries it from here on.
         owner = owner_name(owner_node) if owner_node is not None else None
@@ -297,7 +315,7 @@ class Evaluator:
         For `one_call` (a summary evaluated for one call), a parameter the call leaves out holds
         its default: `def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader
         with the batch alone pads with that number."""
-        from attnlint.analysis.summaries import informative, merge_into_param
+        from attnlint.analysis.summaries import informative_binding, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
@@ -315,7 +333,7 @@ class Evaluator:
             if isinstance(annotation, cst.Name) and annotation.value in self.class_names:
                 # `config: ModelConfig`: an instance of a class defined here.
                 value = Value(kind="module", module_type=annotation.value, user_class=True, node=param.name, param=name)
-                if bindings and informative(bindings.get(name)):
+                if bindings and informative_binding(bindings, name):
                     value = merge_into_param(value, bindings[name])
                 self.env[name] = value
                 self.facts.params[name] = value
@@ -359,7 +377,7 @@ class Evaluator:
                 ):
                     # Left out by the call: the number itself (its name stays its size atom).
                     value = value.with_(int_value=default.int_value, token_id=default.token_id)
-            if bindings and informative(bindings.get(name)):
+            if bindings and informative_binding(bindings, name):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
                 # parameter: `Head(head_size)` inside a module its callers build with 16).
@@ -513,7 +531,15 @@ class Evaluator:
 
     def small_statement(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Assign):
-            value = self.eval(small.value)
+            targets = small.targets
+            if len(targets) == 1 and isinstance(targets[0].target, cst.Name) and _reads_one_size(small.value):
+                # `src_len = encoder_outputs.shape[1]`: a size read for the first time here is
+                # called what the code calls it (its name says what the axis holds).
+                self._size_name = targets[0].target.value
+            try:
+                value = self.eval(small.value)
+            finally:
+                self._size_name = None
             for target in small.targets:
                 self._bind(target.target, value)
         elif isinstance(small, cst.AnnAssign):
@@ -790,11 +816,15 @@ class Evaluator:
 
     def _eval_Tuple(self, node: cst.Tuple) -> Value:
         values = []
+        starred = False
         for e in node.elements:
             inner = self.eval(e.value)
             if isinstance(e, cst.StarredElement):
-                return Value(kind="tuple", node=node)  # `(*input_shape, -1, d)`: count unknown
+                starred, values = True, []  # `(*input_shape, -1, d)`: count unknown
+                continue
             values.append(inner)
+        if starred:
+            return Value(kind="tuple", node=node, known_tail=tuple(values))
         return Value(kind="tuple", elements=tuple(values), node=node)
 
     _eval_List = _eval_Tuple

@@ -465,7 +465,12 @@ def concatenated_lists(left: Value, right: Value, node) -> Value:
     right_ids = vocabulary_of(right) if right.kind == "tuple" else None
     if ids is not None and right_ids is not None and left.elements and left.each is None:
         ids = TokenIds(ids.ids + tuple((t, i + len(left.elements)) for t, i in right_ids.ids))
-    return Value(kind="tuple", node=node, padding=padding, vocabulary=ids)
+    # `x.size()[:-1] + (heads, head_size)`: whatever comes first, these end the sequence.
+    if right.kind == "tuple" and right.elements and right.each is None:
+        tail = right.elements
+    else:
+        tail = right.known_tail if right.kind == "tuple" else ()
+    return Value(kind="tuple", node=node, padding=padding, vocabulary=ids, known_tail=tail)
 
 
 def padded_rows(value: Value) -> Optional[Padding]:

@@ -624,6 +624,13 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         from attnlint.analysis import losses
 
         return losses.concatenated_lists(left, right, node)
+    if left.scores is not None and right.scores is not None:
+        from attnlint.analysis.scores import summed_scores
+
+        both = summed_scores(left.scores, right.scores)
+        if both is None:
+            return Value(kind="tensor", rank=left.rank if left.rank == right.rank else None, node=node)
+        return left.with_(node=node, scores=both, scaled=both.scaled, scale=both.scale, fills=left.fills + right.fills)
     if left.scores is not None and right.scores is None:
         return _with_additive_fill(ev, left.with_(node=node), right, node, left_node, right_node)
     if right.scores is not None and left.scores is None:
@@ -645,6 +652,13 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         )
         if weights.softmax is not None and scalar_like:
             return weights.with_(node=node)  # `softmax(s) + eps`: still those weights
+    from attnlint.analysis.values import KEY, QUERY
+
+    for projected, bias in ((left, right), (right, left)):
+        if projected.role in (QUERY, KEY) and bias.is_parameter and bias.mask is None and bias.scores is None:
+            # `query + self.u_bias` (Transformer-XL's content bias): still the queries, with the
+            # factors they carry; the bias is added, not multiplied in.
+            return projected.with_(node=node)
     ranks = [r for r in (left.rank, right.rank) if r is not None]
     rank = max(ranks) if len(ranks) == 2 else None
     role = left.role if left.role == right.role else None

@@ -13,7 +13,7 @@ from attnlint.analysis import dropout, handlers
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import role_from_name
 from attnlint.analysis.symbolic import ONE
-from attnlint.analysis.values import KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value
+from attnlint.analysis.values import FEATURE, KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value
 
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
@@ -136,7 +136,8 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
         if source.shape is not None and module.module_sizes and kind != "Conv1D":
             ev.learn_equal(source.shape[-1].size, module.module_sizes[0])
         if source.shape is not None and len(module.module_sizes) >= 2 and kind != "Conv1D":
-            shape = source.shape[:-1] + (replace(source.shape[-1], size=module.module_sizes[1], role=None),)
+            # The last axis holds the layer's output features (`nn.Linear(d, 1)`: one score each).
+            shape = source.shape[:-1] + (replace(source.shape[-1], size=module.module_sizes[1], role=FEATURE),)
         return Value(
             kind="tensor",
             rank=source.rank,
@@ -378,12 +379,49 @@ def super_call(ev, node: cst.Call, method: str) -> Value:
 def note_custom_init(ev, expr: cst.BaseExpression) -> None:
     """`nn.init.normal_(self.q.weight, std=...)`, `self.q.weight.data.mul_(s)` in __init__: the
     projection's weights are set by hand, and may carry a folded-in scale (T5 does this)."""
-    for attr in _self_weight_owners(expr):
+    for attr in _self_weight_owners(expr) + sized_parameter_inits(expr):
         module = ev.cls.attrs.get(attr)
         if module is not None:
             ev.cls.attrs[attr] = module.with_(custom_init=True)
             if "self." + attr in ev.env:  # the attribute as __init__ goes on to see it
                 ev.env["self." + attr] = ev.env["self." + attr].with_(custom_init=True)
+
+
+def sized_parameter_inits(node: cst.CSTNode) -> List[str]:
+    """Attributes X of `nn.init.normal_(self.X, std=d ** -0.5)`, `self.X.data.mul_(s)`: a
+    learned tensor initialised with a number that is not a literal may carry a folded-in scale
+    (`nn.init.xavier_uniform_(self.X)` does not)."""
+    found = []
+    func = node.func if isinstance(node, cst.Call) else None
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    # In-place initialisers and setters (`normal_`, `uniform_`, `mul_`, `copy_`), not uses.
+    if isinstance(node, cst.Call) and isinstance(name, str) and name.endswith("_") and not name.endswith("__"):
+        targets = [a.value for a in node.args]
+        if isinstance(node.func, cst.Attribute):
+            targets.append(node.func.value)
+        owners = [self_attr(t) for t in targets]
+        owners = [o for o in owners if o is not None]
+        numbers = [a.value for a in node.args if self_attr(a.value) is None]
+        if owners and any(not _literal_number(n) for n in numbers):
+            found.extend(owners)
+    for child in node.children:
+        found.extend(sized_parameter_inits(child))
+    return found
+
+
+def self_attr(node: cst.CSTNode) -> Optional[str]:
+    """X of `self.X` or `self.X.data`."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def _literal_number(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        return _literal_number(node.expression)
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _self_weight_owners(node: cst.CSTNode) -> List[str]:
@@ -396,4 +434,3 @@ def _self_weight_owners(node: cst.CSTNode) -> List[str]:
     for child in node.children:
         found.extend(_self_weight_owners(child))
     return found
-

@@ -21,6 +21,7 @@ from attnlint.analysis.handlers import Call
 from attnlint.analysis.symbolic import ONE, Sym
 from attnlint.analysis.values import (
     FEATURE,
+    HEADS,
     KEY,
     KEY_MAJOR,
     KEYS,
@@ -304,8 +305,13 @@ def matmul(
                 scale=scores.scale,
                 node=node,
             )
-    if right.is_parameter and right.role in (QUERY, KEY, "value", QKV):
-        # `x @ self.W_q`: a projection of tokens.
+    if (
+        right.is_parameter
+        and right.role in (QUERY, KEY, "value", QKV)
+        and not right.custom_init
+        and not _initialised_with_a_number(ev, right_node)
+    ):
+        # `x @ self.W_q`: a projection of tokens (whose weight no number was folded into).
         return Value(
             kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
         )
@@ -314,11 +320,21 @@ def matmul(
     # may have the scale folded into its initialisation (`nn.init.normal_(w, std=d ** -0.5)`):
     # unknown.
     known = left.scale is not None and right.scale is not None and not (left.is_parameter or right.is_parameter)
+    pairwise = bool(
+        right.feature_transposed
+        and right.base is not None
+        and not (left.is_parameter or right.is_parameter or right.base.is_parameter)
+        and left.softmax is None
+        and right.softmax is None
+        and left.mask is None
+        and right.mask is None
+    )
     return Value(
         kind="tensor",
         rank=rank,
         shape=shape if shape is not None and len(shape) == rank else None,
         node=node,
+        pairwise=pairwise,
         scaled=any_true(left.scaled, right.scaled) if known else None,
         scale=_times(left.scale, right.scale) if known else None,
     )
@@ -410,6 +426,28 @@ def score_facts(
         scale_as_written=ONE if query.scale == ONE and key.scale == ONE else None,
         scope_size_atoms=tuple(sorted(_scope_size_atoms(ev), key=lambda a: a.key)),
         size_examples=_numbers_of_sizes(ev),
+        layer_input_atoms=tuple(sorted(_layer_input_atoms(ev), key=lambda a: a.key)),
+        head_count=_head_count(ev, query, key),
+    )
+
+
+def summed_scores(a: ScoreFacts, b: ScoreFacts) -> Optional[ScoreFacts]:
+    """`content_score + pos_score` (Transformer-XL, Conformer): two products over the same
+    queries and keys are one set of scores; a fact holds of the sum when it holds of both (a
+    scale common to both, the same head dimension). None when their layouts disagree."""
+    if a.layout != b.layout or a.key_axis != b.key_axis:
+        return None
+    same_scale = a.scale is not None and a.scale == b.scale
+    return replace(
+        a,
+        scaled=any_true(a.scaled, b.scaled),
+        scale=a.scale if same_scale else None,
+        scale_as_written=a.scale_as_written if same_scale and a.scale_as_written == b.scale_as_written else None,
+        head_dim=a.head_dim if a.head_dim == b.head_dim else None,
+        head_dim_aliases=a.head_dim_aliases if a.head_dim == b.head_dim else (),
+        head_dim_names=a.head_dim_names if a.head_dim == b.head_dim else (),
+        padded=a.padded or b.padded,
+        adds_bias=True,
     )
 
 
@@ -600,7 +638,39 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
                     scale=scores.scale,
                     node=call,
                 )
+    params = [o for o in operands if o.is_parameter]
+    if (
+        len(operands) == 2
+        and len(params) == 1
+        and params[0].role in (QUERY, KEY, "value", QKV)
+        and not params[0].custom_init
+        and not _initialised_with_a_number(ev, operand_nodes[operands.index(params[0])])
+    ):
+        # `einsum("bsd,tdhk->tbhsk", x, self.w_qkv)`: a projection of tokens by a weight named
+        # for its role, as `x @ self.W_q` is (see matmul).
+        tokens = operands[1] if operands[0] is params[0] else operands[0]
+        return Value(
+            kind="tensor",
+            rank=rank,
+            shape=shape,
+            role=params[0].role,
+            feature_last=True,
+            scaled=tokens.scaled if tokens.scale is not None else None,
+            scale=tokens.scale,
+            node=call,
+        )
     return Value(kind="tensor", rank=rank, shape=shape, node=call)
+
+
+def _initialised_with_a_number(ev, node) -> bool:
+    """`self.W` is set in some method of the class with a number that is not a literal
+    (`nn.init.normal_(self.W, std=d ** -0.5)` in `reset_parameters`): a scale may be folded in."""
+    from attnlint.analysis.modules import self_attr, sized_parameter_inits
+
+    attr = self_attr(node) if node is not None else None
+    if attr is None or ev.cls is None:
+        return attr is not None
+    return attr in sized_parameter_inits(ev.cls.node)
 
 
 @handlers.function("torch.linear")
@@ -659,7 +729,10 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
     if symbolic.kind != ScaleKind.UNKNOWN:
         return symbolic
     by_numbers = _verdict_by_numbers(scores, factor, head_dim)
-    return by_numbers if by_numbers is not None else symbolic
+    if by_numbers is not None:
+        return by_numbers
+    by_width = _input_width_verdict(scores, factor, head_dim)
+    return by_width if by_width is not None else symbolic
 
 
 def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVerdict:
@@ -674,6 +747,24 @@ def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVe
     if not width and not set(used.atoms()) <= known:
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a temperature, a parameter
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)
+
+
+def _input_width_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
+    """`dim ** -0.5` in multi-head code whose heads are projected from width `dim` to
+    `heads * dim_head` (lucidrains' `inner_dim`): the scale is the root of the layer's input
+    width, a quantity the per-head dimension is not made of. Only when the operands show a heads
+    axis that is not a single head, and the width is not one of the head dimension's atoms (the
+    numbers, when the callers give them, decided first: see _verdict_by_numbers)."""
+    used = factor.power(Fraction(-2))
+    if used is None or used.coeff != 1 or len(used.factors) != 1 or used.factors[0][1] != 1:
+        return None
+    width = used.factors[0][0]
+    if width not in scores.layer_input_atoms or width in head_dim.atoms() or head_dim.is_const:
+        return None
+    heads = scores.head_count
+    if heads is None or width in heads.atoms() or (heads.is_const and (heads.int_value or 0) < 2):
+        return None
+    return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=True)
 
 
 def _verdict_by_numbers(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
@@ -744,6 +835,40 @@ def _scope_size_atoms(ev) -> set:
             if size is not None:
                 out.update(size.atoms())
     return out
+
+
+def _layer_input_atoms(ev) -> set:
+    """The atoms that are, alone, the input width of a projection layer in scope (`dim` of
+    `nn.Linear(dim, inner_dim * 3)`, also inside an `nn.ModuleList`), as the code names them."""
+    from attnlint.analysis.modules import PROJECTION_MODULES
+
+    out = set()
+    values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    while values:
+        value = values.pop()
+        if value.kind == "tuple" or value.module_type in ("ModuleList", "Sequential"):
+            values.extend(value.elements)
+            if value.each is not None:
+                values.append(value.each)
+            continue
+        if value.kind != "module" or value.module_type not in PROJECTION_MODULES or not value.module_sizes:
+            continue
+        width = value.module_sizes[0]
+        if width is not None and width.coeff == 1 and len(width.factors) == 1 and width.factors[0][1] == 1:
+            out.add(width.factors[0][0])
+    return out
+
+
+def _head_count(ev, query: Value, key: Value) -> Optional[Sym]:
+    """The size of the heads axis of q or k (`h` of `b h n d`, `self.n_head` of a view),
+    when an axis shows one (by the operation that made it or by its size's name)."""
+    for value in (query, key):
+        if value.shape is None:
+            continue
+        for index in range(len(value.shape)):
+            if shapes.axis_role(value, index) == HEADS and value.shape[index].size is not None:
+                return ev.resolve(value.shape[index].size)
+    return None
 
 
 def _size_atoms(ev, value: Optional[Value]) -> set:

@@ -390,6 +390,7 @@ def transposed_last_two(value, node):
         mask=masks.transposed(value.mask),
         shape=swapped(value.shape, -2, -1) if value.shape is not None and len(value.shape) >= 2 else None,
         last_size=None,
+        pairwise=False,
     )
 
 
@@ -715,7 +716,15 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
     if touches_last is False:
         # Moving batch/head/token axes keeps the feature axis last: `k.transpose(1, 2)` on
         # (b, n, h, d) gives (b, h, n, d).
-        return value.with_(node=node, feature_transposed=False, base=None, softmax=None, shape=moved)
+        keeps_rows = -2 not in dims and (rank is None or rank - 2 not in {d + rank if d < 0 else d for d in dims})
+        return value.with_(
+            node=node,
+            feature_transposed=False,
+            base=None,
+            softmax=None,
+            shape=moved,
+            pairwise=value.pairwise and keeps_rows,
+        )
     return Value(
         kind="tensor",
         rank=rank,
@@ -760,6 +769,7 @@ def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
         return value.with_(
             rank=rank,
             last_size=None,
+            pairwise=False,
             feature_transposed=True,
             base=value.with_(rank=rank, shape=permuted(value.shape, dims[:-2] + [dims[-1], dims[-2]])),
             node=node,
@@ -769,7 +779,15 @@ def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
             shape=shape,
         )
     if dims[-1] == last:
-        return value.with_(rank=rank, node=node, feature_transposed=False, base=None, softmax=None, shape=shape)
+        return value.with_(
+            rank=rank,
+            node=node,
+            feature_transposed=False,
+            base=None,
+            softmax=None,
+            shape=shape,
+            pairwise=value.pairwise and dims[-2] == last - 1,
+        )
     return Value(
         kind="tensor", rank=rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale, shape=shape
     )
@@ -804,6 +822,7 @@ def size_args(ev, args, values):
 @handlers.method("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile")
 def _view_method(ev, call: Call):
     from attnlint.analysis import view_order
+    from attnlint.analysis.symbolic import Sym
     from attnlint.analysis.values import Value, ViewSite
 
     receiver, args, method, node = call.receiver, call.args, call.name, call.node
@@ -846,7 +865,7 @@ def _view_method(ev, call: Call):
             compared_in = tuple(ev.resolve(d) for d in input_dims)
             compared_out = tuple(ev.resolve(d) for d in sizes)
             runs = regroupings(compared_in, compared_out) if None not in compared_in + compared_out else None
-            if runs is not None:
+            if runs is not None and not _renamed_sizes(compared_in, compared_out):
                 ev.facts.view_sites.append(
                     ViewSite(
                         call=node,
@@ -858,6 +877,17 @@ def _view_method(ev, call: Call):
                     )
                 )
     shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
+    if method in ("view", "reshape") and _swaps_last_two_sizes(ev, receiver, sizes) and receiver.scores is None:
+        # `k.view(B, D, T)` of a (B, T, D) key: meant as kᵀ (ATN106 reports the view); its
+        # product with q is read as the Q·Kᵀ the code means.
+        return transposed_last_two(receiver, node).with_(rank=len(sizes))
+    last_size = None
+    if sizes is None and method in ("view", "reshape"):
+        # `x.view(*x.shape[:-1], heads, head_dim)`, `x.view(x.size()[:-1] + (heads, head_dim))`:
+        # the rank is unknown, the last axis is not.
+        tail = _size_tail(positional, values[: len(positional)])
+        if tail and tail[-1] is not None and tail[-1] != Sym.const(-1):
+            last_size = tail[-1]
     mask = receiver.mask
     if mask is not None and mask.uniform_rows and method in ("view", "reshape"):
         # Rows of a literal mask stay rows while the last axis keeps its length.
@@ -885,8 +915,47 @@ def _view_method(ev, call: Call):
         mask=mask,
         node=node,
         reread_memory=method in ("view", "reshape") and view_order.rereads_on_purpose(ev, receiver),
+        last_size=last_size,
         **receiver.data_facts(),
     )
+
+
+def _swaps_last_two_sizes(ev, receiver, sizes) -> bool:
+    """The target is the input's shape with its last two sizes swapped, and they differ."""
+    dims = receiver.dims()
+    if dims is None or sizes is None or len(dims) != len(sizes) or len(dims) < 2 or None in dims + tuple(sizes):
+        return False
+    before = tuple(ev.resolve(d) for d in dims)
+    after = tuple(ev.resolve(d) for d in sizes)
+    if None in before + after:
+        return False
+    swapped_last = before[-1] == after[-2] and before[-2] == after[-1]
+    return before[:-2] == after[:-2] and swapped_last and before[-1] != before[-2]
+
+
+def _renamed_sizes(input_dims, target_dims) -> bool:
+    """Each side names a quantity the other does not (`num_heads * bsz` from a caller,
+    `self.num_heads` here): most likely one size under two names, which the products meet only
+    by cancelling; where each element goes is unknown. (One side alone may add a name: a split
+    of C into `n_head` and `C // n_head`.)"""
+    before = {atom for dim in input_dims for atom in dim.atoms()}
+    after = {atom for dim in target_dims for atom in dim.atoms()}
+    return bool(before - after) and bool(after - before)
+
+
+def _size_tail(args, values):
+    """The sizes known to end a view target whose count is unknown: the arguments after the
+    last starred one, or the known tail of a single tuple argument."""
+
+    def size(value):
+        return value.sym if value.kind in ("scalar", "unknown", "tensor") and value.rank in (None, 0) else None
+
+    if len(args) == 1 and values and values[0].kind == "tuple":
+        return tuple(size(v) for v in values[0].known_tail)
+    starred = [i for i, a in enumerate(args) if a.star]
+    if starred and len(values) == len(args):
+        return tuple(size(v) for v in values[starred[-1] + 1 :])
+    return ()
 
 
 def _learn_from_view(ev, input_dims, target) -> None:
@@ -957,7 +1026,9 @@ def _unsqueeze(ev, call: Call):
             items = list(receiver.shape)
             items.insert(position, _axis_of(Sym.const(1)))
             shape = tuple(items)
-    return receiver.with_(rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape)
+    return receiver.with_(
+        rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape, last_size=None
+    )
 
 
 @handlers.method("squeeze")
@@ -971,7 +1042,9 @@ def _squeeze(ev, call: Call):
         items = list(receiver.shape)
         del items[dim]
         shape = tuple(items)
-    return receiver.with_(rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape)
+    return receiver.with_(
+        rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape, last_size=None
+    )
 
 
 @handlers.method("flatten")
@@ -1251,9 +1324,24 @@ def _concatenate(ev, call: Call):
     dim = flow.int_literal(dim_arg.value) if dim_arg is not None else 0
     stack = call.name == "torch.stack"
     rank = joined.rank
+    ranks = {e.rank for e in elements if e.rank is not None}
+    if rank is None and len(ranks) == 1:
+        rank = ranks.pop()  # the parts of a cat or a stack all have one rank
     if stack and rank is not None:
         rank += 1
     shape = None
+    shaped = [e for e in elements if e.shape is not None]
+    if not stack and dim is not None and shaped and len(shaped) < len(elements) and rank is not None:
+        # `torch.cat((hidden, encoder_outputs), dim=2)` with one part's shape unknown: every other
+        # axis has the size the known parts agree on; the joined axis is unknown.
+        first = shaped[0].shape
+        if len(first) == rank and all(len(e.shape) == rank for e in shaped) and -rank <= dim < rank:
+            shape = tuple(
+                _axis_of(None)
+                if i == dim % rank
+                else _axis_of(axis.size if all(e.shape[i].size == axis.size for e in shaped) else None)
+                for i, axis in enumerate(first)
+            )
     if dim is not None and all(e.shape is not None and len(e.shape) == len(elements[0].shape) for e in elements):
         first = elements[0].shape
         if stack:
@@ -1335,6 +1423,9 @@ def _elementwise(ev, value, node):
         kind="tensor" if value.kind != "unknown" else "unknown",
         rank=value.rank,
         shape=value.shape,
+        # `torch.tanh(self.score(x))`: still one value per output feature of the layer.
+        last_size=value.last_size,
+        feature_last=value.feature_last if value.last_size is not None else None,
         node=node,
         **value.data_facts(),
     )

@@ -78,9 +78,15 @@ def singleton_axis(site: SoftmaxSite) -> Optional[int]:
 
     axes = site.normalized_axes()
     shape = site.input.shape
-    if not axes or len(axes) != 1 or shape is None or site.rank is None:
+    if not axes or len(axes) != 1:
         return None
     axis = next(iter(axes))
+    if shape is None and axis == -1 and site.input.feature_last is True:
+        # Rank unknown, but the last axis is a projection's width (`nn.Linear(d, 1)(x)`).
+        width = site.input.last_size
+        return -1 if width is not None and width.int_value == 1 else None
+    if shape is None or site.rank is None:
+        return None
     if not -len(shape) <= axis < 0:
         return None
     size = shape[axis].size

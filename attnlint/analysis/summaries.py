@@ -139,6 +139,25 @@ def informative(value: Optional[Value]) -> bool:
     )
 
 
+def informative_binding(bindings: Dict[str, Value], name: str) -> bool:
+    """Does the argument bound to `name` say more than the parameter's name does? A size the
+    caller only names (`self.d_model`, its own attribute) does when it is a size of another
+    argument of the same call (q passed as (b, h, n, d_model / h)): bound, the callee relates
+    the two (`/ math.sqrt(d_model)` next to q's last axis); unbound, they are unrelated names."""
+    value = bindings.get(name)
+    if informative(value):
+        return True
+    if value is None or value.sym is None or value.rank is not None or value.shape is not None:
+        return False
+    atoms = set(value.sym.atoms())
+    for other_name, other in bindings.items():
+        if other_name == name or other is None or other.shape is None:
+            continue
+        if any(axis.size is not None and atoms & set(axis.size.atoms()) for axis in other.shape):
+            return True
+    return False
+
+
 def _bare_atom(sym) -> bool:
     """A quantity the caller itself knows nothing about (its own parameter, a global)."""
     return (
@@ -150,6 +169,7 @@ def _bare_atom(sym) -> bool:
             sym.factors[0][0].key.startswith("global:")
             or ":" in sym.factors[0][0].key
             and "." not in sym.factors[0][0].name
+            and "#" not in sym.factors[0][0].key  # a size read from a tensor (`n = x.shape[1]`)
         )
     )
 
@@ -414,6 +434,7 @@ class Summaries:
             owner, definition = targets[key]
             names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
             joined: Dict[str, Value] = {}
+            candidates: Dict[str, Value] = {}
             defaults = _int_defaults(definition)
             for name in names:
                 passed = [c.get(name) for c in calls]
@@ -428,8 +449,8 @@ class Summaries:
                 value = passed[0]
                 for other in passed[1:]:
                     value = join(value, other)
-                if informative(value):
-                    joined[name] = value
+                candidates[name] = value
+            joined.update({name: v for name, v in candidates.items() if informative_binding(candidates, name)})
             if joined:
                 out[key] = (owner, definition, joined)
         return out

@@ -127,6 +127,11 @@ class ScoreFacts:
     # Numbers callers pass for size parameters (atom key, value): examples that decide only
     # what the names cannot (see scores.scale_verdict).
     size_examples: Tuple[Tuple[str, Sym], ...] = ()
+    # Atoms that are the input width of a projection layer in scope (`dim` of
+    # `nn.Linear(dim, inner_dim)`): the model width the heads are projected from.
+    layer_input_atoms: Tuple[Any, ...] = ()
+    # The size of the operands' heads axis (`h` of `b h n d`), when one is shown.
+    head_count: Optional[Sym] = None
 
     def scale_verdict(self):
         """Is the scale 1/sqrt(head_dim)? See :func:`attnlint.analysis.scores.scale_verdict`."""
@@ -394,6 +399,10 @@ class SoftmaxSite:
             return False
         if not self.contracted_axes:
             return True  # by roles: the sequence axis of a (sequence, batch) tensor
+        if self.input.pairwise and self.contracted_axes == {-1} and self.rank is not None:
+            # `a @ b.transpose(1, 2)` normalised, then contracted over its last axis, b's rows:
+            # both the product and the use say the keys are last.
+            return True
         # By use: a softmax contracted over another axis than its own is also how a mixture of
         # softmaxes is written; attention weights over a square (node x node) matrix are not.
         axes = self.normalized_axes()
@@ -520,6 +529,12 @@ class Value:
     # For kind == "tuple": the element values; `each` when the count is unknown but all alike.
     elements: Tuple["Value", ...] = ()
     each: Optional["Value"] = None
+    # A product of two activations, the second with its last two axes swapped (`a @ b.transpose(1,
+    # 2)`): shaped like scores over b's rows, though no role says which operand is the query.
+    pairwise: bool = False
+    # For a tuple whose length is unknown (`(*input_shape, -1, head_dim)`, `x.size()[:-1] +
+    # (heads, head_size)`): the elements known to end it.
+    known_tail: Tuple["Value", ...] = ()
     # For kind == "scalar": a known integer value.
     int_value: Optional[int] = None
     # The literal None: a parameter left at its `None` default by every call (`if attention_dim

@@ -225,3 +225,41 @@ def test_a_call_with_a_batch_shows_a_batched_transpose_the_joined_callers_hide()
 def test_unbatched_calls_only_show_no_batched_transpose():
     analysis, _ = analyse(DOT_T.format(second="torch.rand(9, 4)"))
     assert all(s.receiver.rank in (None, 2) for s in analysis.dot_t_sites)
+
+
+HELPER_GIVEN_A_SIZE = """
+import math
+import torch
+import torch.nn as nn
+
+def attend(q, k, width):
+    return (q @ k.transpose(-2, -1) / math.sqrt(width)).softmax(dim=-1)
+
+class Heads(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q = self.q(x).view(b, n, self.n_heads, self.d_k).transpose(1, 2)
+        k = self.k(x).view(b, n, self.n_heads, self.d_k).transpose(1, 2)
+        return attend(q, k, {passed})
+"""
+
+
+def test_a_size_the_caller_only_names_is_bound_when_another_argument_has_it():
+    # `self.d_model` is a bare name in the caller, but q's last axis is d_model / n_heads: bound
+    # to the parameter, the helper's scale is the model width's root.
+    analysis, _ = analyse(HELPER_GIVEN_A_SIZE.format(passed="self.d_model"))
+    verdict = only_softmax(analysis).input.scores.scale_verdict()
+    assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.model_width
+    analysis, _ = analyse(HELPER_GIVEN_A_SIZE.format(passed="self.d_k"))
+    assert only_softmax(analysis).input.scores.scale_verdict().kind == ScaleKind.CORRECT
+    # A number of the caller's own that no argument's shape holds stays the helper's name.
+    analysis, _ = analyse(HELPER_GIVEN_A_SIZE.format(passed="self.temperature"))
+    assert only_softmax(analysis).input.scores.scale_verdict().kind == ScaleKind.UNKNOWN

@@ -117,3 +117,95 @@ def test_head_dim_names_in_scope_for_a_fix():
         """
     )
     assert only_softmax(analysis).input.scores.head_dim_names == ("d_k",)
+
+
+PROJECTED_HEADS = """
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads, dim_head):
+        super().__init__()
+        self.heads = heads
+        self.scale = {scale}
+        self.to_qkv = nn.Linear(dim, dim_head * heads * 3)
+
+    def forward(self, x):
+        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h={heads}), self.to_qkv(x).chunk(3, dim=-1))
+        return (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1) @ v
+"""
+
+
+@pytest.mark.parametrize(
+    "scale,heads,kind",
+    [
+        ("dim ** -0.5", "self.heads", ScaleKind.WRONG_DIMENSION),  # the projection's input width
+        ("dim_head ** -0.5", "self.heads", ScaleKind.CORRECT),
+        ("dim ** -0.5", "1", ScaleKind.UNKNOWN),  # one head: nothing says dim is not dim_head
+    ],
+)
+def test_the_input_width_of_the_head_projection_is_not_the_head_dim(scale, heads, kind):
+    analysis, _ = analyse(PROJECTED_HEADS.format(scale=scale, heads=heads))
+    scores = only_softmax(analysis).input.scores
+    assert scores.head_count.text() == ("heads" if heads != "1" else "1")
+    result = scores.scale_verdict()
+    assert result.kind == kind
+    if kind == ScaleKind.WRONG_DIMENSION:
+        assert result.model_width and result.used.text() == "dim" and result.head_dim.text() == "dim_head"
+
+
+def test_summed_content_and_position_scores_keep_the_facts_both_share():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Rel(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.u = nn.Parameter(torch.zeros(heads, dim // heads))
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, p):
+                b, t, _ = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, self.heads, -1).transpose(1, 2)
+                k = k.view(b, t, self.heads, -1).transpose(1, 2)
+                s = torch.matmul(q + self.u, k.transpose(-2, -1)) + torch.matmul(q, p.transpose(-2, -1))
+                return s.softmax(dim=-1)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores.head_dim.text() == "dim / heads"
+    assert scores.scale_verdict().kind == ScaleKind.MISSING
+
+
+EINSUM_PROJECTION = """
+import torch
+import torch.nn as nn
+
+class Fused(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.w_qkv = nn.Parameter(torch.empty(3, width, heads, width // heads))
+        {init}
+
+    def forward(self, x):
+        q, k, v = torch.einsum("bnd,tdhe->tbhne", x, self.w_qkv)
+        return torch.einsum("bhie,bhje->bhij", q, k).softmax(dim=-1)
+"""
+
+
+@pytest.mark.parametrize(
+    "init,kind",
+    [
+        ("nn.init.xavier_uniform_(self.w_qkv)", ScaleKind.MISSING),
+        ("nn.init.normal_(self.w_qkv, std=0.02)", ScaleKind.MISSING),
+        ("nn.init.normal_(self.w_qkv, std=width ** -0.5)", ScaleKind.UNKNOWN),  # maybe folded in
+    ],
+)
+def test_an_einsum_projection_by_a_role_named_weight_carries_the_tokens_scale(init, kind):
+    analysis, _ = analyse(EINSUM_PROJECTION.format(init=init))
+    assert only_softmax(analysis).input.scores.scale_verdict().kind == kind

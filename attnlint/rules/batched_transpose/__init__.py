@@ -11,7 +11,8 @@ class BatchedTranspose(Rule):
     """
     ## What it does
     Checks for `.T` on a batched (3-D or 4-D) tensor used in a matrix product, such as
-    `queries @ keys.T` where `keys` is `(batch, tokens, d)`.
+    `queries @ keys.T` where `keys` is `(batch, tokens, d)`, and for `.T` on batched attention
+    scores or weights wherever it is used (`return out, probs.T`).
 
     ## Why is this bad?
     `.T` reverses *every* axis: on a `(batch, tokens, d)` tensor it gives `(d, tokens, batch)`,
@@ -45,7 +46,7 @@ class BatchedTranspose(Rule):
     def check(self, ctx: RuleContext) -> None:
         for site in ctx.analysis.dot_t_sites:
             rank = site.receiver.rank
-            if not site.in_matmul or rank is None or rank < 3:
+            if rank is None or rank < 3 or not (site.in_matmul or _attention_tensor(site.receiver)):
                 continue
             subject = ctx.code(site.node.value)
             spelling = ".mT" if self.options["replacement"] == "mT" else ".transpose(-2, -1)"
@@ -57,6 +58,21 @@ class BatchedTranspose(Rule):
             )
 
     VALID = [
+        # A 2-D alignment map (one sequence) transposed for plotting.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def alignment(decoder_states, encoder_states):
+                t, d = decoder_states.shape
+                scores = decoder_states @ encoder_states.transpose(-2, -1) * d ** -0.5
+                probs = F.softmax(scores, dim=-1)
+                # (source, target) for plotting: a 2-D map, where .T is the matrix transpose.
+                return probs @ encoder_states, probs.T
+            """
+        ),
         # A module written for unbatched sequences, called only with 2-D tensors.
         Valid(
             """
@@ -236,6 +252,33 @@ class BatchedTranspose(Rule):
     ]
 
     INVALID = [
+        # Attention weights of shape (batch, heads, queries, keys) returned as `.T`: reversed to
+        # (keys, queries, heads, batch), not transposed per head.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v):
+                b, h, n, d = q.shape
+                scores = q @ k.transpose(-2, -1) * d ** -0.5
+                probs = F.softmax(scores, dim=-1)
+                return probs @ v, probs.T
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v):
+                b, h, n, d = q.shape
+                scores = q @ k.transpose(-2, -1) * d ** -0.5
+                probs = F.softmax(scores, dim=-1)
+                return probs @ v, probs.transpose(-2, -1)
+            """,
+            line=9,
+        ),
         # The same module also called with a batch: on that call `.T` reverses (batch, seq, d).
         Invalid(
             """
@@ -646,3 +689,11 @@ class BatchedTranspose(Rule):
             """,
         ),
     ]
+
+
+def _attention_tensor(value) -> bool:
+    """Attention scores or weights (a Q·Kᵀ product, a softmax of one): torch tensors whose
+    axes are (batch, [heads,] queries, keys); `.T` of them is never the transpose of a matrix."""
+    from attnlint.analysis.values import SCORES, WEIGHTS
+
+    return value.scores is not None or (value.softmax is not None and value.role == WEIGHTS) or value.role == SCORES

@@ -75,6 +75,53 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # The same projection with the scale folded into the weight's initialisation (another
+        # method sets it with a number made of sizes): the scale is unknown.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class FusedHeads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.head_width = width // heads
+                    self.w_qkv = nn.Parameter(torch.empty(3, width, heads, self.head_width))
+                    self.reset_parameters(width)
+
+                def reset_parameters(self, width):
+                    # The query scale is folded into the initialisation (T5-style).
+                    nn.init.normal_(self.w_qkv, std=(width * self.head_width) ** -0.5)
+
+                def forward(self, x):
+                    q, k, v = torch.einsum("bnd,tdhe->tbhne", x, self.w_qkv)
+                    logits = torch.einsum("bhie,bhje->bhij", q, k)
+                    weights = logits.softmax(dim=-1)
+                    return torch.einsum("bhij,bhje->bhie", weights, v)
+            """
+        ),
+        # The same product scaled (the reshape is ATN106's to report).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SingleHead(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, tokens):
+                    b, n, d = tokens.shape
+                    keys_t = self.to_k(tokens).reshape(b, d, n)
+                    affinity = torch.bmm(self.to_q(tokens), keys_t) / d ** 0.5
+                    return torch.bmm(affinity.softmax(dim=-1), self.to_v(tokens))
+            """
+        ),
         # Notebook-style single head with plain weight tensors, scaled by the model width (one head).
         Valid(
             """
@@ -376,6 +423,88 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # q, k, v projected by an einsum with a learned weight named for its role (initialised
+        # with no number folded in): the scores are never scaled.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class FusedHeads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.head_width = width // heads
+                    self.w_qkv = nn.Parameter(torch.empty(3, width, heads, self.head_width))
+                    nn.init.xavier_uniform_(self.w_qkv)
+
+                def forward(self, x):
+                    q, k, v = torch.einsum("bnd,tdhe->tbhne", x, self.w_qkv)
+                    logits = torch.einsum("bhie,bhje->bhij", q, k)
+                    weights = logits.softmax(dim=-1)
+                    return torch.einsum("bhij,bhje->bhie", weights, v)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class FusedHeads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.head_width = width // heads
+                    self.w_qkv = nn.Parameter(torch.empty(3, width, heads, self.head_width))
+                    nn.init.xavier_uniform_(self.w_qkv)
+
+                def forward(self, x):
+                    q, k, v = torch.einsum("bnd,tdhe->tbhne", x, self.w_qkv)
+                    logits = torch.einsum("bhie,bhje->bhij", q, k) * self.head_width ** -0.5
+                    weights = logits.softmax(dim=-1)
+                    return torch.einsum("bhij,bhje->bhie", weights, v)
+            """,
+            line=14,
+        ),
+        # The keys "transposed" by a reshape (ATN106 reports the reshape): the product is still
+        # the Q·Kᵀ the code means, and it is never scaled.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SingleHead(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, tokens):
+                    b, n, d = tokens.shape
+                    keys_t = self.to_k(tokens).reshape(b, d, n)
+                    affinity = torch.bmm(self.to_q(tokens), keys_t)
+                    return torch.bmm(affinity.softmax(dim=-1), self.to_v(tokens))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SingleHead(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, tokens):
+                    b, n, d = tokens.shape
+                    keys_t = self.to_k(tokens).reshape(b, d, n)
+                    affinity = torch.bmm(self.to_q(tokens), keys_t) * d ** -0.5
+                    return torch.bmm(affinity.softmax(dim=-1), self.to_v(tokens))
+            """,
+            line=15,
+        ),
         # Module-level code with plain weight tensors: nothing scales the product.
         Invalid(
             """

@@ -20,13 +20,16 @@ class SoftmaxWrongAxis(Rule):
     Checks for a softmax over attention scores whose `dim` is not the key axis: `dim=1` on
     `(batch, queries, keys)` scores, `dim=1` or `dim=2` on `(batch, heads, queries, keys)`
     scores, a softmax with no `dim` on 3-D or 4-D scores, `scores.softmax(1)`, and
-    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Attention
-    written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
+    `nn.Softmax(dim=...)` built in `__init__` and applied to scores in `forward`. Scores whose
+    operands no name marks as queries and keys (`bmm(dec, W(enc).transpose(1, 2))`, Luong's
+    general score) are checked when the weights are contracted over the product's last axis.
+    Attention written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
     attention over a square (node × node) matrix contracted with the values, and additive
     (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
     A softmax over the single output channel of a layer (`nn.Conv1d(d, 1, ...)` scoring each
-    position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not) is reported too: over an
-    axis of size 1 every weight is 1.0.
+    position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not; `nn.Linear(d, 1)` scoring
+    each frame of attentive pooling, then a softmax over the last axis, whatever the rank) is
+    reported too: over an axis of size 1 every weight is 1.0.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -62,9 +65,10 @@ class SoftmaxWrongAxis(Rule):
         for site in ctx.analysis.softmax_sites:
             single = singleton_axis(site)
             if single is not None:
+                where = f"axis {single + site.rank}" if site.rank is not None else "the last axis"
                 ctx.report(
                     site.call,
-                    f"softmax over axis {single + site.rank} of size 1 (the single output channel of "
+                    f"softmax over {where} of size 1 (the single output channel of "
                     "the layer before it) returns 1.0 for every weight: normalise over the positions",
                 )
                 continue
@@ -84,6 +88,99 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # The same logits normalised over the steps.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, attn_dim):
+                    super().__init__()
+                    self.W = nn.Linear(enc_dim + dec_dim, attn_dim)
+                    self.v = nn.Linear(attn_dim, 1, bias=False)
+
+                def forward(self, dec_hidden, enc_out):
+                    # dec_hidden: (batch, dec_dim)
+                    steps = enc_out.size(1)
+                    query = dec_hidden.unsqueeze(1).repeat(1, steps, 1)
+                    energy = torch.tanh(self.W(torch.cat([query, enc_out], dim=2)))
+                    scores = self.v(energy).squeeze(2)
+                    return F.softmax(scores, dim=1)
+            """
+        ),
+        # The same general score normalised over the source positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.proj = nn.Linear(hidden, hidden, bias=False)
+
+                def forward(self, dec_states, enc_states, src_keep):
+                    logits = torch.bmm(dec_states, self.proj(enc_states).transpose(1, 2))
+                    logits = logits.masked_fill(src_keep.unsqueeze(1) == 0, float("-inf"))
+                    align = torch.softmax(logits, dim=2)
+                    return torch.bmm(align, enc_states), align
+            """
+        ),
+        # Co-attention: normalised over the document axis and contracted over it too.
+        Valid(
+            """
+            import torch
+
+
+            def coattention(doc, question):
+                affinity = torch.bmm(doc, question.transpose(1, 2))
+                over_doc = torch.softmax(affinity, dim=1)
+                return torch.bmm(over_doc.transpose(1, 2), doc)
+            """
+        ),
+        # The per-frame logit squeezed to (batch, time) first: the last axis is time.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class SelfAttentionPooling(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.W = nn.Linear(width, 1)
+
+                def forward(self, batch_rep, att_mask=None):
+                    att_logits = self.W(batch_rep).squeeze(-1)
+                    if att_mask is not None:
+                        att_logits = att_mask + att_logits
+                    att_w = F.softmax(att_logits, dim=-1).unsqueeze(-1)
+                    return torch.sum(batch_rep * att_w, dim=1)
+            """
+        ),
+        # (batch, time, 1) logits normalised over time.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AttentivePooling(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.att = nn.Linear(hidden, 1)
+
+                def forward(self, x):
+                    batch, steps, hidden = x.shape
+                    w = torch.softmax(self.att(x), dim=1)
+                    return (w * x).sum(dim=1)
+            """
+        ),
         # Attention pooling: one score per position from a 1-channel convolution, normalised over
         # the positions.
         Valid(
@@ -431,6 +528,131 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # Batch-first additive attention: the logits are (batch, steps), the steps named by the
+        # size read into `steps`; dim=0 normalises over the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, attn_dim):
+                    super().__init__()
+                    self.W = nn.Linear(enc_dim + dec_dim, attn_dim)
+                    self.v = nn.Linear(attn_dim, 1, bias=False)
+
+                def forward(self, dec_hidden, enc_out):
+                    # dec_hidden: (batch, dec_dim)
+                    steps = enc_out.size(1)
+                    query = dec_hidden.unsqueeze(1).repeat(1, steps, 1)
+                    energy = torch.tanh(self.W(torch.cat([query, enc_out], dim=2)))
+                    scores = self.v(energy).squeeze(2)
+                    return F.softmax(scores, dim=0)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, attn_dim):
+                    super().__init__()
+                    self.W = nn.Linear(enc_dim + dec_dim, attn_dim)
+                    self.v = nn.Linear(attn_dim, 1, bias=False)
+
+                def forward(self, dec_hidden, enc_out):
+                    # dec_hidden: (batch, dec_dim)
+                    steps = enc_out.size(1)
+                    query = dec_hidden.unsqueeze(1).repeat(1, steps, 1)
+                    energy = torch.tanh(self.W(torch.cat([query, enc_out], dim=2)))
+                    scores = self.v(energy).squeeze(2)
+                    return F.softmax(scores, dim=-1)
+            """,
+            line=18,
+        ),
+        # Luong's general score: (batch, decoder steps, source) logits from a product of two
+        # activations whose roles no name tells; the weights are then contracted over the last
+        # axis (the source), so the softmax over the decoder steps is the wrong one.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.proj = nn.Linear(hidden, hidden, bias=False)
+
+                def forward(self, dec_states, enc_states, src_keep):
+                    logits = torch.bmm(dec_states, self.proj(enc_states).transpose(1, 2))
+                    logits = logits.masked_fill(src_keep.unsqueeze(1) == 0, float("-inf"))
+                    align = torch.softmax(logits, dim=1)
+                    return torch.bmm(align, enc_states), align
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.proj = nn.Linear(hidden, hidden, bias=False)
+
+                def forward(self, dec_states, enc_states, src_keep):
+                    logits = torch.bmm(dec_states, self.proj(enc_states).transpose(1, 2))
+                    logits = logits.masked_fill(src_keep.unsqueeze(1) == 0, float("-inf"))
+                    align = torch.softmax(logits, dim=-1)
+                    return torch.bmm(align, enc_states), align
+            """,
+            line=13,
+        ),
+        # Attentive statistics pooling: the scorer makes one logit per frame, (batch, time, 1);
+        # a softmax over that last axis gives every frame weight 1.0 (the rank is never shown).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AttentiveStatsPool(nn.Module):
+                def __init__(self, channels, bottleneck=128):
+                    super().__init__()
+                    self.hidden = nn.Linear(channels, bottleneck)
+                    self.logit = nn.Linear(bottleneck, 1)
+
+                def forward(self, frames):
+                    energy = torch.tanh(self.hidden(frames))
+                    alpha = torch.softmax(self.logit(energy), dim=-1)
+                    mean = torch.sum(alpha * frames, dim=1)
+                    std = torch.sqrt((torch.sum(alpha * frames**2, dim=1) - mean**2).clamp(min=1e-5))
+                    return torch.cat([mean, std], dim=-1)
+            """,
+            line=13,
+        ),
+        # The same pooling written with the method form and a mask fill on the (B, T, 1) logits.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class MaskedPool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Linear(width, 1)
+
+                def forward(self, states, keep):
+                    logits = self.score(states)
+                    logits = logits.masked_fill(keep.unsqueeze(-1) == 0, float("-inf"))
+                    weights = logits.softmax(-1)
+                    return (weights * states).sum(1)
+            """,
+            line=12,
+        ),
         # The score convolution has one output channel: softmax over it gives 1.0 everywhere.
         Invalid(
             """

@@ -23,14 +23,18 @@ class WrongAttentionScale(Rule):
     ## What it does
     Checks for attention scores that are scaled, but not by `1/sqrt(d_head)` of the contracted
     (per-head) axis:
-    - multi-head code scaled by the model width instead of the per-head dimension;
+    - multi-head code scaled by the model width instead of the per-head dimension (also when
+      the heads are projected from the width `dim` to `heads * dim_head` and the scale is
+      `dim ** -0.5`);
     - the root multiplied instead of divided (`* sqrt(d)`), or the dimension used without the root
       (`/ d`);
     - a quantity that is not the feature dimension at all (a sequence length, the tensor's rank);
     - the scale applied to the weights *after* the softmax, which leaves the softmax unscaled.
 
     The analysis compares the factor with the contracted axis symbolically (`dim // heads`,
-    `self.head_dim`, `q.shape[-1]`), so it reports only what it can evaluate.
+    `self.head_dim`, `q.shape[-1]`), so it reports only what it can evaluate. A helper that
+    scales by one of its parameters (`attention(q, k, v, d_model)`) is checked with what its
+    callers pass, and the finding points at the caller's argument.
 
     ## Why is this bad?
     With `h` heads, `1/sqrt(d_model)` is `sqrt(h)` times too small: the softmax is flattened
@@ -91,7 +95,7 @@ class WrongAttentionScale(Rule):
                 continue
             target = scores.scale_nodes[-1] if scores.scale_nodes else scores.product
             function = ctx.analysis.function_of(site)
-            passed = _passed_by_caller(ctx, function, target)
+            passed = _passed_by_caller(ctx, function, target, scores.product)
             if passed is not None:
                 # `scaling` is the callee's parameter: the wrong value is the caller's argument, and
                 # the callee (shared by other backends) keeps applying what it is given.
@@ -125,13 +129,14 @@ class WrongAttentionScale(Rule):
     INVALID = INVALID
 
 
-def _passed_by_caller(ctx: RuleContext, function, target) -> Optional[cst.BaseExpression]:
+def _passed_by_caller(ctx: RuleContext, function, target, product) -> Optional[cst.BaseExpression]:
     """For `scores * scaling` with `scaling` a parameter of the function: the argument a caller in
     this file passes for it (where the wrong value is written), else None."""
     if function is None or not isinstance(target, cst.BinaryOperation):
         return None
-    names = [side.value for side in (target.left, target.right) if isinstance(side, cst.Name)]
-    params = [n for n in names if n in function.params]
+    # The names the factor side is made of (`scaling`, `math.sqrt(d_model)`), not the product's.
+    names = {n for side in (target.left, target.right) if not _contains(side, product) for n in _names_in(side)}
+    params = sorted(n for n in names if n in function.params)
     if len(params) != 1 or not isinstance(function.node, cst.FunctionDef):
         return None
     param = params[0]
@@ -149,6 +154,22 @@ def _passed_by_caller(ctx: RuleContext, function, target) -> Optional[cst.BaseEx
                 ):
                     return arg.value
     return None
+
+
+def _contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return node is inner or any(_contains(child, inner) for child in node.children)
+
+
+def _names_in(node: cst.CSTNode):
+    """The plain names read in an expression (`d_model` of `math.sqrt(d_model)`; not `sqrt`)."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute):
+        return _names_in(node.value) - {node.attr.value} if not isinstance(node.value, cst.Name) else set()
+    found = set()
+    for child in node.children:
+        found |= _names_in(child)
+    return found
 
 
 def _head_dim_factor(scaled_after, head_dim):

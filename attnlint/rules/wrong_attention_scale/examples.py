@@ -285,6 +285,249 @@ VALID = [
             Heads(64, 4)
         """
     ),
+    # Heads projected from the model width to `heads * dim_head`, scaled by the per-head size.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.scale = dim_head ** -0.5
+                self.to_q = nn.Linear(dim, inner_dim, bias=False)
+                self.to_kv = nn.Linear(dim, inner_dim * 2, bias=False)
+
+            def forward(self, x, context=None):
+                context = x if context is None else context
+                q = self.to_q(x)
+                k, v = self.to_kv(context).chunk(2, dim=-1)
+                q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * self.scale
+                attn = sim.softmax(dim=-1)
+                out = torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+                return rearrange(out, "b h n d -> b n (h d)")
+        """
+    ),
+    # Cross-attention from a query width to `n_heads * head_size`, scaled by the head size.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, context_dim, n_heads, head_size):
+                super().__init__()
+                self.n_heads = n_heads
+                self.head_size = head_size
+                self.q_proj = nn.Linear(query_dim, n_heads * head_size)
+                self.kv_proj = nn.Linear(context_dim, 2 * n_heads * head_size)
+
+            def forward(self, x, context):
+                b, n, _ = x.shape
+                m = context.shape[1]
+                q = self.q_proj(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+                k, v = self.kv_proj(context).chunk(2, dim=-1)
+                k = k.view(b, m, self.n_heads, -1).transpose(1, 2)
+                v = v.view(b, m, self.n_heads, -1).transpose(1, 2)
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.head_size)
+                weights = logits.softmax(dim=-1)
+                return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
+        """
+    ),
+    # The model width in the scale, but the callers' numbers make it the head size (64 = 64):
+    # the numbers decide, and for them the scale is right.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64):
+                super().__init__()
+                self.heads = heads
+                self.scale = dim ** -0.5
+                self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+
+            def forward(self, x):
+                qkv = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                attn = (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1)
+                return rearrange(attn @ v, "b h n d -> b n (h d)")
+
+
+        if __name__ == "__main__":
+            # One configuration where the width is the head size: 64 = 64.
+            print(Attention(64, heads=4, dim_head=64)(torch.randn(2, 10, 64)).shape)
+        """
+    ),
+    # A module-level helper given the per-head size by its caller.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def dot_product_attention(query, key, value, width):
+            logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(width)
+            return torch.matmul(logits.softmax(dim=-1), value)
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, n_heads, d_model):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_model = d_model
+                self.d_k = d_model // n_heads
+                self.projections = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(3)])
+                self.out = nn.Linear(d_model, d_model)
+
+            def forward(self, query, key, value):
+                n_batch = query.size(0)
+                query, key, value = [
+                    proj(t).view(n_batch, -1, self.n_heads, self.d_k).transpose(1, 2)
+                    for proj, t in zip(self.projections, (query, key, value))
+                ]
+                context = dot_product_attention(query, key, value, self.d_k)
+                context = context.transpose(1, 2).contiguous().view(n_batch, -1, self.d_model)
+                return self.out(context)
+        """
+    ),
+    # The caller passes its configured head size, the one its views split q and k into.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def dot_product_attention(query, key, value, width):
+            logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(width)
+            return torch.matmul(logits.softmax(dim=-1), value)
+
+
+        class Attention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.num_heads = config.num_attention_heads
+                self.head_dim = config.head_dim
+                self.hidden_size = config.hidden_size
+                self.q_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim)
+                self.k_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim)
+                self.v_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim)
+
+            def forward(self, hidden_states):
+                bsz, q_len, _ = hidden_states.size()
+                shape = (bsz, q_len, self.num_heads, self.head_dim)
+                q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+                k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                return dot_product_attention(q, k, v, self.head_dim)
+        """
+    ),
+    # BERT-style heads split by `x.size()[:-1] + (heads, head_size)`, scaled by the head size.
+    Valid(
+        """
+        import math
+        import torch
+        from torch import nn
+
+
+        class EncoderSelfAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.hidden_size = hidden_size
+                self.query = nn.Linear(hidden_size, hidden_size)
+                self.key = nn.Linear(hidden_size, hidden_size)
+                self.value = nn.Linear(hidden_size, hidden_size)
+
+            def split_heads(self, x):
+                x = x.view(x.size()[:-1] + (self.num_heads, self.head_size))
+                return x.permute(0, 2, 1, 3)
+
+            def forward(self, hidden_states, extended_mask=None):
+                q = self.split_heads(self.query(hidden_states))
+                k = self.split_heads(self.key(hidden_states))
+                v = self.split_heads(self.value(hidden_states))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+                if extended_mask is not None:
+                    scores = scores + extended_mask
+                probs = nn.functional.softmax(scores, dim=-1)
+                context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+                return context.view(context.size()[:-2] + (self.hidden_size,))
+        """
+    ),
+    # Heads split by `(*input_shape, -1, head_dim)`, scaled by the head size's inverse root.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class DecoderAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.head_dim = config.head_dim
+                self.num_heads = config.num_attention_heads
+                self.q_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim, bias=False)
+                self.k_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim, bias=False)
+                self.v_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim, bias=False)
+
+            def forward(self, hidden_states):
+                input_shape = hidden_states.shape[:-1]
+                hidden_shape = (*input_shape, -1, self.head_dim)
+                query = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                key = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                value = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                weights = torch.matmul(query, key.transpose(2, 3)) * self.head_dim ** -0.5
+                weights = nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+                return torch.matmul(weights, value).transpose(1, 2).reshape(*input_shape, -1)
+        """
+    ),
+    # Relative-position attention: the content and position scores summed, then divided by the
+    # root of the head size.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class RelativeSelfAttention(nn.Module):
+            def __init__(self, d_model, n_head):
+                super().__init__()
+                self.n_head = n_head
+                self.d_head = d_model // n_head
+                self.root = math.sqrt(self.d_head)
+                self.qkv = nn.Linear(d_model, 3 * d_model)
+                self.pos = nn.Linear(d_model, d_model, bias=False)
+                self.content_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
+                self.position_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
+
+            def forward(self, x, pos_emb):
+                b, t, _ = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, self.n_head, self.d_head)
+                k = k.view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                v = v.view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                p = self.pos(pos_emb).view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                ac = torch.matmul((q + self.content_bias).transpose(1, 2), k.transpose(-2, -1))
+                bd = torch.matmul((q + self.position_bias).transpose(1, 2), p.transpose(-2, -1))
+                logits = (ac + bd) / self.root
+                return torch.matmul(logits.softmax(dim=-1), v)
+        """
+    ),
 ]
 
 INVALID = [
@@ -813,5 +1056,247 @@ INVALID = [
             print(ManyHeads(N_HEADS, EMBED // N_HEADS)(torch.randn(2, 5, EMBED)).shape)
         """,
         line=18,
+    ),
+    # lucidrains-style heads projected from `dim` to `heads * dim_head`: `dim ** -0.5` is the
+    # model width's root, not the per-head size's (early vit-pytorch had this).
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64, dropout=0.0):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.scale = dim ** -0.5
+                self.attend = nn.Softmax(dim=-1)
+                self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+                self.to_out = nn.Sequential(nn.Linear(inner_dim, dim), nn.Dropout(dropout))
+
+            def forward(self, x):
+                qkv = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+                attn = self.attend(dots)
+                out = torch.matmul(attn, v)
+                return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads=8, dim_head=64, dropout=0.0):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.scale = dim ** -0.5
+                self.attend = nn.Softmax(dim=-1)
+                self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+                self.to_out = nn.Sequential(nn.Linear(inner_dim, dim), nn.Dropout(dropout))
+
+            def forward(self, x):
+                qkv = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                dots = torch.matmul(q, k.transpose(-1, -2)) * q.shape[-1] ** -0.5
+                attn = self.attend(dots)
+                out = torch.matmul(attn, v)
+                return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
+        """,
+        line=19,
+    ),
+    # Cross-attention scaled by the query width; the heads come from `view(b, n, heads, -1)`.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, context_dim, n_heads, head_size):
+                super().__init__()
+                self.n_heads = n_heads
+                self.query_dim = query_dim
+                self.q_proj = nn.Linear(query_dim, n_heads * head_size)
+                self.kv_proj = nn.Linear(context_dim, 2 * n_heads * head_size)
+
+            def forward(self, x, context):
+                b, n, _ = x.shape
+                m = context.shape[1]
+                q = self.q_proj(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+                k, v = self.kv_proj(context).chunk(2, dim=-1)
+                k = k.view(b, m, self.n_heads, -1).transpose(1, 2)
+                v = v.view(b, m, self.n_heads, -1).transpose(1, 2)
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.query_dim)
+                weights = logits.softmax(dim=-1)
+                return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
+        """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, context_dim, n_heads, head_size):
+                super().__init__()
+                self.n_heads = n_heads
+                self.query_dim = query_dim
+                self.q_proj = nn.Linear(query_dim, n_heads * head_size)
+                self.kv_proj = nn.Linear(context_dim, 2 * n_heads * head_size)
+
+            def forward(self, x, context):
+                b, n, _ = x.shape
+                m = context.shape[1]
+                q = self.q_proj(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+                k, v = self.kv_proj(context).chunk(2, dim=-1)
+                k = k.view(b, m, self.n_heads, -1).transpose(1, 2)
+                v = v.view(b, m, self.n_heads, -1).transpose(1, 2)
+                logits = torch.matmul(q, k.transpose(-2, -1)) / q.shape[-1] ** 0.5
+                weights = logits.softmax(dim=-1)
+                return torch.matmul(weights, v).transpose(1, 2).reshape(b, n, -1)
+        """,
+        line=21,
+    ),
+    # A helper whose width argument the caller fills with the model width: q and k arrive as
+    # (batch, heads, tokens, d_model // n_heads). Reported at the argument.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def dot_product_attention(query, key, value, width):
+            logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(width)
+            return torch.matmul(logits.softmax(dim=-1), value)
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, n_heads, d_model):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_model = d_model
+                self.d_k = d_model // n_heads
+                self.projections = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(3)])
+                self.out = nn.Linear(d_model, d_model)
+
+            def forward(self, query, key, value):
+                n_batch = query.size(0)
+                query, key, value = [
+                    proj(t).view(n_batch, -1, self.n_heads, self.d_k).transpose(1, 2)
+                    for proj, t in zip(self.projections, (query, key, value))
+                ]
+                context = dot_product_attention(query, key, value, self.d_model)
+                context = context.transpose(1, 2).contiguous().view(n_batch, -1, self.d_model)
+                return self.out(context)
+        """,
+        line=26,
+    ),
+    # The heads split by a view whose rank is unknown (`x.size()[:-1] + (heads, head_size)`):
+    # the last axis is still the head size, and the scale is the hidden size's root.
+    Invalid(
+        """
+        import math
+        import torch
+        from torch import nn
+
+
+        class EncoderSelfAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.hidden_size = hidden_size
+                self.query = nn.Linear(hidden_size, hidden_size)
+                self.key = nn.Linear(hidden_size, hidden_size)
+                self.value = nn.Linear(hidden_size, hidden_size)
+
+            def split_heads(self, x):
+                x = x.view(x.size()[:-1] + (self.num_heads, self.head_size))
+                return x.permute(0, 2, 1, 3)
+
+            def forward(self, hidden_states, extended_mask=None):
+                q = self.split_heads(self.query(hidden_states))
+                k = self.split_heads(self.key(hidden_states))
+                v = self.split_heads(self.value(hidden_states))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hidden_size)
+                if extended_mask is not None:
+                    scores = scores + extended_mask
+                probs = nn.functional.softmax(scores, dim=-1)
+                context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+                return context.view(context.size()[:-2] + (self.hidden_size,))
+        """,
+        fixed="""
+        import math
+        import torch
+        from torch import nn
+
+
+        class EncoderSelfAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.hidden_size = hidden_size
+                self.query = nn.Linear(hidden_size, hidden_size)
+                self.key = nn.Linear(hidden_size, hidden_size)
+                self.value = nn.Linear(hidden_size, hidden_size)
+
+            def split_heads(self, x):
+                x = x.view(x.size()[:-1] + (self.num_heads, self.head_size))
+                return x.permute(0, 2, 1, 3)
+
+            def forward(self, hidden_states, extended_mask=None):
+                q = self.split_heads(self.query(hidden_states))
+                k = self.split_heads(self.key(hidden_states))
+                v = self.split_heads(self.value(hidden_states))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / self.head_size ** 0.5
+                if extended_mask is not None:
+                    scores = scores + extended_mask
+                probs = nn.functional.softmax(scores, dim=-1)
+                context = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+                return context.view(context.size()[:-2] + (self.hidden_size,))
+        """,
+        line=24,
+    ),
+    # Content and position scores summed (Transformer-XL, Conformer), then multiplied by the root.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class RelativeSelfAttention(nn.Module):
+            def __init__(self, d_model, n_head):
+                super().__init__()
+                self.n_head = n_head
+                self.d_head = d_model // n_head
+                self.root = math.sqrt(self.d_head)
+                self.qkv = nn.Linear(d_model, 3 * d_model)
+                self.pos = nn.Linear(d_model, d_model, bias=False)
+                self.content_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
+                self.position_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
+
+            def forward(self, x, pos_emb):
+                b, t, _ = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, self.n_head, self.d_head)
+                k = k.view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                v = v.view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                p = self.pos(pos_emb).view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                ac = torch.matmul((q + self.content_bias).transpose(1, 2), k.transpose(-2, -1))
+                bd = torch.matmul((q + self.position_bias).transpose(1, 2), p.transpose(-2, -1))
+                logits = (ac + bd) * self.root
+                return torch.matmul(logits.softmax(dim=-1), v)
+        """,
+        line=26,
     ),
 ]
