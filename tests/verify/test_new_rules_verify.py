@@ -173,3 +173,35 @@ def test_wrong_fix_is_rejected(code, source, entry, params, wrong):
     assert old in source
     reports = verify(code, source, source.replace(old, new), entry=entry, params=params, **CPU32)
     assert reports and not all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
+
+
+MODULE_OF_X_CAUSAL_FLAG = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_model=32, n_heads=4, block_size=16):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("keep", torch.ones(block_size, block_size, dtype=torch.bool).tril())
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_heads, -1).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=self.keep[:T, :T], is_causal=True)
+        return y.transpose(1, 2).reshape(B, T, C)
+"""
+
+
+def test_a_module_of_x_gives_no_evidence_against_a_reference_on_other_qkv():
+    # Its projections make its own q, k, v: comparing its output with attention over the
+    # witness's q, k, v says nothing of the fix, so the verdict is "no evidence", never "failed".
+    from attnlint.verify.session import SETUP_CHECKS
+
+    source = textwrap.dedent(MODULE_OF_X_CAUSAL_FLAG)
+    reports = verify("ATN207", source, _engine_fix("ATN207", source), entry="CausalAttention", **CPU32)
+    failed = [c.name for r in reports for c in r.failed_checks()]
+    assert failed and set(failed) <= set(SETUP_CHECKS), failed
