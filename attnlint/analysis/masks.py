@@ -126,8 +126,11 @@ def from_local_name(name: str) -> Optional[MaskFacts]:
 
 def negated_names(body: cst.CSTNode) -> set:
     """Names the body inverts with `~` as they are (`~keep`, `~valid[:, None, :]`), not inside a
-    nested function."""
+    nested function. A name whose dtype the body tests (`mask.dtype == torch.bool`,
+    `mask.is_floating_point()`) is left out: the code takes both kinds, and the `~` sits on the
+    bool branch only."""
     found = set()
+    dtype_tested = set()
 
     def visit(node: cst.CSTNode) -> None:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -138,12 +141,18 @@ def negated_names(body: cst.CSTNode) -> set:
                 inner = inner.value
             if isinstance(inner, cst.Name):
                 found.add(inner.value)
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.attr.value in ("dtype", "is_floating_point", "is_complex")
+        ):
+            dtype_tested.add(node.value.value)
         for child in node.children:
             visit(child)
 
     for child in body.children:
         visit(child)
-    return found
+    return found - dtype_tested
 
 
 def is_mask_param(name: str) -> bool:

@@ -489,3 +489,14 @@ def test_ones_scattered_into_zeros_at_index_pairs_are_an_adjacency_that_can_leav
     assert adj.mask.origin == "scattered" and adj.mask.convention == ATTEND and adj.mask.can_mask_whole_row
     assert looped.mask.can_mask_whole_row is None  # self loops keep every row's own entry
     assert onehot.mask is None  # an entry in every row
+
+
+def test_a_name_whose_dtype_the_body_tests_is_not_shown_bool_by_its_inversion():
+    import libcst as cst
+
+    from attnlint.analysis.masks import negated_names
+
+    body = cst.parse_module(
+        "if m.dtype == torch.bool:\n    s = s.masked_fill(~m, x)\nelse:\n    s = s + m\nt = ~keep[:, None]\n"
+    )
+    assert negated_names(body) == {"keep"}

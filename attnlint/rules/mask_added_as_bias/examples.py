@@ -3,6 +3,21 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A mask that may be bool or a float bias, tested by its dtype: `~` on the bool branch only,
+    # the float one added (an SDPA fallback written by hand).
+    Valid(
+        """
+        import torch
+        def attention(query, key, value, attn_mask=None):
+            w = torch.matmul(query, key.transpose(-2, -1)) * query.shape[-1] ** -0.5
+            if attn_mask is not None:
+                if attn_mask.dtype == torch.bool:
+                    w = w.masked_fill(~attn_mask, float("-inf"))
+                else:
+                    w = w + attn_mask
+            return torch.softmax(w, dim=-1) @ value
+        """
+    ),
     # A parameter inverted with `~` and handed to SDPA as bool: what SDPA expects.
     Valid(
         """
