@@ -28,7 +28,13 @@ class InvertedMaskConvention(Rule):
     widely read public teaching code.
 
     Only masks whose convention the analysis can trace (and whose dtype is bool; float masks
-    are additive in both APIs) are reported.
+    are additive in both APIs) are reported. It is traced through helpers, callers and layer
+    stacks (`for layer in self.layers: x = layer(x, pad)`), comparison methods
+    (`ids.eq(pad_id)`, `torch.ne(tokens, pad)`), `logical_or`/`logical_and`/`logical_not`,
+    transposes (a time-major pad mask turned batch-first), and the name of a local whose value
+    says nothing else (`memory_valid = pixel_mask.bool()`, `keep_mask`: True = attend;
+    `invalid_keys`: True = masked; never `valid_lens`). A class of the checked code named like a
+    torch module (`class TransformerEncoderLayer`) is read through its own `forward`.
 
     ## Fix safety
     The fix is unsafe: it changes which positions are attended (that is the point). For a causal
