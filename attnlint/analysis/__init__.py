@@ -28,7 +28,8 @@ import libcst as cst
 
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
-from attnlint.analysis.names import collect_aliases, iter_statements, names_in
+from attnlint.analysis.calls import argument as call_argument
+from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
@@ -95,6 +96,25 @@ class ModuleAnalysis:
 
     def arguments_for(self, function: FunctionFacts, param: str) -> List[Value]:
         """What callers in this file pass for `param` of `function` (a method: through `self.`)."""
+        found = []
+        for call, position in self._calls_binding(function, param):
+            value = call.argument(position, param)
+            if value is not None:
+                found.append(value)
+        return found
+
+    def argument_nodes_for(self, function: FunctionFacts, param: str) -> List[cst.BaseExpression]:
+        """The expressions callers in this file write for `param` of `function` (where a wrong
+        value passed in is written), in the order of the calls."""
+        found = []
+        for call, position in self._calls_binding(function, param):
+            arg = call_argument(call.call, position, param)
+            if arg is not None:
+                found.append(arg.value)
+        return found
+
+    def _calls_binding(self, function: FunctionFacts, param: str):
+        """(call site, position of `param` with self not counted) for each call of `function`."""
         if function.node is None or not isinstance(function.node, cst.FunctionDef):
             return []
         names = [p.name.value for p in function.node.params.params]
@@ -108,12 +128,26 @@ class ModuleAnalysis:
                 for call in caller.calls:
                     index.setdefault((call.callee, call.method), []).append(call)
             self._calls_by_callee = index
-        found = []
-        for call in self._calls_by_callee.get((function.name, method), ()):
-            value = call.argument(position, param)
-            if value is not None:
-                found.append(value)
-        return found
+        return [(call, position) for call in self._calls_by_callee.get((function.name, method), ())]
+
+    def scale_passed_by_caller(self, site: SoftmaxSite) -> Optional[cst.BaseExpression]:
+        """For scores scaled by a factor made of one parameter of their function (`scores *
+        scaling`, `/ math.sqrt(d_model)`): the argument the first caller in this file passes for
+        it, where the value the scale uses is written. None when the factor is not a parameter."""
+        scores = site.input.scores
+        function = self.function_of(site)
+        if scores is None or function is None or not scores.scale_nodes:
+            return None
+        target = scores.scale_nodes[-1]
+        if not isinstance(target, cst.BinaryOperation) or not isinstance(function.node, cst.FunctionDef):
+            return None
+        # The names the factor side is made of, not the product's (`self.scale` is no parameter).
+        factor_sides = [side for side in (target.left, target.right) if not contains(side, scores.product)]
+        params = sorted({n for side in factor_sides for n in plain_names_read(side)} & set(function.params))
+        if len(params) != 1:
+            return None
+        passed = self.argument_nodes_for(function, params[0])
+        return passed[0] if passed else None
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
         if self._forward_by_class is None:

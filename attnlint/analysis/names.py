@@ -200,3 +200,21 @@ def names_in(node: cst.CSTNode) -> set:
 
     node.visit(_Names())
     return found
+
+
+def plain_names_read(node: cst.CSTNode) -> set:
+    """The plain names an expression reads, not through an attribute: `d_model` of
+    `math.sqrt(d_model)`, nothing of `self.scale` (an attribute is not the variable of its name)."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute):
+        return set() if isinstance(node.value, cst.Name) else plain_names_read(node.value) - {node.attr.value}
+    found = set()
+    for child in node.children:
+        found |= plain_names_read(child)
+    return found
+
+
+def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Is `inner` (by identity) `node` or inside it?"""
+    return node is inner or any(contains(child, inner) for child in node.children)

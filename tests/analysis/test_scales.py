@@ -209,3 +209,29 @@ class Fused(nn.Module):
 def test_an_einsum_projection_by_a_role_named_weight_carries_the_tokens_scale(init, kind):
     analysis, _ = analyse(EINSUM_PROJECTION.format(init=init))
     assert only_softmax(analysis).input.scores.scale_verdict().kind == kind
+
+
+SCALE_FROM_A_PARAMETER = """
+import math
+import torch
+
+def attend(q, k, v, d_model, temperature):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_model)
+    return torch.softmax(scores, dim=-1) @ v
+
+def attend_by_attribute(self, q, k, v, scale):
+    scores = (q @ k.transpose(-2, -1)) * self.scale
+    return torch.softmax(scores, dim=-1) @ v
+
+def run(q, k, v):
+    return attend(q, k, v, 512, 1.0), attend(q, k, v, d_model=256, temperature=1.0)
+"""
+
+
+def test_a_scale_made_of_one_parameter_is_traced_to_the_first_callers_argument():
+    analysis, module = analyse(SCALE_FROM_A_PARAMETER)
+    by_function = {analysis.function_of(s).name: s for s in analysis.softmax_sites}
+    passed = analysis.scale_passed_by_caller(by_function["attend"])
+    assert module.code_for_node(passed) == "512"
+    # `self.scale` reads an attribute, not the parameter `scale`: nothing is traced to a caller.
+    assert analysis.scale_passed_by_caller(by_function["attend_by_attribute"]) is None

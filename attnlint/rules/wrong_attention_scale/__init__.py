@@ -93,14 +93,13 @@ class WrongAttentionScale(Rule):
                 continue
             else:
                 continue
-            target = scores.scale_nodes[-1] if scores.scale_nodes else scores.product
-            function = ctx.analysis.function_of(site)
-            passed = _passed_by_caller(ctx, function, target, scores.product)
+            passed = ctx.analysis.scale_passed_by_caller(site)
             if passed is not None:
                 # `scaling` is the callee's parameter: the wrong value is the caller's argument, and
                 # the callee (shared by other backends) keeps applying what it is given.
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
+            target = scores.scale_nodes[-1] if scores.scale_nodes else scores.product
             ctx.report(target, message, fix=self._fix(ctx, scores))
 
     @staticmethod
@@ -127,49 +126,6 @@ class WrongAttentionScale(Rule):
 
     VALID = VALID
     INVALID = INVALID
-
-
-def _passed_by_caller(ctx: RuleContext, function, target, product) -> Optional[cst.BaseExpression]:
-    """For `scores * scaling` with `scaling` a parameter of the function: the argument a caller in
-    this file passes for it (where the wrong value is written), else None."""
-    if function is None or not isinstance(target, cst.BinaryOperation):
-        return None
-    # The names the factor side is made of (`scaling`, `math.sqrt(d_model)`), not the product's.
-    names = {n for side in (target.left, target.right) if not _contains(side, product) for n in _names_in(side)}
-    params = sorted(n for n in names if n in function.params)
-    if len(params) != 1 or not isinstance(function.node, cst.FunctionDef):
-        return None
-    param = params[0]
-    positional = [p.name.value for p in function.node.params.params]
-    if function.class_name is not None and positional[:1] == ["self"]:
-        positional = positional[1:]  # `self.attend(q, k, v, scaling)`: self is not an argument
-    position = positional.index(param) if param in positional else 99
-    for caller in ctx.analysis.functions:
-        for call in caller.calls:
-            if call.callee != function.name:
-                continue
-            for index, arg in enumerate(call.call.args):
-                if (arg.keyword is not None and arg.keyword.value == param) or (
-                    arg.keyword is None and index == position
-                ):
-                    return arg.value
-    return None
-
-
-def _contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return node is inner or any(_contains(child, inner) for child in node.children)
-
-
-def _names_in(node: cst.CSTNode):
-    """The plain names read in an expression (`d_model` of `math.sqrt(d_model)`; not `sqrt`)."""
-    if isinstance(node, cst.Name):
-        return {node.value}
-    if isinstance(node, cst.Attribute):
-        return _names_in(node.value) - {node.attr.value} if not isinstance(node.value, cst.Name) else set()
-    found = set()
-    for child in node.children:
-        found |= _names_in(child)
-    return found
 
 
 def _head_dim_factor(scaled_after, head_dim):
