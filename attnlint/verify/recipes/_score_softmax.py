@@ -75,6 +75,7 @@ from attnlint.verify.tolerance import (
 )
 
 WITNESS_SILENTLY_WRONG = "witness_original_silently_wrong"
+WITNESS_ORIGINAL_RAISES = "witness_original_raises"
 FIXED_MATCHES_NAIVE = "fixed_matches_float64_naive_kernel"
 FIXED_MATCHES_SDPA = "fixed_matches_float64_sdpa"
 FIXED_GRADIENT_MATCHES = "fixed_gradient_matches_float64_reference"
@@ -399,19 +400,34 @@ def run_trials(
 
 
 def run_recipe(
-    request: Mapping[str, Any], rule_code: str, extra_checks: Optional[ExtraChecks] = None
+    request: Mapping[str, Any],
+    rule_code: str,
+    extra_checks: Optional[ExtraChecks] = None,
+    *,
+    invisible_on_single_token: bool = False,
+    loud_original_counts: bool = False,
 ) -> List[Dict[str, Any]]:
-    """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype."""
+    """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype.
+
+    ``invisible_on_single_token``: the rule's bug cannot change the output of one query over one
+    key (a scale, a view that moves a size-1 axis), so there the original must equal the
+    reference; where it does not, the reference does not model the module (a projection or head
+    count read wrongly) and nothing can be concluded (``no_evidence``: not-run, never failed).
+    ``loud_original_counts``: an original that raises on the witness is wrong too (a view of a
+    non-contiguous chunk raises instead of mixing positions), so the witness check accepts it.
+    """
     return run_trials(
         request,
         rule_code,
-        lambda trial: _verify_on(trial, extra_checks),
+        lambda trial: _verify_on(trial, extra_checks, invisible_on_single_token, loud_original_counts),
         build_spec,
         initial_measurements=lambda spec: {"heads": float(spec.heads), "head_dim": float(spec.head_dim)},
     )
 
 
-def _verify_on(trial: Trial, extra_checks: Optional[ExtraChecks]) -> None:
+def _verify_on(
+    trial: Trial, extra_checks: Optional[ExtraChecks], invisible_on_single_token: bool, loud_original_counts: bool
+) -> None:
     original, fixed, spec = trial.original, trial.fixed, trial.spec
     checks, measurements = trial.checks, trial.measurements
     shapes = witness_shapes(spec, trial.params)
@@ -419,11 +435,17 @@ def _verify_on(trial: Trial, extra_checks: Optional[ExtraChecks]) -> None:
     # The references use the *original* module's parameters (the fixed one holds the same
     # values after the strict load): nothing of the code under judgement goes into them.
     refs = {name: references(original, x, spec) for name, x in inputs.items()}
-    checks.append(
-        check_original_silently_wrong(
-            WITNESS_SILENTLY_WRONG, original, inputs["witness"], refs["witness"], measurements, context=spec.describe()
-        )
+    if invisible_on_single_token:
+        mismatch = reference_mismatch(original, inputs["single_token"], refs["single_token"], spec)
+        if mismatch is not None:
+            checks.append(["no_evidence", False, mismatch])
+            return
+    witness = check_original_silently_wrong(
+        WITNESS_SILENTLY_WRONG, original, inputs["witness"], refs["witness"], measurements, context=spec.describe()
     )
+    if loud_original_counts and not witness[1] and witness[2].startswith("original raises"):
+        witness = [WITNESS_ORIGINAL_RAISES, True, witness[2] + " (the bug is loud here, not silent)"]
+    checks.append(witness)
     _measure_equal_outputs(original, fixed, inputs["witness"], measurements)
     _measure_single_token(original, fixed, inputs["single_token"], refs["single_token"], measurements)
     checks.extend(check_fixed(fixed, original, inputs, refs, spec, trial.seed, measurements))
@@ -468,6 +490,23 @@ def check_original_silently_wrong(
         return [check, False, f"{not_visible}original is within tolerance on the {where}: {comparison.describe()}"]
     tail = note(outcome) if note is not None else ""
     return [check, True, f"original runs on the {where} but {comparison.describe()}{tail}"]
+
+
+def reference_mismatch(original: nn.Module, x: torch.Tensor, refs: References, spec: Spec) -> Optional[str]:
+    """Why the reference cannot judge this module, or None: on one query over one key, where the
+    bug cannot show, the original is off the reference (an original that raises says nothing)."""
+    outcome = run_module(original, x)
+    if outcome.error is not None or outcome.output is None:
+        return None
+    comparison = flash_rule(outcome.output, refs.golden, refs.plain)
+    if comparison.passed:
+        return None
+    return (
+        f"the reference does not reproduce this module ({spec.describe()}): on a single token "
+        f"{tuple(x.shape)}, where this bug cannot change the output, the original is off it "
+        f"({comparison.describe()}); name its projections with --param projections=... and "
+        "--param out_proj=..., or verify the attention function it calls (FILE::Name)"
+    )
 
 
 def _measure_equal_outputs(

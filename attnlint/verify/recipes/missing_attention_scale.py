@@ -40,7 +40,7 @@ CAUSAL_FIRST_QUERY_BIT_IDENTICAL = "causal_first_query_bit_identical"
 
 
 def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    return run_recipe(request, RULE_CODE, _invisible_cases)
+    return run_recipe(request, RULE_CODE, _invisible_cases, invisible_on_single_token=True)
 
 
 def _invisible_cases(

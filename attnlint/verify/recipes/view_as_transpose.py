@@ -17,4 +17,4 @@ RULE_CODE = "ATN106"
 
 
 def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    return run_recipe(request, RULE_CODE)
+    return run_recipe(request, RULE_CODE, invisible_on_single_token=True, loud_original_counts=True)
