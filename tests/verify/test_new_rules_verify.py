@@ -205,3 +205,78 @@ def test_a_module_of_x_gives_no_evidence_against_a_reference_on_other_qkv():
     reports = verify("ATN207", source, _engine_fix("ATN207", source), entry="CausalAttention", **CPU32)
     failed = [c.name for r in reports for c in r.failed_checks()]
     assert failed and set(failed) <= set(SETUP_CHECKS), failed
+
+
+# An output projection the reference cannot find (`self.o`): the reference is attention without
+# one, so it differs from the module even on one token, where the scale cannot matter.
+UNFOUND_OUTPUT_PROJECTION = """
+import math
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.h, self.d_model, self.d_k = n_heads, d_model, d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.o = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q, k, v = (t.view(B, T, self.h, self.d_k).transpose(1, 2) for t in self.qkv(x).split(self.d_model, dim=-1))
+        att = (q @ k.transpose(-2, -1) / math.sqrt(self.d_model)).softmax(-1)
+        return self.o((att @ v).transpose(1, 2).reshape(B, T, self.d_model))
+"""
+
+
+def test_a_reference_off_the_module_on_one_token_is_no_evidence_and_naming_the_projection_verifies():
+    from attnlint.verify.session import SETUP_CHECKS
+
+    source = textwrap.dedent(UNFOUND_OUTPUT_PROJECTION)
+    fixed = _engine_fix("ATN104", source)
+    reports = verify("ATN104", source, fixed, entry="Attention", **CPU32)
+    failed = [c for r in reports for c in r.failed_checks()]
+    assert failed and {c.name for c in failed} <= set(SETUP_CHECKS), [c.name for c in failed]
+    assert "single token" in failed[0].detail
+    # Told where the output projection is, the same reference reproduces the module and proves the fix.
+    reports = verify("ATN104", source, fixed, entry="Attention", params={"out_proj": "o"}, **CPU32)
+    assert reports and all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
+
+
+# Heads split by a view of a chunk of the fused projection: the original view raises (the chunk is
+# not contiguous), which is as wrong as mixing positions; the fix runs and matches the reference.
+VIEW_OF_A_CHUNK = """
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(B, self.heads, N, self.head_dim)
+        k = k.view(B, self.heads, N, self.head_dim)
+        v = v.view(B, self.heads, N, self.head_dim)
+        att = ((q @ k.transpose(-2, -1)) * self.head_dim ** -0.5).softmax(dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(B, N, C))
+"""
+
+
+def test_a_view_that_raises_on_the_witness_is_evidence_and_its_fix_is_verified():
+    source = textwrap.dedent(VIEW_OF_A_CHUNK)
+    reports = verify("ATN106", source, _engine_fix("ATN106", source), entry="Attention", **CPU32)
+    assert reports and all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
+    assert any(c.name == "witness_original_raises" and c.passed for r in reports for c in r.checks)
+    # Half a fix (only q transposed) still fails the reference.
+    half = source.replace(
+        "q = q.view(B, self.heads, N, self.head_dim)", "q = q.reshape(B, N, self.heads, self.head_dim).transpose(1, 2)"
+    )
+    reports = verify("ATN106", source, half, entry="Attention", **CPU32)
+    assert reports and not all(r.ok for r in reports)
