@@ -304,6 +304,7 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
         dtype="bool",
         can_mask_whole_row=whole,
         padding_under_causal=under_causal and not whole,
+        causal_part=grows and ("causal" in origins or a.causal_part or b.causal_part),
     )
 
 

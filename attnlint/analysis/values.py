@@ -181,6 +181,9 @@ class MaskFacts:
     # The code shows the values are bool: the parameter is inverted with `~` where it is used
     # (`~keep[:, None, :]`), which a float bias would not survive.
     shown_bool: bool = False
+    # A causal triangle is part of this mask (`causal & attention_mask[:, None, None, :]`): the
+    # queries see no later key, whatever else the mask does.
+    causal_part: bool = False
 
 
 @dataclass(frozen=True)
@@ -751,6 +754,7 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         param=agreed("param"),
         scaled=a.scaled or b.scaled,
         padding_under_causal=a.padding_under_causal and b.padding_under_causal,
+        causal_part=a.causal_part and b.causal_part,
     )
 
 

@@ -39,7 +39,7 @@ def entry_facts(sources: Iterable[str], entry: str) -> Dict[str, Any]:
                 continue
             for site in list(function.fill_sites) + list(function.mask_uses):
                 mask = site.mask.mask
-                if mask is not None and mask.origin == "causal":
+                if mask is not None and (mask.origin == "causal" or mask.causal_part):
                     facts["causal"] = True
             if function.class_name is None:
                 roles = [value.role for value in list(function.params.values())[:3]]

@@ -500,3 +500,24 @@ def test_a_name_whose_dtype_the_body_tests_is_not_shown_bool_by_its_inversion():
         "if m.dtype == torch.bool:\n    s = s.masked_fill(~m, x)\nelse:\n    s = s + m\nt = ~keep[:, None]\n"
     )
     assert negated_names(body) == {"keep"}
+
+
+def test_a_causal_triangle_combined_to_mask_more_is_part_of_the_mask_and_one_that_masks_less_is_not():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(scores, attention_mask, pad_mask):
+            T = scores.size(-1)
+            causal = torch.ones(T, T, dtype=torch.bool).tril()
+            keep = causal[None, None] & attention_mask[:, None, None, :].bool()
+            loose = causal | attention_mask[:, None, None, :].bool()
+            blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1) | pad_mask[:, None, None, :]
+            return keep, loose, blocked
+        """
+    )
+    assert env(analysis, "f", "keep").mask.causal_part
+    assert env(analysis, "f", "blocked").mask.causal_part
+    # `|` of two keep-masks attends where either does: later keys can be seen again.
+    loose = env(analysis, "f", "loose").mask
+    assert loose is None or not loose.causal_part
