@@ -13,7 +13,7 @@ import inspect
 import sys
 import types
 import typing
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import torch
 from torch import nn
@@ -112,11 +112,11 @@ class ConfigNamespace(types.SimpleNamespace):
         )
 
 
-def _default_for(name: str, given: Mapping[str, Any]) -> Any:
+def _default_for(name: str, given: Mapping[str, Any], usual: Mapping[str, Any] = CONSTRUCTOR_DEFAULTS) -> Any:
     if name in given:
         return given[name]
-    if name in CONSTRUCTOR_DEFAULTS:
-        return CONSTRUCTOR_DEFAULTS[name]
+    if name in usual:
+        return usual[name]
     raise KeyError(name)
 
 
@@ -129,7 +129,9 @@ def _annotation(cls: type, name: str, param: inspect.Parameter) -> Any:
     return None if annotation is inspect.Parameter.empty else annotation
 
 
-def build_config(annotation: Any, name: str, given: Mapping[str, Any]) -> Any:
+def build_config(
+    annotation: Any, name: str, given: Mapping[str, Any], usual: Mapping[str, Any] = CONSTRUCTOR_DEFAULTS
+) -> Any:
     """A configuration object for a constructor parameter: a dataclass of the annotated type (its
     defaults, then the usual names, then the user's values), an instance of an HF-style config class
     (``PretrainedConfig`` subclasses take keyword arguments), else a :class:`ConfigNamespace`."""
@@ -144,8 +146,8 @@ def build_config(annotation: Any, name: str, given: Mapping[str, Any]) -> Any:
                 kwargs[f.name] = values.get(f.name, flat.get(f.name))
             elif f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
                 continue
-            elif f.name in CONSTRUCTOR_DEFAULTS:
-                kwargs[f.name] = CONSTRUCTOR_DEFAULTS[f.name]
+            elif f.name in usual:
+                kwargs[f.name] = usual[f.name]
             else:
                 missing.append(f.name)
         if missing:
@@ -158,24 +160,28 @@ def build_config(annotation: Any, name: str, given: Mapping[str, Any]) -> Any:
         try:  # HF-style: every field a keyword argument with a default
             signature = inspect.signature(annotation.__init__)
             accepted = {
-                n: _default_for(n, {**flat, **values})
+                n: _default_for(n, {**flat, **values}, usual)
                 for n in list(signature.parameters)[1:]
-                if n in values or n in flat or n in CONSTRUCTOR_DEFAULTS
+                if n in values or n in flat or n in usual
             }
             return annotation(**accepted)
         except Exception as exc:  # noqa: BLE001
             raise CannotBuild(f"cannot build {annotation.__name__} for {name!r}: {exc}") from exc
-    return ConfigNamespace(**{**CONSTRUCTOR_DEFAULTS, **flat, **values})
+    return ConfigNamespace(**{**usual, **flat, **values})
 
 
-def constructor_kwargs(cls: type, given: Mapping[str, Any]) -> Dict[str, Any]:
+def constructor_kwargs(
+    cls: type, given: Mapping[str, Any], usual: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]:
     """Arguments for ``cls(...)``: the user's (``given``), then for every other required parameter a
     value by its name (:data:`CONSTRUCTOR_DEFAULTS`), or a configuration object when the parameter
     holds one (dataclass, HF-style config class, or a namespace for ``config``/``cfg``/...).
 
     ``given`` keys the constructor does not take are fields of its configuration object.
+    ``usual`` replaces some usual values for one recipe (a bug that needs two heads to show).
     Raises :class:`CannotBuild` saying which arguments to pass, and how.
     """
+    usual = {**CONSTRUCTOR_DEFAULTS, **(usual or {})}
     try:
         signature = inspect.signature(cls.__init__)
     except (TypeError, ValueError):
@@ -196,11 +202,12 @@ def constructor_kwargs(cls: type, given: Mapping[str, Any]) -> Dict[str, Any]:
         if param.default is not param.empty:
             continue
         if is_config:
-            kwargs[name] = build_config(annotation, name, given)
-        elif name in CONSTRUCTOR_DEFAULTS:
-            kwargs[name] = CONSTRUCTOR_DEFAULTS[name]
+            kwargs[name] = build_config(annotation, name, given, usual)
+        elif name in usual:
+            kwargs[name] = usual[name]
         else:
             missing.append(name)
+    _fit_widths_to_heads(kwargs, parameters, chosen=set(kwargs) - set(given))
     if missing:
         example = ", ".join(f'"{m}": ...' for m in missing)
         raise CannotBuild(
@@ -208,6 +215,26 @@ def constructor_kwargs(cls: type, given: Mapping[str, Any]) -> Dict[str, Any]:
             f"give them with --init '{{{example}}}' or [tool.attnlint.verify] init"
         )
     return kwargs
+
+
+_WIDTH_NAMES = ("d_model", "embed_dim", "dim", "hidden_dim", "hidden_size", "n_embd", "emb_dim", "embedding_dim")
+_HEADS_NAMES = ("num_heads", "n_heads", "n_head", "heads", "num_attention_heads")
+
+
+def _fit_widths_to_heads(kwargs: Dict[str, Any], parameters, chosen: set) -> None:
+    """A model width chosen here must split into the heads the constructor asks for (its default
+    `num_heads=8`, or the user's): `dim=6` with 8 heads gives a head dim of 0 and a module that
+    cannot run, which says nothing of a fix. Widths the user gave are left alone."""
+    defaults = {name: p.default for name, p in parameters if p.default is not p.empty}
+    heads = next(
+        (v for n in _HEADS_NAMES for v in (kwargs.get(n, defaults.get(n)),) if isinstance(v, int) and v > 1), None
+    )
+    if heads is None:
+        return
+    for name in _WIDTH_NAMES:
+        value = kwargs.get(name)
+        if name in chosen and isinstance(value, int) and value % heads:
+            kwargs[name] = value * heads
 
 
 def build_pair(

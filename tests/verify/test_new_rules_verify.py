@@ -280,3 +280,93 @@ def test_a_view_that_raises_on_the_witness_is_evidence_and_its_fix_is_verified()
     )
     reports = verify("ATN106", source, half, entry="Attention", **CPU32)
     assert reports and not all(r.ok for r in reports)
+
+
+# Written as `forward(q, k, v, mask=None)` with sizes that have no default: the witness is
+# self-attention (x given as q, k and v), with two heads so that the width and the head dim differ.
+QKV_FORWARD_WIDTH_SCALE = """
+import math
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.W_q, self.W_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.W_v, self.W_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def split(self, x):
+        b, t, _ = x.size()
+        return x.view(b, t, self.num_heads, self.d_head).transpose(1, 2)
+
+    def forward(self, q, k, v, mask=None):
+        Q, K, V = self.split(self.W_q(q)), self.split(self.W_k(k)), self.split(self.W_v(v))
+        scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(self.d_model)
+        out = torch.matmul(torch.softmax(scores, dim=-1), V)
+        b, _, t, _ = out.size()
+        return self.W_o(out.transpose(1, 2).reshape(b, t, self.d_model))
+"""
+
+
+def test_a_module_of_q_k_v_is_run_as_self_attention_with_two_heads_and_its_fix_verified():
+    source = textwrap.dedent(QKV_FORWARD_WIDTH_SCALE)
+    reports = verify("ATN104", source, _engine_fix("ATN104", source), entry="MultiHeadAttention", **CPU32)
+    assert reports and all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
+    assert all(r.measurements["heads"] == 2 for r in reports)
+    wrong = source.replace("math.sqrt(self.d_model)", "self.d_head")
+    reports = verify("ATN104", source, wrong, entry="MultiHeadAttention", **CPU32)
+    assert reports and not all(r.ok for r in reports)
+
+
+def test_a_chosen_width_is_a_multiple_of_the_head_count_the_constructor_defaults_to():
+    from attnlint.verify.loading import constructor_kwargs
+
+    class Attention:
+        def __init__(self, dim, num_heads=8, qkv_bias=True):
+            pass
+
+    class Given:
+        def __init__(self, dim, num_heads=8):
+            pass
+
+    assert constructor_kwargs(Attention, {})["dim"] % 8 == 0
+    # A width the user gives is theirs, divisible or not.
+    assert constructor_kwargs(Given, {"dim": 6})["dim"] == 6
+
+
+# A causal triangle combined with the padding mask: the reference is causal too.
+CAUSAL_AND_PADDING = """
+import math
+import torch
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model=32, n_head=4):
+        super().__init__()
+        self.n_head, self.hd = n_head, d_model // n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, self.hd).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.hd)
+        causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        keep = causal[None, None] & attention_mask[:, None, None, :].bool()
+        probs = scores.masked_fill(~keep, float("-inf")).softmax(dim=-1)
+        return self.proj((probs @ v).transpose(1, 2).reshape(B, T, C))
+"""
+
+
+def test_a_causal_triangle_combined_with_the_padding_mask_makes_the_reference_causal():
+    from attnlint.verify import verify_fix
+    from attnlint.verify.entry_facts import entry_facts
+
+    source = textwrap.dedent(CAUSAL_AND_PADDING)
+    assert entry_facts([source], "CausalSelfAttention")["causal"]
+    reports = verify_fix("ATN203", source, entry="CausalSelfAttention", **CPU32)
+    assert reports and all(r.ok for r in reports), "\n".join(r.summary() for r in reports)

@@ -150,6 +150,7 @@ def build_entries(
     seed: int,
     build: Optional[Callable[[nn.Module, Mapping[str, Any]], Any]] = None,
     locate_stage: str = "locate the projections and heads",
+    usual_values: Optional[Mapping[str, Any]] = None,
 ) -> Entries:
     """Load both sources and build both entries; raises :class:`SetupError` saying which stage failed."""
     entry = request["entry"]
@@ -164,7 +165,7 @@ def build_entries(
         is_module = isinstance(original_obj, type) and issubclass(original_obj, nn.Module)
         if is_module:
             stage = "choose constructor arguments"
-            kwargs = constructor_kwargs(original_obj, params.get("init_kwargs") or {})
+            kwargs = constructor_kwargs(original_obj, params.get("init_kwargs") or {}, usual_values)
             stage = "construct both modules from one seed and load the weights strictly"
             original_obj, fixed_obj = build_pair(original_obj, fixed_obj, kwargs, seed)
         elif not callable(original_obj) or not callable(fixed_obj):
@@ -201,15 +202,17 @@ def run_trials(
     build: Optional[Callable[[nn.Module, Mapping[str, Any]], Any]] = None,
     locate_stage: str = "locate the projections and heads",
     initial_measurements: Callable[[Any], Dict[str, float]] = lambda spec: {},
+    usual_values: Optional[Mapping[str, Any]] = None,
 ) -> List[Dict[str, Any]]:
-    """Build the entries, then run ``verify_on`` once per device and dtype; one report dict each."""
+    """Build the entries, then run ``verify_on`` once per device and dtype; one report dict each.
+    ``usual_values``: constructor values this recipe's witness needs instead of the usual ones."""
     params: Mapping[str, Any] = request.get("params") or {}
     seed = int(request.get("seed", 0))
     # The witnesses are tiny: intra-op threads only add scheduling noise, which on a busy machine
     # costs seconds per run. One thread by default (this child process is ours alone).
     torch.set_num_threads(max(1, int(params.get("threads", 1))))
     try:
-        entries = build_entries(request, params, seed, build, locate_stage)
+        entries = build_entries(request, params, seed, build, locate_stage, usual_values)
     except SetupError as exc:
         return [make_report(rule_code, "any", "any", [["build_modules", False, str(exc)]], {})]
     reports: List[Dict[str, Any]] = []

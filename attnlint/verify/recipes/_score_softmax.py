@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import math
 import warnings
 from dataclasses import dataclass
@@ -329,12 +330,32 @@ def run_module(module: nn.Module, x: torch.Tensor, record_warnings: bool = False
         if record_warnings:
             warnings.simplefilter("always")
         try:
-            out = _first_tensor(module(x))
+            out = _first_tensor(self_attend(module, x))
         except Exception as exc:  # noqa: BLE001 - a crash is evidence, not a harness error
             return Outcome(None, exc, _messages(caught))
     if not isinstance(out, torch.Tensor):
         return Outcome(None, TypeError(f"forward returned {type(out).__name__}, not a tensor"))
     return Outcome(out, None, _messages(caught))
+
+
+def self_attend(module: nn.Module, x: torch.Tensor) -> Any:
+    """The module as self-attention over ``x``: ``x`` for every required input of its forward.
+
+    The reference projects q, k and v from one ``x``; a module written as ``forward(q, k, v,
+    mask=None)`` (the Annotated Transformer's) is that self-attention when given ``x`` three
+    times. Optional inputs (a mask, a cache) keep their defaults."""
+    return module(*([x] * required_inputs(module)))
+
+
+def required_inputs(module: nn.Module) -> int:
+    """How many positional inputs ``module.forward`` needs (at least one)."""
+    try:
+        params = list(inspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):
+        return 1
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    needed = [p for p in params if p.kind in positional and p.default is inspect.Parameter.empty]
+    return max(1, len(needed))
 
 
 def _messages(caught: Optional[Sequence[warnings.WarningMessage]]) -> Tuple[str, ...]:
@@ -347,7 +368,7 @@ def gradient_comparison(
     """FlashAttention's rule on d(out . g)/dx, references from ``reference_module``'s parameters."""
     with torch.enable_grad():
         x_test = x.detach().clone().requires_grad_(True)
-        out = _first_tensor(module(x_test))
+        out = _first_tensor(self_attend(module, x_test))
         generator = torch.Generator().manual_seed(seed + 1)
         upstream64 = torch.randn(out.shape, generator=generator, dtype=torch.float64).to(out.device)
         (grad_test,) = torch.autograd.grad(out, x_test, upstream64.to(out.dtype))
@@ -393,10 +414,11 @@ def run_trials(
     build: Callable[[nn.Module, Mapping[str, Any]], Spec] = build_spec,
     locate_stage: str = "locate the projections and heads",
     initial_measurements: Callable[[Spec], Dict[str, float]] = lambda spec: {},
+    usual_values: Optional[Mapping[str, Any]] = None,
 ) -> List[Dict[str, Any]]:
     """The one harness (:func:`attnlint.verify.recipes._harness.run_trials`) with the per-head spec
     built from the module: ``trial.spec`` is set when ``verify_on`` runs."""
-    return _run_trials(request, rule_code, verify_on, build, locate_stage, initial_measurements)
+    return _run_trials(request, rule_code, verify_on, build, locate_stage, initial_measurements, usual_values)
 
 
 def run_recipe(
@@ -406,6 +428,7 @@ def run_recipe(
     *,
     invisible_on_single_token: bool = False,
     loud_original_counts: bool = False,
+    usual_values: Optional[Mapping[str, Any]] = None,
 ) -> List[Dict[str, Any]]:
     """Run the common checks (plus ``extra_checks``) for ``rule_code``; one report dict per device/dtype.
 
@@ -415,6 +438,7 @@ def run_recipe(
     count read wrongly) and nothing can be concluded (``no_evidence``: not-run, never failed).
     ``loud_original_counts``: an original that raises on the witness is wrong too (a view of a
     non-contiguous chunk raises instead of mixing positions), so the witness check accepts it.
+    ``usual_values``: constructor values the witness needs instead of the loader's usual ones.
     """
     return run_trials(
         request,
@@ -422,6 +446,7 @@ def run_recipe(
         lambda trial: _verify_on(trial, extra_checks, invisible_on_single_token, loud_original_counts),
         build_spec,
         initial_measurements=lambda spec: {"heads": float(spec.heads), "head_dim": float(spec.head_dim)},
+        usual_values=usual_values,
     )
 
 
