@@ -47,10 +47,28 @@ def entry_facts(sources: Iterable[str], entry: str) -> Dict[str, Any]:
             for name in function.params:
                 if name in facts["mask_format"]:
                     continue
-                fmt = mask_format_for_name(name) or _format_from_use(function, name)
+                fmt = (
+                    mask_format_for_name(name)
+                    or _format_from_callers(function.params[name])
+                    or _format_from_use(function, name)
+                )
                 if fmt is not None:
                     facts["mask_format"][name] = fmt
     return facts
+
+
+def _format_from_callers(value: Any) -> Optional[str]:
+    """The witness format of a parameter whose callers all build one kind of per-token mask (ids
+    compared with the pad id, lengths against positions): what it means comes from them, not
+    from how this entry reads it, which is what a convention bug gets wrong."""
+    from attnlint.analysis.values import ATTEND, MASKED
+
+    mask = value.mask
+    if mask is None or mask.origin not in ("padding", "lengths") or mask.dtype != "bool":
+        return None
+    if value.rank is not None and value.rank != 2:
+        return None  # spread over heads or queries by the caller: not (batch, tokens)
+    return {MASKED: "key_padding", ATTEND: "keep"}.get(mask.convention or "")
 
 
 def _format_from_use(function: Any, name: str) -> Optional[str]:
@@ -58,13 +76,33 @@ def _format_from_use(function: Any, name: str) -> Optional[str]:
     for use in function.mask_uses:
         if _names_param(use.mask_node, name):
             if use.api == "sdpa" and use.keyword == "attn_mask":
-                return "sdpa_keep"
+                if isinstance(use.mask_node, cst.Name):
+                    return "sdpa_keep"
+                # `attn_mask=keep[:, None, None, :]`: the parameter is a (batch, tokens) keep-mask
+                # that the code spreads over heads and queries itself.
+                return "keep" if _spreads_tokens_to_4d(use.mask_node) else None
             if use.keyword.endswith("key_padding_mask"):
                 return "key_padding"
     for fill in function.fill_sites:
         if _names_param(fill.mask_node, name) and not fill.keeps_where_true:
             return "key_padding"  # filled where True: True marks the padding
     return None
+
+
+def _spreads_tokens_to_4d(node: cst.CSTNode) -> bool:
+    """`m[:, None, None, :]`: a (batch, tokens) mask given axes for the heads and the queries."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 4:
+        return False
+    kinds = []
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value == "None":
+            kinds.append("new")
+        elif isinstance(index, cst.Slice) and index.lower is None and index.upper is None and index.step is None:
+            kinds.append("all")
+        else:
+            return False
+    return kinds == ["all", "new", "new", "all"]
 
 
 def _names_param(node: Optional[cst.CSTNode], name: str) -> bool:

@@ -370,3 +370,13 @@ def test_a_causal_triangle_combined_with_the_padding_mask_makes_the_reference_ca
     assert entry_facts([source], "CausalSelfAttention")["causal"]
     reports = verify_fix("ATN203", source, entry="CausalSelfAttention", **CPU32)
     assert reports and all(r.ok for r in reports), "\n".join(r.summary() for r in reports)
+
+
+def test_an_entry_that_needs_a_mask_the_recipe_does_not_make_is_no_evidence():
+    from attnlint.verify.session import SETUP_CHECKS
+
+    source = textwrap.dedent(VIEW_OF_A_CHUNK).replace("def forward(self, x):", "def forward(self, x, pad_mask):")
+    reports = verify("ATN106", source, _engine_fix("ATN106", source), entry="Attention", **CPU32)
+    failed = [c for r in reports for c in r.failed_checks()]
+    assert failed and {c.name for c in failed} <= set(SETUP_CHECKS)
+    assert "pad_mask" in failed[0].detail

@@ -122,3 +122,32 @@ def test_findings_of_rules_without_a_recipe_are_not_asked_for(monkeypatch):
     skipped: list = []
     kept = fixable_findings(source, "causal_attention.py", Settings(), None, skipped)
     assert [f.code for f in kept] == ["ATN102"] and skipped == ["ATN204"]
+
+
+def test_a_mask_parameter_takes_its_format_from_how_its_callers_build_it_before_how_the_entry_reads_it():
+    # The entry hands `pad_mask` to SDPA (True = attend) but its caller builds True at the
+    # padding: the witness must be what the caller passes, or a convention bug cannot be shown.
+    from attnlint.verify.entry_facts import entry_facts
+
+    source = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def forward(self, q, k, v, pad_mask, keep):
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=pad_mask[:, None, None, :])
+        return a + F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+
+
+class Encoder(nn.Module):
+    def __init__(self, pad_id=0):
+        super().__init__()
+        self.pad_id = pad_id
+        self.attn = Attention()
+
+    def forward(self, ids, x, keep):
+        return self.attn(x, x, x, ids == self.pad_id, keep)
+"""
+    assert entry_facts([source], "Attention")["mask_format"] == {"pad_mask": "key_padding", "keep": "keep"}

@@ -344,18 +344,25 @@ def self_attend(module: nn.Module, x: torch.Tensor) -> Any:
     The reference projects q, k and v from one ``x``; a module written as ``forward(q, k, v,
     mask=None)`` (the Annotated Transformer's) is that self-attention when given ``x`` three
     times. Optional inputs (a mask, a cache) keep their defaults."""
-    return module(*([x] * required_inputs(module)))
+    return module(*([x] * max(1, len(required_inputs(module)))))
 
 
-def required_inputs(module: nn.Module) -> int:
-    """How many positional inputs ``module.forward`` needs (at least one)."""
+def required_inputs(module: nn.Module) -> List[str]:
+    """The positional inputs ``module.forward`` needs (no default)."""
     try:
         params = list(inspect.signature(module.forward).parameters.values())
     except (TypeError, ValueError):
-        return 1
+        return []
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    needed = [p for p in params if p.kind in positional and p.default is inspect.Parameter.empty]
-    return max(1, len(needed))
+    return [p.name for p in params if p.kind in positional and p.default is inspect.Parameter.empty]
+
+
+def required_masks(module: nn.Module) -> List[str]:
+    """Required inputs named as masks (`forward(self, x, pad_mask)`): this recipe's witnesses
+    make none, and a tensor of x in their place means nothing."""
+    from attnlint.analysis.masks import is_mask_param
+
+    return [name for name in required_inputs(module) if is_mask_param(name)]
 
 
 def _messages(caught: Optional[Sequence[warnings.WarningMessage]]) -> Tuple[str, ...]:
@@ -460,6 +467,17 @@ def _verify_on(
     # The references use the *original* module's parameters (the fixed one holds the same
     # values after the strict load): nothing of the code under judgement goes into them.
     refs = {name: references(original, x, spec) for name, x in inputs.items()}
+    masks_needed = required_masks(original)
+    if masks_needed:
+        checks.append(
+            [
+                "no_evidence",
+                False,
+                f"the entry needs a mask ({', '.join(masks_needed)}) that this recipe's witnesses do not "
+                "make; verify the attention function it calls (FILE::Name), or give the mask a default",
+            ]
+        )
+        return
     if invisible_on_single_token:
         mismatch = reference_mismatch(original, inputs["single_token"], refs["single_token"], spec)
         if mismatch is not None:
