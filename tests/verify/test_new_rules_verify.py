@@ -380,3 +380,7 @@ def test_an_entry_that_needs_a_mask_the_recipe_does_not_make_is_no_evidence():
     failed = [c for r in reports for c in r.failed_checks()]
     assert failed and {c.name for c in failed} <= set(SETUP_CHECKS)
     assert "pad_mask" in failed[0].detail
+    # A size the forward needs (`forward(x, h, w)`) is not something x can stand for either.
+    sized = source.replace("def forward(self, x, pad_mask):", "def forward(self, x, h, w):")
+    reports = verify("ATN106", sized, _engine_fix("ATN106", sized), entry="Attention", **CPU32)
+    assert {c.name for r in reports for c in r.failed_checks()} == {"no_evidence"}

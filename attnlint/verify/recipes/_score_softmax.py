@@ -357,12 +357,14 @@ def required_inputs(module: nn.Module) -> List[str]:
     return [p.name for p in params if p.kind in positional and p.default is inspect.Parameter.empty]
 
 
-def required_masks(module: nn.Module) -> List[str]:
-    """Required inputs named as masks (`forward(self, x, pad_mask)`): this recipe's witnesses
-    make none, and a tensor of x in their place means nothing."""
-    from attnlint.analysis.masks import is_mask_param
+def undriven_inputs(module: nn.Module) -> List[str]:
+    """Required inputs the self-attention witness cannot give: past the first, every required
+    input must be a query, key or value (`forward(q, k, v)`); a mask (`pad_mask`) or a size
+    (`forward(x, h, w)`) is something this recipe's witnesses do not make."""
+    from attnlint.analysis.names import role_from_name
+    from attnlint.analysis.values import KEY, QUERY, VALUE
 
-    return [name for name in required_inputs(module) if is_mask_param(name)]
+    return [name for name in required_inputs(module)[1:] if role_from_name(name) not in (QUERY, KEY, VALUE)]
 
 
 def _messages(caught: Optional[Sequence[warnings.WarningMessage]]) -> Tuple[str, ...]:
@@ -467,14 +469,14 @@ def _verify_on(
     # The references use the *original* module's parameters (the fixed one holds the same
     # values after the strict load): nothing of the code under judgement goes into them.
     refs = {name: references(original, x, spec) for name, x in inputs.items()}
-    masks_needed = required_masks(original)
-    if masks_needed:
+    undriven = undriven_inputs(original)
+    if undriven:
         checks.append(
             [
                 "no_evidence",
                 False,
-                f"the entry needs a mask ({', '.join(masks_needed)}) that this recipe's witnesses do not "
-                "make; verify the attention function it calls (FILE::Name), or give the mask a default",
+                f"the entry needs inputs ({', '.join(undriven)}) that this recipe's self-attention witness "
+                "does not make; verify the attention function it calls (FILE::Name)",
             ]
         )
         return
