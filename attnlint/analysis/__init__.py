@@ -29,7 +29,7 @@ import libcst as cst
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
 from attnlint.analysis.calls import argument as call_argument
-from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, plain_names_read
+from attnlint.analysis.names import collect_aliases, iter_statements, names_in, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
@@ -136,14 +136,13 @@ class ModuleAnalysis:
         it, where the value the scale uses is written. None when the factor is not a parameter."""
         scores = site.input.scores
         function = self.function_of(site)
-        if scores is None or function is None or not scores.scale_nodes:
+        if scores is None or function is None or not scores.scale_steps:
             return None
-        target = scores.scale_nodes[-1]
-        if not isinstance(target, cst.BinaryOperation) or not isinstance(function.node, cst.FunctionDef):
+        factor = scores.scale_steps[-1].factor
+        if factor is None or not isinstance(function.node, cst.FunctionDef):
             return None
-        # The names the factor side is made of, not the product's (`self.scale` is no parameter).
-        factor_sides = [side for side in (target.left, target.right) if not contains(side, scores.product)]
-        params = sorted({n for side in factor_sides for n in plain_names_read(side)} & set(function.params))
+        # Plain names only: `self.scale` is no parameter, whatever its attribute is called.
+        params = sorted(plain_names_read(factor) & set(function.params))
         if len(params) != 1:
             return None
         passed = self.argument_nodes_for(function, params[0])

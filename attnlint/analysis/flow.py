@@ -556,8 +556,10 @@ class Evaluator:
             if isinstance(op, (cst.MultiplyAssign, cst.DivideAssign)):
                 from attnlint.analysis import scores
 
-                factor = _factor(operand, isinstance(op, cst.DivideAssign))
-                self._bind(small.target, scores.scaled(current, factor, small), name_roles=False)
+                divides = isinstance(op, cst.DivideAssign)
+                factor = _factor(operand, divides)
+                result = scores.scaled(current, factor, small, factor_node=small.value, divides=divides)
+                self._bind(small.target, result, name_roles=False)
             elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
                 self._bind(
                     small.target,

@@ -32,6 +32,7 @@ from attnlint.analysis.values import (
     SCORES,
     UNKNOWN,
     Axis,
+    ScaleStep,
     ScoreFacts,
     Value,
     any_true,
@@ -102,7 +103,9 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
         # The product is not the operand: whatever size the operand stood for, it no longer does.
-        result = scaled(tensor, factor, node, written=written).with_(node=node, sym=None)
+        factor_node = node.right if tensor is left else node.left
+        divides = isinstance(op, cst.Divide)
+        result = scaled(tensor, factor, node, written, factor_node, divides).with_(node=node, sym=None)
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result
@@ -173,18 +176,27 @@ def _resolved_factor(ev, written: Optional[Sym]) -> Optional[Sym]:
     return written if resolved is None else resolved
 
 
-def scaled(value: Value, factor: Optional[Sym], node=None, written: Optional[Sym] = None) -> Value:
+def scaled(
+    value: Value,
+    factor: Optional[Sym],
+    node=None,
+    written: Optional[Sym] = None,
+    factor_node: Optional[cst.BaseExpression] = None,
+    divides: bool = False,
+) -> Value:
     """`value` multiplied by `factor` (None: by something unknown). `written`: the factor before
-    sizes shown equal to others were substituted (default: `factor` itself)."""
+    sizes shown equal to others were substituted (default: `factor` itself). `factor_node`: the
+    expression that is the factor, and `divides` whether the code divides by it."""
     new_scale = value.scale * factor if value.scale is not None and factor is not None else None
     if value.scores is not None:
-        nodes = value.scores.scale_nodes + ((node,) if node is not None else ())
+        step = ScaleStep(node, factor_node, divides)
+        nodes = value.scores.scale_steps + ((step,) if node is not None else ())
         as_written = _times(value.scores.scale_as_written, written if written is not None else factor)
         scores = replace(
             value.scores,
             scaled=True,
             scale=_times(value.scores.scale, factor),
-            scale_nodes=nodes,
+            scale_steps=nodes,
             scale_as_written=as_written,
         )
         return value.with_(scores=scores, scaled=True, scale=scores.scale)
@@ -202,19 +214,24 @@ def _mul_function(ev, call: Call):
     flow = _flow()
     a, b = ev.eval(call.args[0].value), ev.eval(call.args[1].value)
     tensor, other = (a, b) if flow.tensorish(a) else (b, a)
-    written = _factor_of(other, call.name.endswith(("div", "divide")) and tensor is a)
-    return scaled(tensor, _resolved_factor(ev, written), call.node, written=written).with_(node=call.node)
+    divides = call.name.endswith(("div", "divide")) and tensor is a
+    written = _factor_of(other, divides)
+    factor_node = call.args[1 if tensor is a else 0].value
+    result = scaled(tensor, _resolved_factor(ev, written), call.node, written, factor_node, divides)
+    return result.with_(node=call.node)
 
 
 @handlers.method("mul", "div", "mul_", "div_", "true_divide", "multiply", "divide")
 def _mul_method(ev, call: Call):
     values = ev.args(call.node)
-    written = _factor_of(values[0], call.name.startswith(("div", "true_div"))) if values else None
+    divides = call.name.startswith(("div", "true_div"))
+    written = _factor_of(values[0], divides) if values else None
     factor = _resolved_factor(ev, written)
     receiver = call.receiver
     if receiver.softmax is not None and receiver.scores is None:
         receiver.softmax.scaled_after.append((call.node, factor))
-    result = scaled(receiver, factor, call.node, written=written).with_(node=call.node)
+    factor_node = call.node.args[0].value if call.node.args else None
+    result = scaled(receiver, factor, call.node, written, factor_node, divides).with_(node=call.node)
     if call.name.endswith("_"):
         ev.update_in_place(call.receiver_node, result)
     return result
@@ -548,7 +565,8 @@ def _baddbmm(ev, call: Call):
     product = matmul(ev, left, right, call.node, args[1].value, args[2].value, batched_3d=True)
     alpha = flow._arg(call.node, 99, "alpha")
     if alpha is not None and product.scores is not None:
-        product = scaled(product, ev.resolve(_factor_of(ev.eval(alpha.value), False)), call.node)
+        factor = ev.resolve(_factor_of(ev.eval(alpha.value), False))
+        product = scaled(product, factor, call.node, factor_node=alpha.value)
     if product.scores is not None:
         product = product.with_(scores=replace(product.scores, adds_bias=True))
     return product

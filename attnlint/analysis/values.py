@@ -86,6 +86,18 @@ class Constructor:
 
 
 @dataclass(frozen=True)
+class ScaleStep:
+    """One factor applied to the scores: where (`s / math.sqrt(d)`, `s *= scale`, a `baddbmm`
+    alpha), the expression that is the factor as written (None when it is no one expression), and
+    whether the scores are divided by it. A fix rewrites `factor`; a caller's argument for a
+    parameter the factor reads is where a wrong value is written."""
+
+    node: cst.CSTNode = field(compare=False)
+    factor: Optional[cst.BaseExpression] = field(default=None, compare=False)
+    divides: bool = False
+
+
+@dataclass(frozen=True)
 class ScoreFacts:
     """How a score tensor was made, and what happened to it on the way to a softmax."""
 
@@ -110,8 +122,8 @@ class ScoreFacts:
     # The same size read from the other operand (`k.shape[-1]` where `head_dim` is `q.shape[-1]`):
     # the contracted axes of a product are one size, whichever operand the code reads it from.
     head_dim_aliases: Tuple[Any, ...] = ()
-    # Where each factor was applied (the `*`/`/` expressions), for messages and fixes.
-    scale_nodes: Tuple[cst.CSTNode, ...] = field(default=(), compare=False)
+    # Each factor applied on the way here, in order, for messages and fixes.
+    scale_steps: Tuple[ScaleStep, ...] = field(default=(), compare=False)
     # `baddbmm(bias, q, kᵀ)`: the product adds a bias inside (scaling its result scales the bias).
     adds_bias: bool = False
     # Expressions in scope that hold the head dimension (`self.head_dim`, `d_k`), for fixes.

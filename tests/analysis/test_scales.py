@@ -235,3 +235,26 @@ def test_a_scale_made_of_one_parameter_is_traced_to_the_first_callers_argument()
     assert module.code_for_node(passed) == "512"
     # `self.scale` reads an attribute, not the parameter `scale`: nothing is traced to a caller.
     assert analysis.scale_passed_by_caller(by_function["attend_by_attribute"]) is None
+
+
+@pytest.mark.parametrize(
+    "scores,factor,divides",
+    [
+        ("(q @ k.transpose(-2, -1)) / math.sqrt(C)", "math.sqrt(C)", True),
+        ("self.scale * (q @ k.transpose(-2, -1))", "self.scale", False),
+        ("torch.mul(q @ k.transpose(-2, -1), C ** -0.5)", "C ** -0.5", False),
+        ("(q @ k.transpose(-2, -1)).div(self.head_dim ** 0.5)", "self.head_dim ** 0.5", True),
+        ("torch.baddbmm(q.new_zeros(1), q, k.transpose(-2, -1), alpha=1 / C)", "1 / C", False),
+    ],
+)
+def test_each_scale_step_names_the_factor_a_fix_rewrites(scores, factor, divides):
+    analysis, module = analyse(MODULE.format(scores=scores, init_scale="1.0"))
+    steps = only_softmax(analysis).input.scores.scale_steps
+    assert [(module.code_for_node(s.factor), s.divides) for s in steps] == [(factor, divides)]
+
+
+def test_an_augmented_division_is_a_scale_step_of_its_right_side():
+    source = MODULE.replace("        s = {scores}\n", "        s = q @ k.transpose(-2, -1)\n        s /= math.sqrt(C)\n")
+    analysis, module = analyse(source.format(init_scale="None"))
+    (step,) = only_softmax(analysis).input.scores.scale_steps
+    assert module.code_for_node(step.factor) == "math.sqrt(C)" and step.divides

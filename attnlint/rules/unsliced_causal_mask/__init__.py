@@ -5,19 +5,10 @@ from __future__ import annotations
 from attnlint.analysis import masks
 from attnlint.analysis.calls import positional
 from attnlint.diagnostics import Applicability
-from attnlint.analysis.names import names_in
+from attnlint.analysis.names import contains, names_in
 from attnlint.fixers import statement_taking_a_line_before
 from attnlint.fixers.masking import LengthReads, is_repeatable, slice_buffer
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
-
-
-def _inside(analysis, node, ancestor) -> bool:
-    """Is `node` within `ancestor` (the function whose site this is)?"""
-    while node is not None:
-        if node is ancestor:
-            return True
-        node = analysis.parent_of(node)
-    return False
 
 
 class UnslicedCausalMask(Rule):
@@ -101,7 +92,7 @@ class UnslicedCausalMask(Rule):
             statement = statement_taking_a_line_before(ctx.analysis, buffer)
             taken = names_in(function.node or ctx.module) if statement is not None else ()
             fix = slice_buffer(ctx.module, buffer, lengths, reads, statement, taken)
-        elif _inside(ctx.analysis, buffer, function.node):
+        elif contains(function.node, buffer):
             # Read into a name first (`mask = self.mask.bool()`): the use, where the sizes clash.
             where = mask_node
         ctx.report(

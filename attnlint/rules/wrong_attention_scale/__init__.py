@@ -51,7 +51,9 @@ class WrongAttentionScale(Rule):
     The fix is unsafe: it changes every attention weight, and a model trained with the wrong
     scale needs retraining. It replaces the factor with the per-head dimension the code already
     names (`self.head_dim`, `d_k`), else the operand's contracted axis (`q.shape[-1]`). It is
-    offered for a single `*` or `/` whose factor side is clear; a scale after the softmax has no fix.
+    offered when the scores get one factor (`*`, `/`, `*=`, `/=`, `.div(...)`, `torch.mul`, a
+    `baddbmm` alpha): the analysis knows which expression is that factor. A scale after the softmax
+    has no fix.
     """
 
     code = "ATN104"
@@ -99,14 +101,14 @@ class WrongAttentionScale(Rule):
                 # the callee (shared by other backends) keeps applying what it is given.
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
-            target = scores.scale_nodes[-1] if scores.scale_nodes else scores.product
+            target = scores.scale_steps[-1].node if scores.scale_steps else scores.product
             ctx.report(target, message, fix=self._fix(ctx, scores))
 
     @staticmethod
     def _fix(ctx: RuleContext, scores) -> Optional[NodeFix]:
-        if len(scores.scale_nodes) != 1 or not isinstance(scores.scale_nodes[0], cst.BinaryOperation):
+        if len(scores.scale_steps) != 1 or scores.scale_steps[0].factor is None:
             return None
-        node = scores.scale_nodes[0]
+        step = scores.scale_steps[0]
         if scores.head_dim_names:
             head = scores.head_dim_names[0]
         elif scores.feature_dim is not None:
@@ -114,18 +116,23 @@ class WrongAttentionScale(Rule):
             head = f"{ctx.code(operand)}.shape[{axis}]"
         else:
             return None
-        if isinstance(node.operator, cst.Divide):
-            factor, new = node.right, f"{head} ** 0.5"
-        elif isinstance(node.operator, cst.Multiply) and _factor_like(node.right) != _factor_like(node.left):
-            factor = node.right if _factor_like(node.right) else node.left
-            new = f"{head} ** -0.5"
-        else:
-            return None
-        replacement = cst.parse_expression(new)
-        return NodeFix(f"Scale by 1/sqrt({head})", Applicability.UNSAFE, (Replacement(factor, replacement),))
+        replacement = cst.parse_expression(f"{head} ** 0.5" if step.divides else f"{head} ** -0.5")
+        return NodeFix(f"Scale by 1/sqrt({head})", Applicability.UNSAFE, (Replacement(step.factor, replacement),))
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _head_dim_factor(scaled_after, head_dim):
+    """The factor multiplied into the weights after the softmax that is made of the head dimension
+    (`w / math.sqrt(d_k)`): a scale in the wrong place, not a temperature."""
+    if head_dim is None:
+        return None
+    atoms = set(head_dim.atoms())
+    for node, factor in reversed(scaled_after):
+        if factor is not None and not factor.is_const and set(factor.atoms()) <= atoms:
+            return node, factor
+    return None
 
 
 def _head_dim_factor(scaled_after, head_dim):

@@ -1297,6 +1297,35 @@ INVALID = [
                 logits = (ac + bd) * self.root
                 return torch.matmul(logits.softmax(dim=-1), v)
         """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class RelativeSelfAttention(nn.Module):
+            def __init__(self, d_model, n_head):
+                super().__init__()
+                self.n_head = n_head
+                self.d_head = d_model // n_head
+                self.root = math.sqrt(self.d_head)
+                self.qkv = nn.Linear(d_model, 3 * d_model)
+                self.pos = nn.Linear(d_model, d_model, bias=False)
+                self.content_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
+                self.position_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
+
+            def forward(self, x, pos_emb):
+                b, t, _ = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, self.n_head, self.d_head)
+                k = k.view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                v = v.view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                p = self.pos(pos_emb).view(b, t, self.n_head, self.d_head).transpose(1, 2)
+                ac = torch.matmul((q + self.content_bias).transpose(1, 2), k.transpose(-2, -1))
+                bd = torch.matmul((q + self.position_bias).transpose(1, 2), p.transpose(-2, -1))
+                logits = (ac + bd) * self.d_head ** -0.5
+                return torch.matmul(logits.softmax(dim=-1), v)
+        """,
         line=26,
     ),
 ]
