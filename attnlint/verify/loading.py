@@ -18,6 +18,10 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import torch
 from torch import nn
 
+# The names tutorials give a model width and a head count (the width must split into the heads).
+MODEL_WIDTH_NAMES = ("d_model", "embed_dim", "dim", "hidden_dim", "hidden_size", "n_embd", "emb_dim", "embedding_dim")
+HEAD_COUNT_NAMES = ("num_heads", "n_heads", "n_head", "heads", "num_attention_heads")
+
 # Values for constructor arguments the caller did not give, by the names tutorials use. Chosen so the
 # entry works at the witness shapes: projection dims small (fast, and the cube witness batch = tokens
 # = dim stays tiny) and not a perfect square (sqrt(d) a power of two would make `/ sqrt(d)` and
@@ -32,11 +36,6 @@ CONSTRUCTOR_DEFAULTS: Dict[str, Any] = {
     "out_dim": 6,
     "output_dim": 6,
     "out_features": 6,
-    "d_model": 6,
-    "embed_dim": 6,
-    "dim": 6,
-    "hidden_dim": 6,
-    "hidden_size": 6,
     "d_k": 6,
     "head_dim": 6,
     "context_length": 16,
@@ -47,14 +46,6 @@ CONSTRUCTOR_DEFAULTS: Dict[str, Any] = {
     "dropout": 0.0,
     "dropout_p": 0.0,
     "attn_dropout": 0.0,
-    "num_heads": 1,
-    "n_heads": 1,
-    "n_head": 1,
-    "heads": 1,
-    "num_attention_heads": 1,
-    "n_embd": 6,
-    "emb_dim": 6,
-    "embedding_dim": 6,
     "max_position_embeddings": 16,
     "drop_rate": 0.0,
     "attention_dropout": 0.0,
@@ -67,6 +58,8 @@ CONSTRUCTOR_DEFAULTS: Dict[str, Any] = {
     "n_layers": 1,
     "num_layers": 1,
     "qkv_bias": False,
+    **{name: 6 for name in MODEL_WIDTH_NAMES},
+    **{name: 1 for name in HEAD_COUNT_NAMES},
 }
 
 
@@ -217,21 +210,17 @@ def constructor_kwargs(
     return kwargs
 
 
-_WIDTH_NAMES = ("d_model", "embed_dim", "dim", "hidden_dim", "hidden_size", "n_embd", "emb_dim", "embedding_dim")
-_HEADS_NAMES = ("num_heads", "n_heads", "n_head", "heads", "num_attention_heads")
-
-
 def _fit_widths_to_heads(kwargs: Dict[str, Any], parameters, chosen: set) -> None:
     """A model width chosen here must split into the heads the constructor asks for (its default
     `num_heads=8`, or the user's): `dim=6` with 8 heads gives a head dim of 0 and a module that
     cannot run, which says nothing of a fix. Widths the user gave are left alone."""
     defaults = {name: p.default for name, p in parameters if p.default is not p.empty}
     heads = next(
-        (v for n in _HEADS_NAMES for v in (kwargs.get(n, defaults.get(n)),) if isinstance(v, int) and v > 1), None
+        (v for n in HEAD_COUNT_NAMES for v in (kwargs.get(n, defaults.get(n)),) if isinstance(v, int) and v > 1), None
     )
     if heads is None:
         return
-    for name in _WIDTH_NAMES:
+    for name in MODEL_WIDTH_NAMES:
         value = kwargs.get(name)
         if name in chosen and isinstance(value, int) and value % heads:
             kwargs[name] = value * heads

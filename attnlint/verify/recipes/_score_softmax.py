@@ -57,6 +57,7 @@ import torch
 from torch import nn
 
 from attnlint.verify.kernels import SDPA_BACKENDS, naive_attention, sdpa_reference
+from attnlint.verify.loading import HEAD_COUNT_NAMES
 from attnlint.verify.recipes._harness import (  # noqa: F401 - re-exported for the recipes
     Outcome,
     References,
@@ -103,7 +104,8 @@ ROLE_ALIASES: Dict[str, Tuple[str, ...]] = {
 }
 FUSED_ALIASES = ("qkv", "toqkv", "wqkv", "qkvproj", "cattn", "inproj", "qkvlinear", "linearqkv")
 OUT_ALIASES = ("outproj", "oproj", "wo", "wout", "toout", "cproj", "proj", "fcout", "dense", "out", "linearout")
-HEADS_ALIASES = ("numheads", "nheads", "nhead", "heads", "numattentionheads", "h")
+# A head count by the constructor's names (normalised), or the one-letter `self.h` of tutorials.
+HEADS_ALIASES = tuple(name.replace("_", "") for name in HEAD_COUNT_NAMES) + ("h",)
 NO_OUT_PROJECTION = "none"
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
+from attnlint.verify.loading import HEAD_COUNT_NAMES
 from attnlint.verify.recipes._score_softmax import run_recipe
 
 RULE_CODE = "ATN104"
 
 
-TWO_HEADS = {name: 2 for name in ("num_heads", "n_heads", "n_head", "heads", "num_attention_heads")}
+TWO_HEADS = {name: 2 for name in HEAD_COUNT_NAMES}
 
 
 def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
