@@ -591,10 +591,10 @@ class Evaluator:
 
     # ------------------------------------------------------------------ comments
     def shape_comment(self, comment: str) -> None:
-        named = shapes.named_shape_comment(comment)
-        if named is None:
-            return
-        names, dims = named
+        for names, dims in shapes.named_shape_comments(comment):
+            self._named_shape(names, dims)
+
+    def _named_shape(self, names, dims) -> None:
         for name in names:
             if name in self.env:
                 current = self.env[name]
@@ -615,8 +615,7 @@ class Evaluator:
         return tuple(Axis(self.atom(d), shapes.role_of_dim_name(d)) if d is not None else Axis() for d in dims)
 
     def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
-        named = shapes.named_shape_comment(comment)
-        if named is not None:
+        if shapes.named_shape_comments(comment):
             self.shape_comment(comment)
             return
         dims = shapes.bare_shape_comment(comment)

@@ -17,8 +17,11 @@ import libcst as cst
 
 _DIM = r"[\w\s\*/+\-\.]+"
 _TUPLE = rf"[\(\[]\s*({_DIM}(?:,\s*{_DIM})*),?\s*[\)\]]"
-# `# x: (b, n, d)`, `# x shape: [b, n, d]`, `# x = (b, n, d)`, `# q, k, v: (b, h, n, d)`
-_NAMED = re.compile(rf"^#+\s*(\w+(?:\s*,\s*\w+)*)(?:\.shape|\s+shape)?\s*[:=]\s*{_TUPLE}")
+# `# x: (b, n, d)`, `# x shape: [b, n, d]`, `# x = (b, n, d)`, `# q, k, v: (b, h, n, d)`,
+# `# key/value: (b, n, d)`; several in one comment, separated by `,` or `;`
+# (`# query: (b, m, d), key/value: (b, n, d)`).
+_NAMED_GROUP = re.compile(rf"(\w+(?:\s*[,/]\s*\w+)*)(?:\.shape|\s+shape)?\s*[:=]\s*{_TUPLE}")
+_GROUP_SEPARATOR = re.compile(r"\s*[,;]\s*")
 # A trailing comment that is only a shape: `# (b, n, d)`, `# shape: (b, n, d)`, `# -> [b, h, n, d]`
 _BARE = re.compile(rf"^#+\s*(?:shape\s*[:=]?\s*|->\s*|=>\s*)?{_TUPLE}\s*$", re.I)
 
@@ -36,14 +39,28 @@ def _dims_of(dims: str) -> Optional[Tuple[Optional[str], ...]]:
     return tuple(d if _IDENT.match(d) else None for d in items)
 
 
-def named_shape_comment(comment: str) -> Optional[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]:
-    """`# q, k, v: (b, h, n, d)` -> ((q, k, v), (b, h, n, d))."""
-    match = _NAMED.match(comment.strip())
-    if not match:
-        return None
-    dims = _dims_of(match.group(2))
-    names = tuple(n.strip() for n in match.group(1).split(","))
-    return None if dims is None else (names, dims)
+def named_shape_comments(comment: str) -> List[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]:
+    """`# q, k, v: (b, h, n, d)` -> [((q, k, v), (b, h, n, d))]; `# query: (b, m, d), key/value:
+    (b, n, d)` -> [((query,), (b, m, d)), ((key, value), (b, n, d))]. Groups are read from the
+    start of the comment, one after another; the first text that is not a group ends them."""
+    text = comment.strip()
+    start = re.match(r"^#+\s*", text)
+    if start is None:
+        return []
+    found = []
+    position = start.end()
+    while True:
+        match = _NAMED_GROUP.match(text, position)
+        if not match:
+            break
+        dims = _dims_of(match.group(2))
+        if dims is not None:
+            found.append((tuple(n.strip() for n in re.split(r"[,/]", match.group(1))), dims))
+        separator = _GROUP_SEPARATOR.match(text, match.end())
+        if separator is None or separator.end() == match.end():
+            break
+        position = separator.end()
+    return found
 
 
 def bare_shape_comment(comment: str) -> Optional[Tuple[Optional[str], ...]]:

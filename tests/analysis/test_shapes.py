@@ -138,6 +138,34 @@ def test_shape_comments_name_sizes_and_roles():
     assert value.axis_roles() == ("tokens", BATCH, FEATURE)
 
 
+def test_one_comment_gives_the_shapes_of_several_tensors():
+    # Groups separated by `,` or `;`; names joined by `/` share a shape.
+    analysis, _ = analyse(
+        """
+        def attend(query, key, value, mask):
+            # query: (B, Lq, d), key/value: (B, Lk, d); mask: (B, Lk)
+            return query
+        """
+    )
+    assert dims_text(env(analysis, "attend", "query")) == ("B", "Lq", "d")
+    assert dims_text(env(analysis, "attend", "key")) == ("B", "Lk", "d")
+    assert dims_text(env(analysis, "attend", "value")) == ("B", "Lk", "d")
+    assert dims_text(env(analysis, "attend", "mask")) == ("B", "Lk")
+
+
+def test_prose_after_a_shape_comment_names_nothing():
+    # The first text that is not `names: (shape)` ends the groups: `key` is not described.
+    analysis, _ = analyse(
+        """
+        def attend(query, key):
+            # query: (B, Lq, d), and the key is whatever the caller has: (B, Lk, d)
+            return query
+        """
+    )
+    assert dims_text(env(analysis, "attend", "query")) == ("B", "Lq", "d")
+    assert env(analysis, "attend", "key").rank is None
+
+
 def test_unknown_shape_stays_unknown():
     analysis, _ = analyse(
         """

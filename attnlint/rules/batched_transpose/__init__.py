@@ -249,6 +249,20 @@ class BatchedTranspose(Rule):
                 return attention(x, x, x)
             """
         ),
+        # One comment describes several tensors: the memory is one 2-D bank shared by the batch,
+        # where `.T` is the matrix transpose.
+        Valid(
+            """
+            import math
+            import torch
+
+
+            def read_memory(queries, memory):
+                # queries: (B, Lq, d), memory: (slots, d)
+                logits = queries @ memory.T / math.sqrt(memory.shape[-1])
+                return torch.softmax(logits, dim=-1) @ memory
+            """
+        ),
     ]
 
     INVALID = [
@@ -686,6 +700,29 @@ class BatchedTranspose(Rule):
                     q, k, v = self.qkv(x).chunk(3, dim=-1)
                     q, k, v = [t.view(bs, -1, self.h, self.d_k).transpose(1, 2) for t in (q, k, v)]
                     return attention(q, k, v)
+            """,
+        ),
+        # One comment describes several tensors (`key/value` share a shape): the keys are batched.
+        Invalid(
+            """
+            import math
+            import torch
+
+
+            def read(query, key, value):
+                # query: (B, Lq, d), key/value: (B, Lk, d)
+                logits = torch.matmul(query, key.T) / math.sqrt(query.shape[-1])
+                return torch.softmax(logits, dim=-1) @ value
+            """,
+            fixed="""
+            import math
+            import torch
+
+
+            def read(query, key, value):
+                # query: (B, Lq, d), key/value: (B, Lk, d)
+                logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.shape[-1])
+                return torch.softmax(logits, dim=-1) @ value
             """,
         ),
     ]
