@@ -325,6 +325,12 @@ class Evaluator:
         # (what their padding holds is the pad id, a number it does not show here).
         padded = embedded & masks.compared_with_pad(body) if embedded else set()
         negated = masks.negated_names(body) if body is not None else set()
+        # Ranks the body's straight-line code shows (`b, n, d = x.shape` after the product).
+        shown = (
+            shapes.ranks_the_body_shows(self.facts.node, [p.name.value for p in every])
+            if isinstance(self.facts.node, cst.FunctionDef)
+            else {}
+        )
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -389,6 +395,8 @@ class Evaluator:
                     if self.record_attrs and self.cls is not None:
                         self.cls.size_examples[value.sym.factors[0][0].key] = example
                 value = merged
+            if value.rank is None and name in shown and value.kind in ("tensor", "unknown"):
+                value = value.with_(rank=shown[name])
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param

@@ -218,3 +218,53 @@ def plain_names_read(node: cst.CSTNode) -> set:
 def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
     """Is `inner` (by identity) `node` or inside it?"""
     return node is inner or any(contains(child, inner) for child in node.children)
+
+
+def rebound_names(node: cst.CSTNode) -> set:
+    """Every name `node` binds anywhere, nested functions included (over-approximated on
+    purpose): assignment, augmented and annotated targets, `for` and comprehension targets,
+    `with ... as`, `:=`, `del`, `global`/`nonlocal`, imports."""
+    found = set()
+
+    def targets(target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            found.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                targets(element.value)
+        elif isinstance(target, cst.StarredElement):
+            targets(target.value)
+
+    class _Bindings(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            targets(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            targets(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            targets(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            targets(node.target)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            targets(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            targets(node.name)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            targets(node.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            targets(node.target)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            found.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            found.update(n.name.value for n in node.names)
+
+    node.visit(_Bindings())
+    return found

@@ -84,6 +84,94 @@ def annotation_dims(annotation: cst.BaseExpression) -> Optional[Tuple[str, ...]]
     return tuple(parts)
 
 
+def ranks_the_body_shows(function: cst.FunctionDef, params) -> dict:
+    """Parameter -> rank, for parameters the function's own straight-line code shows the rank of
+    (`b, n, d = x.shape`, `assert x.dim() == 3`), wherever in the body that statement is.
+
+    A parameter has one value for the whole call, so a statement every normal completion of
+    the call runs describes it from the first line: `q @ k.T` computed before `b, n, d =
+    x.shape` sees a 3-D x (with a 2-D x the call raises). Only statements at the top level of the
+    body count, up to the first statement that may leave the function early (a `return`,
+    `raise` or `yield` anywhere in it): a branch, a loop, a `try` or an early return may skip
+    them. A parameter the function rebinds anywhere (even in a nested function) is left out."""
+    from attnlint.analysis.names import rebound_names
+
+    body = function.body
+    statements = list(body.body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    candidates = set(params) - rebound_names(body)
+    found = {}
+    for stmt in statements:
+        if _may_leave(stmt):
+            break
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            shown = _rank_shown(small)
+            if shown is not None and shown[0] in candidates:
+                found.setdefault(shown[0], shown[1])
+    return found
+
+
+def _may_leave(node: cst.CSTNode) -> bool:
+    """A `return`, `raise` or `yield` in the statement (not in a function or class it defines)."""
+    if isinstance(node, (cst.Return, cst.Raise, cst.Yield)):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_leave(child) for child in node.children)
+
+
+def _shape_of_name(node: cst.BaseExpression) -> Optional[str]:
+    """`x` of `x.shape` or `x.size()`."""
+    if isinstance(node, cst.Call) and not node.args:
+        node = node.func
+        if not (isinstance(node, cst.Attribute) and node.attr.value == "size"):
+            return None
+    elif not (isinstance(node, cst.Attribute) and node.attr.value == "shape"):
+        return None
+    return node.value.value if isinstance(node.value, cst.Name) else None
+
+
+def _rank_shown(small: cst.BaseSmallStatement) -> Optional[Tuple[str, int]]:
+    """(x, n) for `a, b, c = x.shape` / `x.size()` (no starred target) and for `assert x.dim() ==
+    n`, `assert x.ndim == n`, `assert len(x.shape) == n`."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        name = _shape_of_name(small.value)
+        if (
+            name is not None
+            and isinstance(target, (cst.Tuple, cst.List))
+            and target.elements
+            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+        ):
+            return name, len(target.elements)
+        return None
+    if isinstance(small, cst.Assert) and isinstance(small.test, cst.Comparison):
+        test = small.test
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+            return None
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(left, cst.Integer):
+            left, right = right, left
+        if not isinstance(right, cst.Integer):
+            return None
+        name = None
+        if isinstance(left, cst.Attribute) and left.attr.value == "ndim" and isinstance(left.value, cst.Name):
+            name = left.value.value
+        elif isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and not left.args:
+            if left.func.attr.value in ("dim", "ndimension") and isinstance(left.func.value, cst.Name):
+                name = left.func.value.value
+        elif (
+            isinstance(left, cst.Call)
+            and isinstance(left.func, cst.Name)
+            and left.func.value == "len"
+            and len(left.args) == 1
+        ):
+            name = _shape_of_name(left.args[0].value)
+        return (name, int(right.value)) if name is not None else None
+    return None
+
+
 def literal_rank(node: cst.BaseExpression) -> Optional[int]:
     """Nesting depth of a list/tuple literal: `[[1, 2], [3, 4]]` -> 2."""
     rank = 0

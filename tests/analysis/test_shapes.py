@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from attnlint.analysis.values import BATCH, FEATURE, HEADS, KEYS, QUERIES
 
 from helpers import analyse, dims_text, env, function, only_softmax
@@ -164,6 +166,40 @@ def test_prose_after_a_shape_comment_names_nothing():
     )
     assert dims_text(env(analysis, "attend", "query")) == ("B", "Lq", "d")
     assert env(analysis, "attend", "key").rank is None
+
+
+def test_a_later_straight_line_statement_gives_a_parameter_its_rank():
+    # `b, n, d = x.shape` runs on every call that returns: x is 3-D from the first line.
+    analysis, _ = analyse(
+        """
+        def f(x, y, z, w):
+            first = x
+            assert y.dim() == 4
+            b, n, d = x.shape
+            return first
+        """
+    )
+    fn = function(analysis, "f")
+    assert fn.params["x"].rank == 3
+    assert fn.params["y"].rank == 4
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # after an early return
+        "if x.dim() == 2:\n        return x\n    b, n, d = x.shape\n    return x",
+        # inside a branch
+        "if x.dim() == 3:\n        b, n, d = x.shape\n    return x",
+        # after x is rebound
+        "x = x[0]\n    b, n, d = x.shape\n    return x",
+        # a starred unpack fixes no rank
+        "b, *rest = x.shape\n    return x",
+    ],
+)
+def test_a_statement_that_may_not_run_or_describes_another_value_gives_no_rank(body):
+    analysis, _ = analyse(f"def f(x):\n    {body}\n")
+    assert function(analysis, "f").params["x"].rank is None
 
 
 def test_unknown_shape_stays_unknown():
