@@ -374,9 +374,9 @@ def score_facts(
 ) -> Optional[ScoreFacts]:
     """Facts about `query · keyᵀ`, or None when this is not an attention product."""
     flow = _flow()
-    if query.is_parameter or key.is_parameter:
-        return None  # `x @ W.T` is a linear layer, not attention
     rq, rk = query.role, key.role
+    if key.is_parameter or (query.is_parameter and not _learned_queries(query, key)):
+        return None  # `x @ W.T` is a linear layer, not attention
     if rq == KEY and rk == QUERY:
         layout = KEY_MAJOR
     elif rq == QUERY or rk == KEY:
@@ -429,6 +429,15 @@ def score_facts(
         layer_input_atoms=tuple(sorted(_layer_input_atoms(ev), key=lambda a: a.key)),
         head_count=_head_count(ev, query, key),
     )
+
+
+def _learned_queries(query: Value, key: Value) -> bool:
+    """A learned tensor of queries against projected keys (attention pooling, Perceiver-style
+    latents: `einsum("qd,bnd->bqn", self.queries, k)`): attention, not a linear layer. A linear
+    layer applies a weight to the tokens' features; a weight named for the queries applied to
+    activations that are keys is not one. Only when the key is an activation whose role is the
+    keys (not raw tokens, not another weight)."""
+    return query.role == QUERY and key.role == KEY and not key.is_parameter
 
 
 def summed_scores(a: ScoreFacts, b: ScoreFacts) -> Optional[ScoreFacts]:
@@ -600,6 +609,7 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
         )
     if len(operands) == 2 and len(parsed.inputs) == 2:
         a_only, b_only, summed = parsed.only_in(0), parsed.only_in(1), parsed.contracted()
+        a_only, b_only = _without_one_sided_batch(a_only, b_only, parsed.output)
         if len(a_only) == 1 and len(b_only) == 1 and summed:
             a_sub, b_sub = parsed.inputs
             feature = summed[-1]
@@ -660,6 +670,20 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
             node=call,
         )
     return Value(kind="tensor", rank=rank, shape=shape, node=call)
+
+
+def _without_one_sided_batch(a_only, b_only, output):
+    """`einsum("qd,bnd->bqn", queries, k)`: queries shared by the batch, so the batch axis `b`
+    is on one operand only. Leading the output, it is a batch axis, not that operand's tokens:
+    the letters that are each operand's own are then `q` and `n`."""
+    a_only, b_only = list(a_only), list(b_only)
+    if output and len(a_only) + len(b_only) == 3:
+        lead = output[0]
+        if len(b_only) == 2 and len(a_only) == 1 and lead in b_only:
+            b_only.remove(lead)
+        elif len(a_only) == 2 and len(b_only) == 1 and lead in a_only:
+            a_only.remove(lead)
+    return a_only, b_only
 
 
 def _initialised_with_a_number(ev, node) -> bool:

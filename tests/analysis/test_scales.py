@@ -235,3 +235,36 @@ def test_a_scale_made_of_one_parameter_is_traced_to_the_first_callers_argument()
     assert module.code_for_node(passed) == "512"
     # `self.scale` reads an attribute, not the parameter `scale`: nothing is traced to a caller.
     assert analysis.scale_passed_by_caller(by_function["attend_by_attribute"]) is None
+
+
+LEARNED_QUERIES = """
+import torch
+import torch.nn as nn
+
+class Pool(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        self.queries = nn.Parameter(torch.randn(n, dim))
+        self.k = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        {keys} = {source}
+        logits = torch.einsum("qd,bnd->bqn", self.queries, {keys})
+        return logits.softmax(-1)
+"""
+
+
+def test_learned_queries_against_projected_keys_are_scores():
+    # The batch axis `b` is the keys' alone (the queries are shared by it); the keys axis is n.
+    analysis, _ = analyse(LEARNED_QUERIES.format(keys="k", source="self.k(x)"))
+    scores = only_softmax(analysis).input.scores
+    assert scores is not None
+    assert scores.key_axis == -1
+    assert scores.head_dim.text() == "dim"
+    assert scores.scale_verdict().kind == ScaleKind.MISSING
+
+
+def test_a_learned_tensor_against_raw_tokens_is_a_linear_map():
+    # Nothing shows the other operand holds keys: a weight applied to features.
+    analysis, _ = analyse(LEARNED_QUERIES.format(keys="feats", source="x"))
+    assert only_softmax(analysis).input.scores is None

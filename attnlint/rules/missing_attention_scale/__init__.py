@@ -420,6 +420,26 @@ class MissingAttentionScale(Rule):
                     return eager_attention_forward(self, q, k, v, attention_mask, self.scaling)
             """
         ),
+        # Learned queries against projected keys, scaled before the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReadout(nn.Module):
+                def __init__(self, width, slots=4):
+                    super().__init__()
+                    self.slot_query = nn.Parameter(torch.zeros(slots, width))
+                    self.key_proj = nn.Linear(width, width)
+                    self.scale = width ** -0.5
+
+                def forward(self, h):
+                    key = self.key_proj(h)
+                    logits = torch.einsum("sd,bnd->bsn", self.slot_query, key) * self.scale
+                    return logits.softmax(-1)
+            """
+        ),
     ]
 
     INVALID = [
@@ -1148,6 +1168,42 @@ class MissingAttentionScale(Rule):
                 def forward(self, x):
                     q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
                     return torch.softmax((q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5, dim=-1) @ v
+            """,
+        ),
+        # Learned queries (a parameter shared by the batch) against projected keys: attention
+        # pooling, with no scale on the logits.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReadout(nn.Module):
+                def __init__(self, width, slots=4):
+                    super().__init__()
+                    self.slot_query = nn.Parameter(torch.zeros(slots, width))
+                    self.key_proj = nn.Linear(width, width)
+
+                def forward(self, h):
+                    key = self.key_proj(h)
+                    logits = torch.einsum("sd,bnd->bsn", self.slot_query, key)
+                    return logits.softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReadout(nn.Module):
+                def __init__(self, width, slots=4):
+                    super().__init__()
+                    self.slot_query = nn.Parameter(torch.zeros(slots, width))
+                    self.key_proj = nn.Linear(width, width)
+
+                def forward(self, h):
+                    key = self.key_proj(h)
+                    logits = torch.einsum("sd,bnd->bsn", self.slot_query, key) * self.slot_query.shape[-1] ** -0.5
+                    return logits.softmax(-1)
             """,
         ),
     ]
