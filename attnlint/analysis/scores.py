@@ -315,6 +315,19 @@ def matmul(
         return Value(
             kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
         )
+    if _random_weight_with_a_literal_std(right) and not _random_weight_with_a_literal_std(left):
+        # `x @ Wq` with `Wq = torch.randn(d, d) * 0.1`: the number is the weight's initial
+        # spread, as it is in `nn.Parameter(torch.randn(d, d) * 0.02)` (and a literal is not a
+        # scale folded in, see modules.sized_parameter_inits): the queries are the tokens' scale.
+        return Value(
+            kind="tensor",
+            rank=left.rank,
+            role=right.role,
+            feature_last=True,
+            scaled=left.scaled,
+            scale=left.scale,
+            node=node,
+        )
     # A product carries the factors of both operands (`x @ W_q` with a plain weight tensor is
     # as unscaled as `x` and `W_q` are; `W_q / sqrt(d)` scales every query). A learned weight
     # may have the scale folded into its initialisation (`nn.init.normal_(w, std=d ** -0.5)`):
@@ -337,6 +350,25 @@ def matmul(
         pairwise=pairwise,
         scaled=any_true(left.scaled, right.scaled) if known else None,
         scale=_times(left.scale, right.scale) if known else None,
+    )
+
+
+_RANDOM_CONSTRUCTORS = frozenset({"torch.randn", "torch.rand", "torch.normal", "torch.randn_like", "torch.rand_like"})
+
+
+def _random_weight_with_a_literal_std(value: Value) -> bool:
+    """A 2-D random tensor named for a projection's role (`W_q = torch.randn(d, d) * 0.1`),
+    multiplied by numbers only: a weight and its initial spread."""
+    return bool(
+        value.rank == 2
+        and value.constructor is not None
+        and value.constructor.function in _RANDOM_CONSTRUCTORS
+        and value.role in (QUERY, KEY, "value", QKV)
+        and value.scale is not None
+        and value.scale.is_const
+        and not value.is_parameter
+        and value.scores is None
+        and value.softmax is None
     )
 
 

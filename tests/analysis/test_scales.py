@@ -268,3 +268,32 @@ def test_a_learned_tensor_against_raw_tokens_is_a_linear_map():
     # Nothing shows the other operand holds keys: a weight applied to features.
     analysis, _ = analyse(LEARNED_QUERIES.format(keys="feats", source="x"))
     assert only_softmax(analysis).input.scores is None
+
+
+RANDOM_WEIGHTS = """
+import math
+import torch
+
+def attend(x, Wq, Wk):
+    q, k = x @ Wq, x @ Wk
+    return torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+
+d = 32
+Wq, Wk = (torch.randn(d, d) {init} for _ in range(2))
+attend(torch.randn(2, 5, d), Wq, Wk)
+"""
+
+
+@pytest.mark.parametrize(
+    "init,kind",
+    [
+        # A literal: the weights' initial spread, not a scale of the queries.
+        ("* 0.1", ScaleKind.MISSING),
+        # A size under a root may be a scale folded in: not read as missing.
+        ("/ math.sqrt(d)", ScaleKind.UNKNOWN),
+    ],
+)
+def test_a_random_weights_literal_spread_is_not_a_scale(init, kind):
+    analysis, _ = analyse(RANDOM_WEIGHTS.format(init=init))
+    found = [s.input.scores.scale_verdict().kind for s in analysis.softmax_sites if s.input.scores is not None]
+    assert found == [kind]

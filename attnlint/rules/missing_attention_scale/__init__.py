@@ -24,7 +24,9 @@ class MissingAttentionScale(Rule):
     inside an einsum operand, `F.scaled_dot_product_attention` (scales by default), division by a
     temperature or a learned scale, normalised (cosine) attention, projections whose weights are
     set by hand in `__init__` (a scale folded into the initialisation, as T5 does), and any path on
-    which the analysis cannot see every operation. When q or k is a parameter of a helper, the
+    which the analysis cannot see every operation. A literal multiplied into a random projection
+    weight (`W_q = torch.randn(d, d) * 0.1`) is the weight's initial spread, not a scale, as it is
+    in `nn.Parameter(torch.randn(d, d) * 0.02)`. When q or k is a parameter of a helper, the
     helper is reported only while no caller in the same file passes a scaled value, or one the
     analysis cannot follow.
 
@@ -418,6 +420,18 @@ class MissingAttentionScale(Rule):
                     k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
                     v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
                     return eager_attention_forward(self, q, k, v, attention_mask, self.scaling)
+            """
+        ),
+        # Random queries themselves multiplied by a number (not a weight's initial spread): the
+        # queries are scaled.
+        Valid(
+            """
+            import torch
+
+            q = torch.randn(2, 6, 64) * 0.125
+            k = torch.randn(2, 6, 64)
+            v = torch.randn(2, 6, 64)
+            out = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
             """
         ),
         # Learned queries against projected keys, scaled before the softmax.
@@ -1168,6 +1182,40 @@ class MissingAttentionScale(Rule):
                 def forward(self, x):
                     q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
                     return torch.softmax((q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5, dim=-1) @ v
+            """,
+        ),
+        # Projection weights drawn at random with a literal spread (as `nn.Parameter(torch.randn(d,
+        # d) * 0.02)` is): the number is the weights' initialisation, not a scale of the scores.
+        Invalid(
+            """
+            import torch
+
+            d = 16
+            W_query, W_key, W_value = (torch.randn(d, d) * 0.05 for _ in range(3))
+
+
+            def attend(tokens, W_query, W_key, W_value):
+                queries, keys, values = tokens @ W_query, tokens @ W_key, tokens @ W_value
+                weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)
+                return weights @ values
+
+
+            attend(torch.randn(3, 7, d), W_query, W_key, W_value)
+            """,
+            fixed="""
+            import torch
+
+            d = 16
+            W_query, W_key, W_value = (torch.randn(d, d) * 0.05 for _ in range(3))
+
+
+            def attend(tokens, W_query, W_key, W_value):
+                queries, keys, values = tokens @ W_query, tokens @ W_key, tokens @ W_value
+                weights = torch.softmax((queries @ keys.transpose(-2, -1)) * queries.shape[-1] ** -0.5, dim=-1)
+                return weights @ values
+
+
+            attend(torch.randn(3, 7, d), W_query, W_key, W_value)
             """,
         ),
         # Learned queries (a parameter shared by the batch) against projected keys: attention
