@@ -201,6 +201,8 @@ class Evaluator:
         self.depth = depth  # how many summaries deep this evaluation is
         self.env: Env = {}
         self.declared_ranks: Dict[str, object] = {}
+        # Locals bound once whose rank a later straight-line statement shows (shapes.ranks_the_body_shows).
+        self.shown_ranks: Dict[str, int] = {}
         self.softmax_by_node: Dict[int, SoftmaxSite] = {}
         self.dot_t_by_node: Dict[int, DotTSite] = {}
         # Sizes read from tensors whose shape is not known (`x.shape[-1]`): one atom per tensor
@@ -326,10 +328,10 @@ class Evaluator:
         padded = embedded & masks.compared_with_pad(body) if embedded else set()
         negated = masks.negated_names(body) if body is not None else set()
         # Ranks the body's straight-line code shows (`b, n, d = x.shape` after the product).
-        shown = (
+        shown, shown_at_binding = (
             shapes.ranks_the_body_shows(self.facts.node, [p.name.value for p in every])
             if isinstance(self.facts.node, cst.FunctionDef)
-            else {}
+            else ({}, {})
         )
         for param in every:
             name = param.name.value
@@ -395,11 +397,13 @@ class Evaluator:
                     if self.record_attrs and self.cls is not None:
                         self.cls.size_examples[value.sym.factors[0][0].key] = example
                 value = merged
-            if value.rank is None and name in shown and value.kind in ("tensor", "unknown"):
-                value = value.with_(rank=shown[name])
+            shown_rank = shown.pop(name, None)
+            if value.rank is None and shown_rank is not None and value.kind in ("tensor", "unknown"):
+                value = value.with_(rank=shown_rank)
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param
+        self.shown_ranks = shown_at_binding
 
     # ------------------------------------------------------------------ statements
     def run(self, body: Sequence[cst.CSTNode]) -> None:
@@ -646,6 +650,9 @@ class Evaluator:
             declared = self.declared_ranks.pop(name, None)  # a shape comment describes one binding
             if value.rank is None and declared is not None and value.kind in ("tensor", "unknown"):
                 value = value.with_(rank=len(declared), shape=self._comment_shape(declared))
+            shown = self.shown_ranks.get(name)
+            if value.rank is None and shown is not None and value.kind in ("tensor", "unknown"):
+                value = value.with_(rank=shown)  # bound once; a later statement shows its rank
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
                 named = masks.from_local_name(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):

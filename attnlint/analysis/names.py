@@ -223,12 +223,17 @@ def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
 def rebound_names(node: cst.CSTNode) -> set:
     """Every name `node` binds anywhere, nested functions included (over-approximated on
     purpose): assignment, augmented and annotated targets, `for` and comprehension targets,
-    `with ... as`, `:=`, `del`, `global`/`nonlocal`, imports."""
-    found = set()
+    `with ... as`, `:=`, `del`, `global`/`nonlocal`."""
+    return set(binding_counts(node))
+
+
+def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
+    """How many places in `node` bind each name (see rebound_names)."""
+    found: Dict[str, int] = {}
 
     def targets(target: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
-            found.add(target.value)
+            found[target.value] = found.get(target.value, 0) + 1
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 targets(element.value)
@@ -261,10 +266,14 @@ def rebound_names(node: cst.CSTNode) -> set:
             targets(node.target)
 
         def visit_Global(self, node: cst.Global) -> None:
-            found.update(n.name.value for n in node.names)
+            for n in node.names:
+                targets(n.name)
+                targets(n.name)
 
         def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            found.update(n.name.value for n in node.names)
+            for n in node.names:
+                targets(n.name)
+                targets(n.name)
 
     node.visit(_Bindings())
     return found

@@ -84,31 +84,123 @@ def annotation_dims(annotation: cst.BaseExpression) -> Optional[Tuple[str, ...]]
     return tuple(parts)
 
 
-def ranks_the_body_shows(function: cst.FunctionDef, params) -> dict:
-    """Parameter -> rank, for parameters the function's own straight-line code shows the rank of
-    (`b, n, d = x.shape`, `assert x.dim() == 3`), wherever in the body that statement is.
+def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]:
+    """Name -> rank at entry (parameters) and name -> rank at its binding (names bound once),
+    for the values whose rank the function's own
+    straight-line code shows (`b, n, d = x.shape`, `assert x.dim() == 3`, `torch.bmm(a, h)`),
+    wherever in the body that statement is.
 
-    A parameter has one value for the whole call, so a statement every normal completion of
-    the call runs describes it from the first line: `q @ k.T` computed before `b, n, d =
-    x.shape` sees a 3-D x (with a 2-D x the call raises). Only statements at the top level of the
-    body count, up to the first statement that may leave the function early (a `return`,
-    `raise` or `yield` anywhere in it): a branch, a loop, a `try` or an early return may skip
-    them. A parameter the function rebinds anywhere (even in a nested function) is left out."""
-    from attnlint.analysis.names import rebound_names
+    A parameter has one value for the whole call, and so has a local the body binds once, at
+    its top level: a statement every normal completion of the call runs describes that value
+    from where it is bound. `q @ k.T` computed before `b, n, d = x.shape` sees a 3-D x (with a
+    2-D x the call raises). Only statements at the top level of the body count, up to the first
+    statement that may leave the function early (a `return`, `raise` or `yield` anywhere in
+    it): a branch, a loop, a `try` or an early return may skip them; inside a statement, only
+    what always runs (not a branch of `a if c else b`, the right of `and`/`or`, a lambda or a
+    comprehension). A name bound anywhere else (a nested function included) is left out."""
+    from attnlint.analysis.names import binding_counts
 
     body = function.body
     statements = list(body.body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
-    candidates = set(params) - rebound_names(body)
-    found = {}
+    counts = binding_counts(body)
+    for name in _reshaped_in_place(body):
+        counts[name] = 2  # `h.unsqueeze_(0)`: a new rank for the same name
+    entry = {p for p in params if p not in counts}
+    bound = set()
+    at_entry, at_binding = {}, {}
     for stmt in statements:
         if _may_leave(stmt):
             break
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            shown = _rank_shown(small)
-            if shown is not None and shown[0] in candidates:
-                found.setdefault(shown[0], shown[1])
+            for name, rank in _ranks_shown(small):
+                if name in bound:
+                    at_binding.setdefault(name, rank)
+                elif name in entry:
+                    at_entry.setdefault(name, rank)
+        # Names bound here, once in the whole function: later statements describe that value.
+        for small in stmt.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                bound.update(name for name in _target_names(targets) if counts.get(name) == 1)
+    return at_entry, at_binding
+
+
+_RANK_CHANGING_IN_PLACE = frozenset({"unsqueeze_", "squeeze_", "resize_", "resize_as_", "as_strided_", "set_"})
+
+
+def _reshaped_in_place(node: cst.CSTNode) -> set:
+    """Names whose rank an in-place method may change (`x.unsqueeze_(0)`)."""
+    found = set()
+
+    class _InPlace(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in _RANK_CHANGING_IN_PLACE
+                and isinstance(func.value, cst.Name)
+            ):
+                found.add(func.value.value)
+
+    node.visit(_InPlace())
+    return found
+
+
+def _target_names(targets) -> List[str]:
+    names = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            targets = targets + [e.value for e in target.elements]
+        elif isinstance(target, cst.StarredElement):
+            targets = targets + [target.value]
+    return names
+
+
+def _always_run(node: cst.CSTNode):
+    """The sub-expressions of `node` evaluated whenever it is (not a conditional branch, the right
+    of `and`/`or`, a lambda's or a comprehension's body, a nested definition)."""
+    yield node
+    if isinstance(node, cst.IfExp):
+        yield from _always_run(node.test)
+        return
+    if isinstance(node, cst.BooleanOperation):
+        yield from _always_run(node.left)
+        return
+    if isinstance(node, (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
+        return
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in node.children:
+        yield from _always_run(child)
+
+
+_BATCHED_PRODUCTS = {"bmm": 2, "baddbmm": 3}
+
+
+def _ranks_shown(small: cst.BaseSmallStatement) -> List[Tuple[str, int]]:
+    shown = _rank_shown(small)
+    found = [shown] if shown is not None else []
+    for node in _always_run(small):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        count = _BATCHED_PRODUCTS.get(node.func.attr.value)
+        if count is None:
+            continue
+        # `torch.bmm(a, b)` (a module function: the operands are the arguments) or `a.bmm(b)`:
+        # 3-D operands only, or the call raises.
+        owner = node.func.value
+        function_form = isinstance(owner, cst.Name) and owner.value in ("torch", "th")
+        operands = [a.value for a in node.args if a.keyword is None][: count if function_form else count - 1]
+        if not function_form:
+            operands.insert(0, owner)
+        if node.func.attr.value == "baddbmm":
+            operands = operands[1:]  # the input is broadcast; the two products are 3-D
+        found += [(o.value, 3) for o in operands if isinstance(o, cst.Name)]
     return found
 
 

@@ -184,6 +184,55 @@ def test_a_later_straight_line_statement_gives_a_parameter_its_rank():
     assert fn.params["y"].rank == 4
 
 
+def test_a_later_batched_product_gives_a_once_bound_local_its_rank():
+    # `torch.bmm(attn, h)` needs 3-D operands: h (bound once) and attn are 3-D where bound.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(self, x):
+            h, _ = self.rnn(x)
+            g = h
+            attn = self.score(h)
+            return torch.bmm(attn, h)
+        """
+    )
+    fn = function(analysis, "f")
+    # The `return` may leave the function: the statement holding it shows nothing.
+    assert fn.final_env["h"].rank is None
+
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(self, x):
+            h, _ = self.rnn(x)
+            attn = self.score(h)
+            pooled = torch.bmm(attn, h)
+            return pooled
+        """
+    )
+    fn = function(analysis, "f")
+    assert fn.final_env["h"].rank == 3
+    assert fn.final_env["attn"].rank == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a product that runs on one branch of an expression only
+        "h = x[0]\n    out = torch.bmm(h, h) if x.dim() == 4 else h\n    return out",
+        # a name bound twice: the product describes the second value
+        "h = x[0]\n    h = h[None]\n    out = torch.bmm(h, h)\n    return out",
+        # a rank changed in place
+        "h = x[0]\n    h.unsqueeze_(0)\n    out = torch.bmm(h, h)\n    return out",
+    ],
+)
+def test_a_product_that_may_not_run_or_describes_another_value_gives_a_local_no_rank(body):
+    analysis, _ = analyse(f"import torch\n\ndef f(x):\n    {body}\n")
+    assert function(analysis, "f").final_env["h"].rank is None
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -21,7 +21,8 @@ class BatchedTranspose(Rule):
     deprecated `.T` on tensors of more than two dimensions for this reason.
 
     The rule only fires when the analysis can show the tensor has three or more dimensions (from
-    `b, n, d = x.shape`, also one later in the body that every call runs, `view`/`reshape`, a shape
+    `b, n, d = x.shape` or `torch.bmm(a, x)`, also later in the body where every call runs it and x
+    is bound once, `view`/`reshape`, a shape
     comment such as `# x: (batch, tokens, d)` or `# q: (b, m, d), key/value: (b, n, d)`, ...),
     also on one call only: a module its smoke test calls with a 2-D and with a 3-D tensor is
     reported for the 3-D call.
@@ -248,6 +249,27 @@ class BatchedTranspose(Rule):
             def main():
                 x = torch.randn(5, 8)
                 return attention(x, x, x)
+            """
+        ),
+        # The batched product runs on one branch only: the encoder states may be 2-D where `.T`
+        # is used.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Summariser(nn.Module):
+                def __init__(self, width, hops):
+                    super().__init__()
+                    self.rnn = nn.GRU(width, width)
+                    self.w_hops = nn.Parameter(torch.randn(hops, width))
+
+                def forward(self, tokens):
+                    states, _ = self.rnn(tokens)
+                    attn = torch.softmax(self.w_hops @ states.T, dim=-1)
+                    pooled = torch.bmm(attn, states) if states.dim() == 3 else attn @ states
+                    return pooled
             """
         ),
         # The only statement that shows a 3-D input comes after an early return for 2-D input:
@@ -723,6 +745,44 @@ class BatchedTranspose(Rule):
                     q, k, v = self.qkv(x).chunk(3, dim=-1)
                     q, k, v = [t.view(bs, -1, self.h, self.d_k).transpose(1, 2) for t in (q, k, v)]
                     return attention(q, k, v)
+            """,
+        ),
+        # A recurrent layer's output (bound once) that a later `torch.bmm` takes: it is 3-D, so
+        # `.T` on it reverses the batch axis into the features.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Summariser(nn.Module):
+                def __init__(self, width, hops):
+                    super().__init__()
+                    self.rnn = nn.GRU(width, width, batch_first=True)
+                    self.w_hops = nn.Parameter(torch.randn(hops, width))
+
+                def forward(self, tokens):
+                    states, _ = self.rnn(tokens)
+                    attn = torch.softmax(torch.matmul(self.w_hops, states.T), dim=-1)
+                    pooled = torch.bmm(attn, states)
+                    return pooled.flatten(1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Summariser(nn.Module):
+                def __init__(self, width, hops):
+                    super().__init__()
+                    self.rnn = nn.GRU(width, width, batch_first=True)
+                    self.w_hops = nn.Parameter(torch.randn(hops, width))
+
+                def forward(self, tokens):
+                    states, _ = self.rnn(tokens)
+                    attn = torch.softmax(torch.matmul(self.w_hops, states.transpose(-2, -1)), dim=-1)
+                    pooled = torch.bmm(attn, states)
+                    return pooled.flatten(1)
             """,
         ),
         # The rank shows after the product: `b, n, d = x.shape` runs on every call that returns,
