@@ -399,7 +399,8 @@ class Evaluator:
                 value = merged
             shown_rank = shown.pop(name, None)
             if value.rank is None and shown_rank is not None and value.kind in ("tensor", "unknown"):
-                value = value.with_(rank=shown_rank)
+                # Its sizes unknown yet: `n = x.size(1)` names one (see read_size).
+                value = value.with_(rank=shown_rank, shape=tuple(Axis() for _ in range(shown_rank)))
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param
@@ -652,7 +653,8 @@ class Evaluator:
                 value = value.with_(rank=len(declared), shape=self._comment_shape(declared))
             shown = self.shown_ranks.get(name)
             if value.rank is None and shown is not None and value.kind in ("tensor", "unknown"):
-                value = value.with_(rank=shown)  # bound once; a later statement shows its rank
+                # Bound once; a later statement shows its rank (its sizes: see read_size).
+                value = value.with_(rank=shown, shape=tuple(Axis() for _ in range(shown)))
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
                 named = masks.from_local_name(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):

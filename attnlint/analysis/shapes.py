@@ -94,8 +94,8 @@ def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]
     its top level: a statement every normal completion of the call runs describes that value
     from where it is bound. `q @ k.T` computed before `b, n, d = x.shape` sees a 3-D x (with a
     2-D x the call raises). Only statements at the top level of the body count, up to the first
-    statement that may leave the function early (a `return`, `raise` or `yield` anywhere in
-    it): a branch, a loop, a `try` or an early return may skip them; inside a statement, only
+    statement that may leave the function (a `return`, `raise` or `yield` anywhere in it; a
+    top-level `return x` itself counts, its value is computed on the way out): a branch, a loop, a `try` or an early return may skip them; inside a statement, only
     what always runs (not a branch of `a if c else b`, the right of `and`/`or`, a lambda or a
     comprehension). A name bound anywhere else (a nested function included) is left out."""
     from attnlint.analysis.names import binding_counts
@@ -109,7 +109,12 @@ def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]
     bound = set()
     at_entry, at_binding = {}, {}
     for stmt in statements:
-        if _may_leave(stmt):
+        leaves = _may_leave(stmt)
+        # `return torch.bmm(w, v)` at the top level: what it computes runs before it leaves.
+        returns = isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(small, cst.Return) or not _may_leave(small) for small in stmt.body
+        )
+        if leaves and not returns:
             break
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
@@ -124,6 +129,8 @@ def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]
             if isinstance(small, (cst.Assign, cst.AnnAssign)):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                 bound.update(name for name in _target_names(targets) if counts.get(name) == 1)
+        if leaves:
+            break
     return at_entry, at_binding
 
 

@@ -198,8 +198,8 @@ def test_a_later_batched_product_gives_a_once_bound_local_its_rank():
         """
     )
     fn = function(analysis, "f")
-    # The `return` may leave the function: the statement holding it shows nothing.
-    assert fn.final_env["h"].rank is None
+    # A top-level `return` computes its value on the way out: it shows the rank too.
+    assert fn.final_env["h"].rank == 3
 
     analysis, _ = analyse(
         """
@@ -336,3 +336,19 @@ def test_a_size_named_after_qkv_is_a_number_and_unknown_factors_do_not_vanish():
     assert env(analysis, "__init__", "self.qkv_dim").role is None
     (result,) = function(analysis, "split").returns
     assert dims_text(result) == ("b", "t", "num_heads", "3 * hidden_dim / num_heads")
+
+
+def test_a_rank_shown_later_comes_with_axes_whose_sizes_reads_name():
+    # `n_mem = memory.size(1)` names axis 1 of a memory that a later bmm shows 3-D.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(weights, memory):
+            n_mem = memory.size(1)
+            return torch.bmm(weights, memory)
+        """
+    )
+    memory = env(analysis, "f", "memory")
+    assert memory.rank == 3
+    assert dims_text(memory)[1] == "n_mem"
