@@ -684,6 +684,16 @@ class Evaluator:
             if value.kind == "shape":
                 self._bind_shape(value, elements, starred)
                 return
+            if value.kind == "tuple" and value.spread_shape is not None and not starred:
+                head, tail = value.spread_head, value.known_tail
+                count = len(elements) - len(head) - len(tail)
+                if count >= 1:
+                    for element, part in zip(elements[: len(head)], head):
+                        self._bind(element, part)
+                    self._bind_shape(value.spread_shape, elements[len(head) : len(head) + count], False)
+                    for element, part in zip(elements[len(head) + count :], tail):
+                        self._bind(element, part)
+                    return
             parts: Tuple[Value, ...] = value.elements if value.kind == "tuple" else ()
             each = value.each if value.kind == "tuple" else None
             if value.kind == "tensor" and value.rank is not None and value.rank >= 2:
@@ -832,14 +842,21 @@ class Evaluator:
 
     def _eval_Tuple(self, node: cst.Tuple) -> Value:
         values = []
-        starred = False
+        starred = 0
+        head: Tuple[Value, ...] = ()
+        spread = None
         for e in node.elements:
             inner = self.eval(e.value)
             if isinstance(e, cst.StarredElement):
-                starred, values = True, []  # `(*input_shape, -1, d)`: count unknown
+                # `(*input_shape, -1, d)`: count unknown
+                starred, head, values = starred + 1, tuple(values), []
+                spread = inner if inner.kind == "shape" else None
                 continue
             values.append(inner)
         if starred:
+            if starred == 1 and spread is not None:
+                # `b, n, _, h = *x.shape, self.heads`: the targets left for the shape count its axes.
+                return Value(kind="tuple", node=node, known_tail=tuple(values), spread_shape=spread, spread_head=head)
             return Value(kind="tuple", node=node, known_tail=tuple(values))
         return Value(kind="tuple", elements=tuple(values), node=node)
 

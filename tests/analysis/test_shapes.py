@@ -352,3 +352,17 @@ def test_a_rank_shown_later_comes_with_axes_whose_sizes_reads_name():
     memory = env(analysis, "f", "memory")
     assert memory.rank == 3
     assert dims_text(memory)[1] == "n_mem"
+
+
+def test_a_spread_shape_in_a_tuple_display_names_the_axes_left_for_it():
+    # `b, n, _, h = *x.shape, self.heads`: three targets are x's axes, h is the head count.
+    analysis, _ = analyse(
+        """
+        def f(self, x):
+            b, n, _, h = *x.shape, self.heads
+            return x
+        """
+    )
+    x = env(analysis, "f", "x")
+    assert x.rank == 3
+    assert dims_text(x)[:2] == ("b", "n")
