@@ -201,6 +201,8 @@ class Evaluator:
         self.depth = depth  # how many summaries deep this evaluation is
         self.env: Env = {}
         self.declared_ranks: Dict[str, object] = {}
+        # Locals bound once whose rank a later straight-line statement shows (shapes.ranks_the_body_shows).
+        self.shown_ranks: Dict[str, int] = {}
         self.softmax_by_node: Dict[int, SoftmaxSite] = {}
         self.dot_t_by_node: Dict[int, DotTSite] = {}
         # Sizes read from tensors whose shape is not known (`x.shape[-1]`): one atom per tensor
@@ -325,6 +327,12 @@ class Evaluator:
         # (what their padding holds is the pad id, a number it does not show here).
         padded = embedded & masks.compared_with_pad(body) if embedded else set()
         negated = masks.negated_names(body) if body is not None else set()
+        # Ranks the body's straight-line code shows (`b, n, d = x.shape` after the product).
+        shown, shown_at_binding = (
+            shapes.ranks_the_body_shows(self.facts.node, [p.name.value for p in every])
+            if isinstance(self.facts.node, cst.FunctionDef)
+            else ({}, {})
+        )
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -389,9 +397,14 @@ class Evaluator:
                     if self.record_attrs and self.cls is not None:
                         self.cls.size_examples[value.sym.factors[0][0].key] = example
                 value = merged
+            shown_rank = shown.pop(name, None)
+            if value.rank is None and shown_rank is not None and value.kind in ("tensor", "unknown"):
+                # Its sizes unknown yet: `n = x.size(1)` names one (see read_size).
+                value = value.with_(rank=shown_rank, shape=tuple(Axis() for _ in range(shown_rank)))
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param
+        self.shown_ranks = shown_at_binding
 
     # ------------------------------------------------------------------ statements
     def run(self, body: Sequence[cst.CSTNode]) -> None:
@@ -593,10 +606,10 @@ class Evaluator:
 
     # ------------------------------------------------------------------ comments
     def shape_comment(self, comment: str) -> None:
-        named = shapes.named_shape_comment(comment)
-        if named is None:
-            return
-        names, dims = named
+        for names, dims in shapes.named_shape_comments(comment):
+            self._named_shape(names, dims)
+
+    def _named_shape(self, names, dims) -> None:
         for name in names:
             if name in self.env:
                 current = self.env[name]
@@ -617,8 +630,7 @@ class Evaluator:
         return tuple(Axis(self.atom(d), shapes.role_of_dim_name(d)) if d is not None else Axis() for d in dims)
 
     def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
-        named = shapes.named_shape_comment(comment)
-        if named is not None:
+        if shapes.named_shape_comments(comment):
             self.shape_comment(comment)
             return
         dims = shapes.bare_shape_comment(comment)
@@ -641,6 +653,10 @@ class Evaluator:
             declared = self.declared_ranks.pop(name, None)  # a shape comment describes one binding
             if value.rank is None and declared is not None and value.kind in ("tensor", "unknown"):
                 value = value.with_(rank=len(declared), shape=self._comment_shape(declared))
+            shown = self.shown_ranks.get(name)
+            if value.rank is None and shown is not None and value.kind in ("tensor", "unknown"):
+                # Bound once; a later statement shows its rank (its sizes: see read_size).
+                value = value.with_(rank=shown, shape=tuple(Axis() for _ in range(shown)))
             if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
                 named = masks.from_local_name(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):
@@ -670,6 +686,16 @@ class Evaluator:
             if value.kind == "shape":
                 self._bind_shape(value, elements, starred)
                 return
+            if value.kind == "tuple" and value.spread_shape is not None and not starred:
+                head, tail = value.spread_head, value.known_tail
+                count = len(elements) - len(head) - len(tail)
+                if count >= 1:
+                    for element, part in zip(elements[: len(head)], head):
+                        self._bind(element, part)
+                    self._bind_shape(value.spread_shape, elements[len(head) : len(head) + count], False)
+                    for element, part in zip(elements[len(head) + count :], tail):
+                        self._bind(element, part)
+                    return
             parts: Tuple[Value, ...] = value.elements if value.kind == "tuple" else ()
             each = value.each if value.kind == "tuple" else None
             if value.kind == "tensor" and value.rank is not None and value.rank >= 2:
@@ -818,14 +844,21 @@ class Evaluator:
 
     def _eval_Tuple(self, node: cst.Tuple) -> Value:
         values = []
-        starred = False
+        starred = 0
+        head: Tuple[Value, ...] = ()
+        spread = None
         for e in node.elements:
             inner = self.eval(e.value)
             if isinstance(e, cst.StarredElement):
-                starred, values = True, []  # `(*input_shape, -1, d)`: count unknown
+                # `(*input_shape, -1, d)`: count unknown
+                starred, head, values = starred + 1, tuple(values), []
+                spread = inner if inner.kind == "shape" else None
                 continue
             values.append(inner)
         if starred:
+            if starred == 1 and spread is not None:
+                # `b, n, _, h = *x.shape, self.heads`: the targets left for the shape count its axes.
+                return Value(kind="tuple", node=node, known_tail=tuple(values), spread_shape=spread, spread_head=head)
             return Value(kind="tuple", node=node, known_tail=tuple(values))
         return Value(kind="tuple", elements=tuple(values), node=node)
 

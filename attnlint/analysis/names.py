@@ -218,3 +218,62 @@ def plain_names_read(node: cst.CSTNode) -> set:
 def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
     """Is `inner` (by identity) `node` or inside it?"""
     return node is inner or any(contains(child, inner) for child in node.children)
+
+
+def rebound_names(node: cst.CSTNode) -> set:
+    """Every name `node` binds anywhere, nested functions included (over-approximated on
+    purpose): assignment, augmented and annotated targets, `for` and comprehension targets,
+    `with ... as`, `:=`, `del`, `global`/`nonlocal`."""
+    return set(binding_counts(node))
+
+
+def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
+    """How many places in `node` bind each name (see rebound_names)."""
+    found: Dict[str, int] = {}
+
+    def targets(target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            found[target.value] = found.get(target.value, 0) + 1
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                targets(element.value)
+        elif isinstance(target, cst.StarredElement):
+            targets(target.value)
+
+    class _Bindings(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            targets(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            targets(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            targets(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            targets(node.target)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            targets(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            targets(node.name)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            targets(node.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            targets(node.target)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            for n in node.names:
+                targets(n.name)
+                targets(n.name)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            for n in node.names:
+                targets(n.name)
+                targets(n.name)
+
+    node.visit(_Bindings())
+    return found

@@ -332,6 +332,19 @@ def matmul(
         return Value(
             kind="tensor", rank=left.rank, role=right.role, feature_last=True, scaled=False, scale=ONE, node=node
         )
+    if _random_weight_with_a_literal_std(right) and not _random_weight_with_a_literal_std(left):
+        # `x @ Wq` with `Wq = torch.randn(d, d) * 0.1`: the number is the weight's initial
+        # spread, as it is in `nn.Parameter(torch.randn(d, d) * 0.02)` (and a literal is not a
+        # scale folded in, see modules.sized_parameter_inits): the queries are the tokens' scale.
+        return Value(
+            kind="tensor",
+            rank=left.rank,
+            role=right.role,
+            feature_last=True,
+            scaled=left.scaled,
+            scale=left.scale,
+            node=node,
+        )
     # A product carries the factors of both operands (`x @ W_q` with a plain weight tensor is
     # as unscaled as `x` and `W_q` are; `W_q / sqrt(d)` scales every query). A learned weight
     # may have the scale folded into its initialisation (`nn.init.normal_(w, std=d ** -0.5)`):
@@ -354,6 +367,25 @@ def matmul(
         pairwise=pairwise,
         scaled=any_true(left.scaled, right.scaled) if known else None,
         scale=_times(left.scale, right.scale) if known else None,
+    )
+
+
+_RANDOM_CONSTRUCTORS = frozenset({"torch.randn", "torch.rand", "torch.normal", "torch.randn_like", "torch.rand_like"})
+
+
+def _random_weight_with_a_literal_std(value: Value) -> bool:
+    """A 2-D random tensor named for a projection's role (`W_q = torch.randn(d, d) * 0.1`),
+    multiplied by numbers only: a weight and its initial spread."""
+    return bool(
+        value.rank == 2
+        and value.constructor is not None
+        and value.constructor.function in _RANDOM_CONSTRUCTORS
+        and value.role in (QUERY, KEY, "value", QKV)
+        and value.scale is not None
+        and value.scale.is_const
+        and not value.is_parameter
+        and value.scores is None
+        and value.softmax is None
     )
 
 
@@ -391,9 +423,9 @@ def score_facts(
 ) -> Optional[ScoreFacts]:
     """Facts about `query · keyᵀ`, or None when this is not an attention product."""
     flow = _flow()
-    if query.is_parameter or key.is_parameter:
-        return None  # `x @ W.T` is a linear layer, not attention
     rq, rk = query.role, key.role
+    if key.is_parameter or (query.is_parameter and not _learned_queries(query, key)):
+        return None  # `x @ W.T` is a linear layer, not attention
     if rq == KEY and rk == QUERY:
         layout = KEY_MAJOR
     elif rq == QUERY or rk == KEY:
@@ -446,6 +478,15 @@ def score_facts(
         layer_input_atoms=tuple(sorted(_layer_input_atoms(ev), key=lambda a: a.key)),
         head_count=_head_count(ev, query, key),
     )
+
+
+def _learned_queries(query: Value, key: Value) -> bool:
+    """A learned tensor of queries against projected keys (attention pooling, Perceiver-style
+    latents: `einsum("qd,bnd->bqn", self.queries, k)`): attention, not a linear layer. A linear
+    layer applies a weight to the tokens' features; a weight named for the queries applied to
+    activations that are keys is not one. Only when the key is an activation whose role is the
+    keys (not raw tokens, not another weight)."""
+    return query.role == QUERY and key.role == KEY and not key.is_parameter
 
 
 def summed_scores(a: ScoreFacts, b: ScoreFacts) -> Optional[ScoreFacts]:
@@ -618,6 +659,7 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
         )
     if len(operands) == 2 and len(parsed.inputs) == 2:
         a_only, b_only, summed = parsed.only_in(0), parsed.only_in(1), parsed.contracted()
+        a_only, b_only = _without_one_sided_batch(a_only, b_only, parsed.output)
         if len(a_only) == 1 and len(b_only) == 1 and summed:
             a_sub, b_sub = parsed.inputs
             feature = summed[-1]
@@ -678,6 +720,20 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
             node=call,
         )
     return Value(kind="tensor", rank=rank, shape=shape, node=call)
+
+
+def _without_one_sided_batch(a_only, b_only, output):
+    """`einsum("qd,bnd->bqn", queries, k)`: queries shared by the batch, so the batch axis `b`
+    is on one operand only. Leading the output, it is a batch axis, not that operand's tokens:
+    the letters that are each operand's own are then `q` and `n`."""
+    a_only, b_only = list(a_only), list(b_only)
+    if output and len(a_only) + len(b_only) == 3:
+        lead = output[0]
+        if len(b_only) == 2 and len(a_only) == 1 and lead in b_only:
+            b_only.remove(lead)
+        elif len(a_only) == 2 and len(b_only) == 1 and lead in a_only:
+            a_only.remove(lead)
+    return a_only, b_only
 
 
 def _initialised_with_a_number(ev, node) -> bool:

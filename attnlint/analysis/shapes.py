@@ -17,8 +17,11 @@ import libcst as cst
 
 _DIM = r"[\w\s\*/+\-\.]+"
 _TUPLE = rf"[\(\[]\s*({_DIM}(?:,\s*{_DIM})*),?\s*[\)\]]"
-# `# x: (b, n, d)`, `# x shape: [b, n, d]`, `# x = (b, n, d)`, `# q, k, v: (b, h, n, d)`
-_NAMED = re.compile(rf"^#+\s*(\w+(?:\s*,\s*\w+)*)(?:\.shape|\s+shape)?\s*[:=]\s*{_TUPLE}")
+# `# x: (b, n, d)`, `# x shape: [b, n, d]`, `# x = (b, n, d)`, `# q, k, v: (b, h, n, d)`,
+# `# key/value: (b, n, d)`; several in one comment, separated by `,` or `;`
+# (`# query: (b, m, d), key/value: (b, n, d)`).
+_NAMED_GROUP = re.compile(rf"(\w+(?:\s*[,/]\s*\w+)*)(?:\.shape|\s+shape)?\s*[:=]\s*{_TUPLE}")
+_GROUP_SEPARATOR = re.compile(r"\s*[,;]\s*")
 # A trailing comment that is only a shape: `# (b, n, d)`, `# shape: (b, n, d)`, `# -> [b, h, n, d]`
 _BARE = re.compile(rf"^#+\s*(?:shape\s*[:=]?\s*|->\s*|=>\s*)?{_TUPLE}\s*$", re.I)
 
@@ -36,14 +39,28 @@ def _dims_of(dims: str) -> Optional[Tuple[Optional[str], ...]]:
     return tuple(d if _IDENT.match(d) else None for d in items)
 
 
-def named_shape_comment(comment: str) -> Optional[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]:
-    """`# q, k, v: (b, h, n, d)` -> ((q, k, v), (b, h, n, d))."""
-    match = _NAMED.match(comment.strip())
-    if not match:
-        return None
-    dims = _dims_of(match.group(2))
-    names = tuple(n.strip() for n in match.group(1).split(","))
-    return None if dims is None else (names, dims)
+def named_shape_comments(comment: str) -> List[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]:
+    """`# q, k, v: (b, h, n, d)` -> [((q, k, v), (b, h, n, d))]; `# query: (b, m, d), key/value:
+    (b, n, d)` -> [((query,), (b, m, d)), ((key, value), (b, n, d))]. Groups are read from the
+    start of the comment, one after another; the first text that is not a group ends them."""
+    text = comment.strip()
+    start = re.match(r"^#+\s*", text)
+    if start is None:
+        return []
+    found = []
+    position = start.end()
+    while True:
+        match = _NAMED_GROUP.match(text, position)
+        if not match:
+            break
+        dims = _dims_of(match.group(2))
+        if dims is not None:
+            found.append((tuple(n.strip() for n in re.split(r"[,/]", match.group(1))), dims))
+        separator = _GROUP_SEPARATOR.match(text, match.end())
+        if separator is None or separator.end() == match.end():
+            break
+        position = separator.end()
+    return found
 
 
 def bare_shape_comment(comment: str) -> Optional[Tuple[Optional[str], ...]]:
@@ -65,6 +82,193 @@ def annotation_dims(annotation: cst.BaseExpression) -> Optional[Tuple[str, ...]]
     if not parts or any("..." in p or p.startswith("*") or not re.match(r"^\w+$", p) for p in parts):
         return None
     return tuple(parts)
+
+
+def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]:
+    """Name -> rank at entry (parameters) and name -> rank at its binding (names bound once),
+    for the values whose rank the function's own
+    straight-line code shows (`b, n, d = x.shape`, `assert x.dim() == 3`, `torch.bmm(a, h)`),
+    wherever in the body that statement is.
+
+    A parameter has one value for the whole call, and so has a local the body binds once, at
+    its top level: a statement every normal completion of the call runs describes that value
+    from where it is bound. `q @ k.T` computed before `b, n, d = x.shape` sees a 3-D x (with a
+    2-D x the call raises). Only statements at the top level of the body count, up to the first
+    statement that may leave the function (a `return`, `raise` or `yield` anywhere in it; a
+    top-level `return x` itself counts, its value is computed on the way out): a branch, a loop, a `try` or an early return may skip them; inside a statement, only
+    what always runs (not a branch of `a if c else b`, the right of `and`/`or`, a lambda or a
+    comprehension). A name bound anywhere else (a nested function included) is left out."""
+    from attnlint.analysis.names import binding_counts
+
+    body = function.body
+    statements = list(body.body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    counts = binding_counts(body)
+    for name in _reshaped_in_place(body):
+        counts[name] = 2  # `h.unsqueeze_(0)`: a new rank for the same name
+    entry = {p for p in params if p not in counts}
+    bound = set()
+    at_entry, at_binding = {}, {}
+    for stmt in statements:
+        leaves = _may_leave(stmt)
+        # `return torch.bmm(w, v)` at the top level: what it computes runs before it leaves.
+        returns = isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(small, cst.Return) or not _may_leave(small) for small in stmt.body
+        )
+        if leaves and not returns:
+            break
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            for name, rank in _ranks_shown(small):
+                if name in bound:
+                    at_binding.setdefault(name, rank)
+                elif name in entry:
+                    at_entry.setdefault(name, rank)
+        # Names bound here, once in the whole function: later statements describe that value.
+        for small in stmt.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                bound.update(name for name in _target_names(targets) if counts.get(name) == 1)
+        if leaves:
+            break
+    return at_entry, at_binding
+
+
+_RANK_CHANGING_IN_PLACE = frozenset({"unsqueeze_", "squeeze_", "resize_", "resize_as_", "as_strided_", "set_"})
+
+
+def _reshaped_in_place(node: cst.CSTNode) -> set:
+    """Names whose rank an in-place method may change (`x.unsqueeze_(0)`)."""
+    found = set()
+
+    class _InPlace(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in _RANK_CHANGING_IN_PLACE
+                and isinstance(func.value, cst.Name)
+            ):
+                found.add(func.value.value)
+
+    node.visit(_InPlace())
+    return found
+
+
+def _target_names(targets) -> List[str]:
+    names = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            targets = targets + [e.value for e in target.elements]
+        elif isinstance(target, cst.StarredElement):
+            targets = targets + [target.value]
+    return names
+
+
+def _always_run(node: cst.CSTNode):
+    """The sub-expressions of `node` evaluated whenever it is (not a conditional branch, the right
+    of `and`/`or`, a lambda's or a comprehension's body, a nested definition)."""
+    yield node
+    if isinstance(node, cst.IfExp):
+        yield from _always_run(node.test)
+        return
+    if isinstance(node, cst.BooleanOperation):
+        yield from _always_run(node.left)
+        return
+    if isinstance(node, (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
+        return
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in node.children:
+        yield from _always_run(child)
+
+
+_BATCHED_PRODUCTS = {"bmm": 2, "baddbmm": 3}
+
+
+def _ranks_shown(small: cst.BaseSmallStatement) -> List[Tuple[str, int]]:
+    shown = _rank_shown(small)
+    found = [shown] if shown is not None else []
+    for node in _always_run(small):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        count = _BATCHED_PRODUCTS.get(node.func.attr.value)
+        if count is None:
+            continue
+        # `torch.bmm(a, b)` (a module function: the operands are the arguments) or `a.bmm(b)`:
+        # 3-D operands only, or the call raises.
+        owner = node.func.value
+        function_form = isinstance(owner, cst.Name) and owner.value in ("torch", "th")
+        operands = [a.value for a in node.args if a.keyword is None][: count if function_form else count - 1]
+        if not function_form:
+            operands.insert(0, owner)
+        if node.func.attr.value == "baddbmm":
+            operands = operands[1:]  # the input is broadcast; the two products are 3-D
+        found += [(o.value, 3) for o in operands if isinstance(o, cst.Name)]
+    return found
+
+
+def _may_leave(node: cst.CSTNode) -> bool:
+    """A `return`, `raise` or `yield` in the statement (not in a function or class it defines)."""
+    if isinstance(node, (cst.Return, cst.Raise, cst.Yield)):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_leave(child) for child in node.children)
+
+
+def _shape_of_name(node: cst.BaseExpression) -> Optional[str]:
+    """`x` of `x.shape` or `x.size()`."""
+    if isinstance(node, cst.Call) and not node.args:
+        node = node.func
+        if not (isinstance(node, cst.Attribute) and node.attr.value == "size"):
+            return None
+    elif not (isinstance(node, cst.Attribute) and node.attr.value == "shape"):
+        return None
+    return node.value.value if isinstance(node.value, cst.Name) else None
+
+
+def _rank_shown(small: cst.BaseSmallStatement) -> Optional[Tuple[str, int]]:
+    """(x, n) for `a, b, c = x.shape` / `x.size()` (no starred target) and for `assert x.dim() ==
+    n`, `assert x.ndim == n`, `assert len(x.shape) == n`."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        name = _shape_of_name(small.value)
+        if (
+            name is not None
+            and isinstance(target, (cst.Tuple, cst.List))
+            and target.elements
+            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+        ):
+            return name, len(target.elements)
+        return None
+    if isinstance(small, cst.Assert) and isinstance(small.test, cst.Comparison):
+        test = small.test
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+            return None
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(left, cst.Integer):
+            left, right = right, left
+        if not isinstance(right, cst.Integer):
+            return None
+        name = None
+        if isinstance(left, cst.Attribute) and left.attr.value == "ndim" and isinstance(left.value, cst.Name):
+            name = left.value.value
+        elif isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and not left.args:
+            if left.func.attr.value in ("dim", "ndimension") and isinstance(left.func.value, cst.Name):
+                name = left.func.value.value
+        elif (
+            isinstance(left, cst.Call)
+            and isinstance(left.func, cst.Name)
+            and left.func.value == "len"
+            and len(left.args) == 1
+        ):
+            name = _shape_of_name(left.args[0].value)
+        return (name, int(right.value)) if name is not None else None
+    return None
 
 
 def literal_rank(node: cst.BaseExpression) -> Optional[int]:

@@ -550,6 +550,10 @@ class Value:
     # For a tuple whose length is unknown (`(*input_shape, -1, head_dim)`, `x.size()[:-1] +
     # (heads, head_size)`): the elements known to end it.
     known_tail: Tuple["Value", ...] = ()
+    # For a tuple display that spreads one tensor's shape (`(*x.shape, self.heads)`): that shape
+    # (a kind == "shape" value), and the elements written before it (known_tail: after it).
+    spread_shape: Optional["Value"] = None
+    spread_head: Tuple["Value", ...] = ()
     # For kind == "scalar": a known integer value.
     int_value: Optional[int] = None
     # The literal None: a parameter left at its `None` default by every call (`if attention_dim

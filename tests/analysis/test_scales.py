@@ -258,3 +258,65 @@ def test_an_augmented_division_is_a_scale_step_of_its_right_side():
     analysis, module = analyse(source.format(init_scale="None"))
     (step,) = only_softmax(analysis).input.scores.scale_steps
     assert module.code_for_node(step.factor) == "math.sqrt(C)" and step.divides
+
+
+LEARNED_QUERIES = """
+import torch
+import torch.nn as nn
+
+class Pool(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        self.queries = nn.Parameter(torch.randn(n, dim))
+        self.k = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        {keys} = {source}
+        logits = torch.einsum("qd,bnd->bqn", self.queries, {keys})
+        return logits.softmax(-1)
+"""
+
+
+def test_learned_queries_against_projected_keys_are_scores():
+    # The batch axis `b` is the keys' alone (the queries are shared by it); the keys axis is n.
+    analysis, _ = analyse(LEARNED_QUERIES.format(keys="k", source="self.k(x)"))
+    scores = only_softmax(analysis).input.scores
+    assert scores is not None
+    assert scores.key_axis == -1
+    assert scores.head_dim.text() == "dim"
+    assert scores.scale_verdict().kind == ScaleKind.MISSING
+
+
+def test_a_learned_tensor_against_raw_tokens_is_a_linear_map():
+    # Nothing shows the other operand holds keys: a weight applied to features.
+    analysis, _ = analyse(LEARNED_QUERIES.format(keys="feats", source="x"))
+    assert only_softmax(analysis).input.scores is None
+
+
+RANDOM_WEIGHTS = """
+import math
+import torch
+
+def attend(x, Wq, Wk):
+    q, k = x @ Wq, x @ Wk
+    return torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+
+d = 32
+Wq, Wk = (torch.randn(d, d) {init} for _ in range(2))
+attend(torch.randn(2, 5, d), Wq, Wk)
+"""
+
+
+@pytest.mark.parametrize(
+    "init,kind",
+    [
+        # A literal: the weights' initial spread, not a scale of the queries.
+        ("* 0.1", ScaleKind.MISSING),
+        # A size under a root may be a scale folded in: not read as missing.
+        ("/ math.sqrt(d)", ScaleKind.UNKNOWN),
+    ],
+)
+def test_a_random_weights_literal_spread_is_not_a_scale(init, kind):
+    analysis, _ = analyse(RANDOM_WEIGHTS.format(init=init))
+    found = [s.input.scores.scale_verdict().kind for s in analysis.softmax_sites if s.input.scores is not None]
+    assert found == [kind]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from attnlint.analysis.values import BATCH, FEATURE, HEADS, KEYS, QUERIES
 
 from helpers import analyse, dims_text, env, function, only_softmax
@@ -138,6 +140,117 @@ def test_shape_comments_name_sizes_and_roles():
     assert value.axis_roles() == ("tokens", BATCH, FEATURE)
 
 
+def test_one_comment_gives_the_shapes_of_several_tensors():
+    # Groups separated by `,` or `;`; names joined by `/` share a shape.
+    analysis, _ = analyse(
+        """
+        def attend(query, key, value, mask):
+            # query: (B, Lq, d), key/value: (B, Lk, d); mask: (B, Lk)
+            return query
+        """
+    )
+    assert dims_text(env(analysis, "attend", "query")) == ("B", "Lq", "d")
+    assert dims_text(env(analysis, "attend", "key")) == ("B", "Lk", "d")
+    assert dims_text(env(analysis, "attend", "value")) == ("B", "Lk", "d")
+    assert dims_text(env(analysis, "attend", "mask")) == ("B", "Lk")
+
+
+def test_prose_after_a_shape_comment_names_nothing():
+    # The first text that is not `names: (shape)` ends the groups: `key` is not described.
+    analysis, _ = analyse(
+        """
+        def attend(query, key):
+            # query: (B, Lq, d), and the key is whatever the caller has: (B, Lk, d)
+            return query
+        """
+    )
+    assert dims_text(env(analysis, "attend", "query")) == ("B", "Lq", "d")
+    assert env(analysis, "attend", "key").rank is None
+
+
+def test_a_later_straight_line_statement_gives_a_parameter_its_rank():
+    # `b, n, d = x.shape` runs on every call that returns: x is 3-D from the first line.
+    analysis, _ = analyse(
+        """
+        def f(x, y, z, w):
+            first = x
+            assert y.dim() == 4
+            b, n, d = x.shape
+            return first
+        """
+    )
+    fn = function(analysis, "f")
+    assert fn.params["x"].rank == 3
+    assert fn.params["y"].rank == 4
+
+
+def test_a_later_batched_product_gives_a_once_bound_local_its_rank():
+    # `torch.bmm(attn, h)` needs 3-D operands: h (bound once) and attn are 3-D where bound.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(self, x):
+            h, _ = self.rnn(x)
+            g = h
+            attn = self.score(h)
+            return torch.bmm(attn, h)
+        """
+    )
+    fn = function(analysis, "f")
+    # A top-level `return` computes its value on the way out: it shows the rank too.
+    assert fn.final_env["h"].rank == 3
+
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(self, x):
+            h, _ = self.rnn(x)
+            attn = self.score(h)
+            pooled = torch.bmm(attn, h)
+            return pooled
+        """
+    )
+    fn = function(analysis, "f")
+    assert fn.final_env["h"].rank == 3
+    assert fn.final_env["attn"].rank == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a product that runs on one branch of an expression only
+        "h = x[0]\n    out = torch.bmm(h, h) if x.dim() == 4 else h\n    return out",
+        # a name bound twice: the product describes the second value
+        "h = x[0]\n    h = h[None]\n    out = torch.bmm(h, h)\n    return out",
+        # a rank changed in place
+        "h = x[0]\n    h.unsqueeze_(0)\n    out = torch.bmm(h, h)\n    return out",
+    ],
+)
+def test_a_product_that_may_not_run_or_describes_another_value_gives_a_local_no_rank(body):
+    analysis, _ = analyse(f"import torch\n\ndef f(x):\n    {body}\n")
+    assert function(analysis, "f").final_env["h"].rank is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # after an early return
+        "if x.dim() == 2:\n        return x\n    b, n, d = x.shape\n    return x",
+        # inside a branch
+        "if x.dim() == 3:\n        b, n, d = x.shape\n    return x",
+        # after x is rebound
+        "x = x[0]\n    b, n, d = x.shape\n    return x",
+        # a starred unpack fixes no rank
+        "b, *rest = x.shape\n    return x",
+    ],
+)
+def test_a_statement_that_may_not_run_or_describes_another_value_gives_no_rank(body):
+    analysis, _ = analyse(f"def f(x):\n    {body}\n")
+    assert function(analysis, "f").params["x"].rank is None
+
+
 def test_unknown_shape_stays_unknown():
     analysis, _ = analyse(
         """
@@ -223,3 +336,33 @@ def test_a_size_named_after_qkv_is_a_number_and_unknown_factors_do_not_vanish():
     assert env(analysis, "__init__", "self.qkv_dim").role is None
     (result,) = function(analysis, "split").returns
     assert dims_text(result) == ("b", "t", "num_heads", "3 * hidden_dim / num_heads")
+
+
+def test_a_rank_shown_later_comes_with_axes_whose_sizes_reads_name():
+    # `n_mem = memory.size(1)` names axis 1 of a memory that a later bmm shows 3-D.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(weights, memory):
+            n_mem = memory.size(1)
+            return torch.bmm(weights, memory)
+        """
+    )
+    memory = env(analysis, "f", "memory")
+    assert memory.rank == 3
+    assert dims_text(memory)[1] == "n_mem"
+
+
+def test_a_spread_shape_in_a_tuple_display_names_the_axes_left_for_it():
+    # `b, n, _, h = *x.shape, self.heads`: three targets are x's axes, h is the head count.
+    analysis, _ = analyse(
+        """
+        def f(self, x):
+            b, n, _, h = *x.shape, self.heads
+            return x
+        """
+    )
+    x = env(analysis, "f", "x")
+    assert x.rank == 3
+    assert dims_text(x)[:2] == ("b", "n")

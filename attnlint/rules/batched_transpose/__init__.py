@@ -21,7 +21,9 @@ class BatchedTranspose(Rule):
     deprecated `.T` on tensors of more than two dimensions for this reason.
 
     The rule only fires when the analysis can show the tensor has three or more dimensions (from
-    `b, n, d = x.shape`, `view`/`reshape`, a shape comment such as `# x: (batch, tokens, d)`, ...),
+    `b, n, d = x.shape` or `torch.bmm(a, x)`, also later in the body where every call runs it and x
+    is bound once, `view`/`reshape`, a shape
+    comment such as `# x: (batch, tokens, d)` or `# q: (b, m, d), key/value: (b, n, d)`, ...),
     also on one call only: a module its smoke test calls with a 2-D and with a 3-D tensor is
     reported for the 3-D call.
     `.T` on a 2-D weight or on unbatched activations is correct and is not reported.
@@ -247,6 +249,63 @@ class BatchedTranspose(Rule):
             def main():
                 x = torch.randn(5, 8)
                 return attention(x, x, x)
+            """
+        ),
+        # The batched product runs on one branch only: the encoder states may be 2-D where `.T`
+        # is used.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Summariser(nn.Module):
+                def __init__(self, width, hops):
+                    super().__init__()
+                    self.rnn = nn.GRU(width, width)
+                    self.w_hops = nn.Parameter(torch.randn(hops, width))
+
+                def forward(self, tokens):
+                    states, _ = self.rnn(tokens)
+                    attn = torch.softmax(self.w_hops @ states.T, dim=-1)
+                    pooled = torch.bmm(attn, states) if states.dim() == 3 else attn @ states
+                    return pooled
+            """
+        ),
+        # The only statement that shows a 3-D input comes after an early return for 2-D input:
+        # the product may have run on a 2-D x, where `.T` is right.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Scorer(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+
+                def forward(self, x):
+                    scores = self.to_q(x) @ self.to_k(x).T
+                    if x.dim() == 2:
+                        return scores
+                    batch, tokens, width = x.shape
+                    return scores.reshape(batch, tokens, -1)
+            """
+        ),
+        # One comment describes several tensors: the memory is one 2-D bank shared by the batch,
+        # where `.T` is the matrix transpose.
+        Valid(
+            """
+            import math
+            import torch
+
+
+            def read_memory(queries, memory):
+                # queries: (B, Lq, d), memory: (slots, d)
+                logits = queries @ memory.T / math.sqrt(memory.shape[-1])
+                return torch.softmax(logits, dim=-1) @ memory
             """
         ),
     ]
@@ -686,6 +745,107 @@ class BatchedTranspose(Rule):
                     q, k, v = self.qkv(x).chunk(3, dim=-1)
                     q, k, v = [t.view(bs, -1, self.h, self.d_k).transpose(1, 2) for t in (q, k, v)]
                     return attention(q, k, v)
+            """,
+        ),
+        # A recurrent layer's output (bound once) that a later `torch.bmm` takes: it is 3-D, so
+        # `.T` on it reverses the batch axis into the features.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Summariser(nn.Module):
+                def __init__(self, width, hops):
+                    super().__init__()
+                    self.rnn = nn.GRU(width, width, batch_first=True)
+                    self.w_hops = nn.Parameter(torch.randn(hops, width))
+
+                def forward(self, tokens):
+                    states, _ = self.rnn(tokens)
+                    attn = torch.softmax(torch.matmul(self.w_hops, states.T), dim=-1)
+                    pooled = torch.bmm(attn, states)
+                    return pooled.flatten(1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Summariser(nn.Module):
+                def __init__(self, width, hops):
+                    super().__init__()
+                    self.rnn = nn.GRU(width, width, batch_first=True)
+                    self.w_hops = nn.Parameter(torch.randn(hops, width))
+
+                def forward(self, tokens):
+                    states, _ = self.rnn(tokens)
+                    attn = torch.softmax(torch.matmul(self.w_hops, states.transpose(-2, -1)), dim=-1)
+                    pooled = torch.bmm(attn, states)
+                    return pooled.flatten(1)
+            """,
+        ),
+        # The rank shows after the product: `b, n, d = x.shape` runs on every call that returns,
+        # so x (one value for the whole call) was 3-D at the product already.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Attend(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, x):
+                    q, k, v = self.to_q(x), self.to_k(x), self.to_v(x)
+                    attn = torch.softmax(q @ k.T * k.shape[-1] ** -0.5, dim=-1)
+                    b, n, d = x.shape
+                    return (attn @ v).reshape(b, n, d)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class Attend(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.to_q = nn.Linear(width, width)
+                    self.to_k = nn.Linear(width, width)
+                    self.to_v = nn.Linear(width, width)
+
+                def forward(self, x):
+                    q, k, v = self.to_q(x), self.to_k(x), self.to_v(x)
+                    attn = torch.softmax(q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5, dim=-1)
+                    b, n, d = x.shape
+                    return (attn @ v).reshape(b, n, d)
+            """,
+        ),
+        # One comment describes several tensors (`key/value` share a shape): the keys are batched.
+        Invalid(
+            """
+            import math
+            import torch
+
+
+            def read(query, key, value):
+                # query: (B, Lq, d), key/value: (B, Lk, d)
+                logits = torch.matmul(query, key.T) / math.sqrt(query.shape[-1])
+                return torch.softmax(logits, dim=-1) @ value
+            """,
+            fixed="""
+            import math
+            import torch
+
+
+            def read(query, key, value):
+                # query: (B, Lq, d), key/value: (B, Lk, d)
+                logits = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.shape[-1])
+                return torch.softmax(logits, dim=-1) @ value
             """,
         ),
     ]

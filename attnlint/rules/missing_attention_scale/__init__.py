@@ -24,7 +24,9 @@ class MissingAttentionScale(Rule):
     inside an einsum operand, `F.scaled_dot_product_attention` (scales by default), division by a
     temperature or a learned scale, normalised (cosine) attention, projections whose weights are
     set by hand in `__init__` (a scale folded into the initialisation, as T5 does), and any path on
-    which the analysis cannot see every operation. When q or k is a parameter of a helper, the
+    which the analysis cannot see every operation. A literal multiplied into a random projection
+    weight (`W_q = torch.randn(d, d) * 0.1`) is the weight's initial spread, not a scale, as it is
+    in `nn.Parameter(torch.randn(d, d) * 0.02)`. When q or k is a parameter of a helper, the
     helper is reported only while no caller in the same file passes a scaled value, or one the
     analysis cannot follow.
 
@@ -418,6 +420,38 @@ class MissingAttentionScale(Rule):
                     k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
                     v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
                     return eager_attention_forward(self, q, k, v, attention_mask, self.scaling)
+            """
+        ),
+        # Random queries themselves multiplied by a number (not a weight's initial spread): the
+        # queries are scaled.
+        Valid(
+            """
+            import torch
+
+            q = torch.randn(2, 6, 64) * 0.125
+            k = torch.randn(2, 6, 64)
+            v = torch.randn(2, 6, 64)
+            out = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+            """
+        ),
+        # Learned queries against projected keys, scaled before the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReadout(nn.Module):
+                def __init__(self, width, slots=4):
+                    super().__init__()
+                    self.slot_query = nn.Parameter(torch.zeros(slots, width))
+                    self.key_proj = nn.Linear(width, width)
+                    self.scale = width ** -0.5
+
+                def forward(self, h):
+                    key = self.key_proj(h)
+                    logits = torch.einsum("sd,bnd->bsn", self.slot_query, key) * self.scale
+                    return logits.softmax(-1)
             """
         ),
     ]
@@ -1148,6 +1182,76 @@ class MissingAttentionScale(Rule):
                 def forward(self, x):
                     q, k, v = tuple(self._to_heads(t) for t in self.qkv(x).chunk(3, -1))
                     return torch.softmax((q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5, dim=-1) @ v
+            """,
+        ),
+        # Projection weights drawn at random with a literal spread (as `nn.Parameter(torch.randn(d,
+        # d) * 0.02)` is): the number is the weights' initialisation, not a scale of the scores.
+        Invalid(
+            """
+            import torch
+
+            d = 16
+            W_query, W_key, W_value = (torch.randn(d, d) * 0.05 for _ in range(3))
+
+
+            def attend(tokens, W_query, W_key, W_value):
+                queries, keys, values = tokens @ W_query, tokens @ W_key, tokens @ W_value
+                weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)
+                return weights @ values
+
+
+            attend(torch.randn(3, 7, d), W_query, W_key, W_value)
+            """,
+            fixed="""
+            import torch
+
+            d = 16
+            W_query, W_key, W_value = (torch.randn(d, d) * 0.05 for _ in range(3))
+
+
+            def attend(tokens, W_query, W_key, W_value):
+                queries, keys, values = tokens @ W_query, tokens @ W_key, tokens @ W_value
+                weights = torch.softmax((queries @ keys.transpose(-2, -1)) * queries.shape[-1] ** -0.5, dim=-1)
+                return weights @ values
+
+
+            attend(torch.randn(3, 7, d), W_query, W_key, W_value)
+            """,
+        ),
+        # Learned queries (a parameter shared by the batch) against projected keys: attention
+        # pooling, with no scale on the logits.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReadout(nn.Module):
+                def __init__(self, width, slots=4):
+                    super().__init__()
+                    self.slot_query = nn.Parameter(torch.zeros(slots, width))
+                    self.key_proj = nn.Linear(width, width)
+
+                def forward(self, h):
+                    key = self.key_proj(h)
+                    logits = torch.einsum("sd,bnd->bsn", self.slot_query, key)
+                    return logits.softmax(-1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReadout(nn.Module):
+                def __init__(self, width, slots=4):
+                    super().__init__()
+                    self.slot_query = nn.Parameter(torch.zeros(slots, width))
+                    self.key_proj = nn.Linear(width, width)
+
+                def forward(self, h):
+                    key = self.key_proj(h)
+                    logits = torch.einsum("sd,bnd->bsn", self.slot_query, key) * self.slot_query.shape[-1] ** -0.5
+                    return logits.softmax(-1)
             """,
         ),
     ]

@@ -525,6 +525,29 @@ class SoftmaxWrongAxis(Rule):
                 return F.softmax(energy, dim=0)
             """
         ),
+        # The same rows over the memory slots, normalised over the slots.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.proj = nn.Linear(width, width, bias=False)
+                    self.normalise = nn.Softmax(dim=1)
+
+                def forward(self, query, memory):
+                    batch, n_out, width = query.size()
+                    n_mem = memory.size(1)
+                    q = self.proj(query)
+                    scores = torch.bmm(q, memory.transpose(1, 2))
+                    rows = scores.view(batch * n_out, n_mem)
+                    weights = self.normalise(rows).view(batch, n_out, n_mem)
+                    return torch.bmm(weights, memory), weights
+            """
+        ),
     ]
 
     INVALID = [
@@ -1150,6 +1173,50 @@ class SoftmaxWrongAxis(Rule):
                 s = torch.einsum("bqhd,bkhd->bqhk", q, k) * q.shape[-1] ** -0.5
                 w = s.softmax(dim=-1)
                 return torch.einsum("bqhk,bkhd->bqhd", w, v)
+            """,
+        ),
+        # Scores flattened to (rows, memory slots), the memory 3-D because a later `torch.bmm`
+        # takes it: `dim=0` normalises over every row of the batch, not over the slots.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.proj = nn.Linear(width, width, bias=False)
+                    self.normalise = nn.Softmax(dim=0)
+
+                def forward(self, query, memory):
+                    batch, n_out, width = query.size()
+                    n_mem = memory.size(1)
+                    q = self.proj(query)
+                    scores = torch.bmm(q, memory.transpose(1, 2))
+                    rows = scores.view(batch * n_out, n_mem)
+                    weights = self.normalise(rows).view(batch, n_out, n_mem)
+                    return torch.bmm(weights, memory), weights
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class GeneralAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.proj = nn.Linear(width, width, bias=False)
+                    self.normalise = nn.Softmax(dim=-1)
+
+                def forward(self, query, memory):
+                    batch, n_out, width = query.size()
+                    n_mem = memory.size(1)
+                    q = self.proj(query)
+                    scores = torch.bmm(q, memory.transpose(1, 2))
+                    rows = scores.view(batch * n_out, n_mem)
+                    weights = self.normalise(rows).view(batch, n_out, n_mem)
+                    return torch.bmm(weights, memory), weights
             """,
         ),
     ]

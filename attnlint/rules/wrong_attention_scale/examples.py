@@ -151,6 +151,28 @@ VALID = [
             return s.softmax(-1)
         """
     ),
+    # Learned prototypes compared with the raw token features: `einsum("pd,bnd->bpn")` here is a
+    # similarity map (a linear layer by its shape), not queries against keys; the division after
+    # the softmax is not read as a misplaced scale.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class PrototypeRouter(nn.Module):
+            def __init__(self, width, n_protos):
+                super().__init__()
+                self.protos = nn.Parameter(torch.randn(n_protos, width))
+                self.width = width
+
+            def forward(self, feats):
+                sims = torch.einsum("pd,bnd->bpn", self.protos, feats)
+                share = sims.softmax(dim=-1) / math.sqrt(self.width)
+                return torch.einsum("bpn,bnd->bpd", share, feats)
+        """
+    ),
     # The weights rescaled after the softmax by a non-size (a gate).
     Valid(
         """
@@ -626,6 +648,30 @@ INVALID = [
             scores = q @ k.transpose(-2, -1) / d ** 0.5
             return torch.softmax(scores, dim=-1) @ v
         """,
+    ),
+    # Learned queries against projected keys (attention pooling): the queries are a parameter
+    # shared by the batch, and the scale comes after the softmax.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class LatentPool(nn.Module):
+            def __init__(self, width, n_latents=8):
+                super().__init__()
+                self.latent_queries = nn.Parameter(torch.randn(n_latents, width) * 0.02)
+                self.to_k = nn.Linear(width, width)
+                self.to_v = nn.Linear(width, width)
+                self.width = width
+
+            def forward(self, tokens):
+                keys, values = self.to_k(tokens), self.to_v(tokens)
+                sim = torch.einsum("ld,bnd->bln", self.latent_queries, keys)
+                attn = sim.softmax(dim=-1) * self.width ** -0.5
+                return torch.einsum("bln,bnd->bld", attn, values)
+        """,
+        fixed=None,
     ),
     # The scale after the softmax.
     Invalid(
