@@ -270,10 +270,21 @@ def filled_together(fills) -> Optional[MaskFacts]:
     return together
 
 
+def _rows_kept_through(rows: frozenset, op: cst.BaseBinaryOp) -> frozenset:
+    """Which uniform rows of one operand survive `&` / `|` with anything: a row that is (or can
+    be) all False stays all False under `&`, a row all True stays all True under `|`, whatever
+    the other operand holds."""
+    survivor = 0.0 if isinstance(op, cst.BitAnd) else (1.0 if isinstance(op, cst.BitOr) else None)
+    return frozenset({survivor}) if survivor in rows else frozenset()
+
+
 def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> MaskFacts:
     if a is None or b is None:
         known = a or b
-        return replace(known, can_mask_whole_row=None, buffer_node=None, uniform_rows=frozenset())
+        return replace(
+            known, can_mask_whole_row=None, buffer_node=None, uniform_rows=_rows_kept_through(known.uniform_rows, op)
+        )
+    rows = _rows_kept_through(a.uniform_rows, op) | _rows_kept_through(b.uniform_rows, op)
     # `causal | pad_mask`: OR-ing with a True = masked mask only makes sense for another one
     # (and `&` with True = attend): the operator tells the convention a mask lacks.
     joins = {MASKED: cst.BitOr, ATTEND: cst.BitAnd}
@@ -284,7 +295,19 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
                 a, b = known, other
                 break
     if a.convention != b.convention or a.convention is None:
-        return MaskFacts(origin="combined", dtype="bool")
+        for known, other in ((a, b), (b, a)):
+            if known.convention is not None and other.convention is None and isinstance(op, joins[known.convention]):
+                # `band & keep` with `keep` read True = attend and `band` of no known meaning: the
+                # result attends only where `keep` does (`|` of a True = masked mask masks at least
+                # where it does), so a row `keep` can empty stays empty, whatever `band` holds.
+                return MaskFacts(
+                    origin="combined",
+                    convention=known.convention,
+                    dtype="bool",
+                    can_mask_whole_row=True if known.can_mask_whole_row else None,
+                    uniform_rows=rows,
+                )
+        return MaskFacts(origin="combined", dtype="bool", uniform_rows=rows)
     whole = None
     grows = isinstance(op, cst.BitOr) if a.convention == MASKED else isinstance(op, cst.BitAnd)
     origins = {a.origin, b.origin}
@@ -303,6 +326,7 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
         convention=a.convention,
         dtype="bool",
         can_mask_whole_row=whole,
+        uniform_rows=rows,
         padding_under_causal=under_causal and not whole,
     )
 
@@ -450,12 +474,24 @@ def comparison(ev, node: cst.Comparison, left, rights):
         # threshold that does not come from their own row (a number, a module attribute, a
         # parameter) can fall on one side of it for every key of a row, which then is empty
         # whichever side is masked; a threshold from the row (`topk`, `max`, `mean`) is unknown.
+        # Query-key similarities (`cosine_similarity(q[:, None], keys[None])`, `cdist(q, keys)`)
+        # are scores of their own: one number per pair, a row per query.
         sides = ((left, node.comparisons[0].comparator, rights[0]), (rights[0], node.left, left))
         thresholded = any(
-            scores.scores is not None and threshold.scores is None and _independent_threshold(ev, written, threshold)
+            (scores.scores is not None or scores.similarity)
+            and threshold.scores is None
+            and not threshold.similarity
+            and _independent_threshold(ev, written, threshold)
             for scores, written, threshold in sides
         )
-        mask = MaskFacts(origin="comparison", dtype="bool", can_mask_whole_row=True if thresholded else None)
+        # Such a row can fall all on one side of the threshold, either side: it can be all False
+        # and all True, which `&` / `|` with any other mask keeps (see _combine).
+        mask = MaskFacts(
+            origin="comparison",
+            dtype="bool",
+            can_mask_whole_row=True if thresholded else None,
+            uniform_rows=frozenset({0.0, 1.0}) if thresholded else frozenset(),
+        )
     rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
     if left.kind in ("tensor", "unknown") or mask is not None:
         shape = left.shape if left.rank == rank else None
@@ -471,8 +507,17 @@ def _independent_threshold(ev, node: cst.BaseExpression, value) -> bool:
     of the function as it was passed: nothing the scores' rows computed."""
     if number(node) is not None:
         return True
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return True
+    if isinstance(node, cst.Attribute):
+        # `self.threshold`, `self.cfg.min_similarity`, `config.cutoff`: a setting of the module
+        # or a field of a configuration parameter.
+        root = node.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value == "self":
+            return True
+        return isinstance(root, cst.Name) and root.value in ev.facts.params and root.value in ev.env and (
+            ev.env[root.value].param == root.value
+        )
     return isinstance(node, cst.Name) and node.value in ev.facts.params and value.param == node.value
 _ORDER_TESTS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
 
@@ -1221,3 +1266,34 @@ def _where(ev, call: Call):
     return Value(
         kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node, shape=broadcast(a.shape, b.shape)
     )
+
+
+@handlers.function("torch.cosine_similarity", "torch.nn.functional.cosine_similarity", "torch.cdist")
+def _similarity(ev, call: Call):
+    """`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`: one similarity per
+    (query, key) pair, when the two operands are different tensors. Of a tensor with itself the
+    diagonal is the best match (1, or distance 0), so a threshold always keeps it: no fact."""
+    from attnlint.analysis.values import Value
+
+    values = ev.args(call.node)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(values) < 2 or len(positional) < 2:
+        return Value(kind="tensor", node=call.node)
+    roots = [_root_name(node) for node in positional[:2]]
+    different = None not in roots and roots[0] != roots[1]
+    return Value(kind="tensor", node=call.node, similarity=different)
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """The name a broadcast or view of a tensor reads (`q` of `q.unsqueeze(1)`, `self.keys` of
+    `self.keys[None]`)."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+            "unsqueeze", "view", "reshape", "expand", "expand_as", "detach", "float", "contiguous", "to",
+        ):
+            node = node.func.value
+        else:
+            break
+    return _flow().code(node) if isinstance(node, (cst.Name, cst.Attribute)) else None

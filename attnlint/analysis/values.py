@@ -158,7 +158,8 @@ class MaskFacts:
     # For masks built at a fixed size (a buffer from `context_length`): the size expressions.
     built_size: Tuple[str, ...] = ()
     # For a mask written out as a literal (`torch.tensor([[1, 1, 0], [0, 0, 0]])`): the truth
-    # values (1.0 / 0.0) that fill some whole row. A row of True given to `masked_fill` fills
+    # values (1.0 / 0.0) that fill some whole row; for a threshold on query-key similarities
+    # (and what `&` / `|` keep of it), those that can. A row of True given to `masked_fill` fills
     # every key of that query, whatever convention the code has in mind.
     uniform_rows: FrozenSet[float] = frozenset()
     sliced: bool = False
@@ -587,6 +588,9 @@ class Value:
     vocabulary: Optional[TokenIds] = None
     # For kind == "scalar": a token id (>= 0) whose number may be unknown (`vocab["<pad>"]`).
     token_id: bool = False
+    # Similarities of two different sets of vectors, pair by pair (`cosine_similarity(q[:, None],
+    # keys[None])`, `cdist(q, keys)`): a row per query, like scores.
+    similarity: bool = False
     # For a dict with string keys (`{"input_ids": ids, "labels": labels}`, a batch): each key's
     # value, as far as the code shows them.
     entries: Tuple[Tuple[str, "Value"], ...] = ()

@@ -23,8 +23,14 @@ class AllMaskedRowNan(Rule):
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
     Scores compared with a threshold that does not come from their own row (a number, a module
-    attribute such as a learned cutoff, a parameter) also count: every key of a row can fall on
-    the masked side. A threshold from the row itself (its `topk`) keeps keys and is not reported.
+    attribute such as a learned cutoff or `self.cfg.min_similarity`, a parameter) also count:
+    every key of a row can fall on the masked side. So do query-key similarities
+    (`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`) against such a
+    threshold; of a tensor with itself the diagonal always passes and nothing is reported. A
+    threshold from the row itself (its `topk`) keeps keys and is not reported.
+    A mask that can empty a row still does after `&` with any other mask (`band & keep`, when
+    `keep` reads True = attend): the result attends only where it does. `|` with a True = masked
+    mask likewise.
     Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0) keep a key
     in every row. Fills of the same scores one after the other count together: a causal fill
     and then a fill of the pad positions mask what `causal | pad` masks (see below for when
@@ -733,6 +739,77 @@ class AllMaskedRowNan(Rule):
                 adj = adj + torch.eye(n)
                 graph = (logits @ logits.T).masked_fill(adj == 0, float("-inf"))
                 return logits.softmax(-1), graph.softmax(-1)
+            """
+        ),
+        # Cosine similarities of a tensor with itself: the diagonal is 1, so every row keeps itself.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def neighbourhood_attention(x, threshold=0.5):
+                # Similarities of x with itself: the diagonal is 1, above any threshold below 1.
+                sim = F.cosine_similarity(x[:, None, :], x[None, :, :], dim=-1)
+                logits = x @ x.t() / x.size(-1) ** 0.5
+                logits = logits.masked_fill(sim < threshold, float("-inf"))
+                return logits.softmax(dim=-1) @ x
+            """
+        ),
+        # Distances of points to themselves: 0 on the diagonal, inside any radius.
+        Valid(
+            """
+            import torch
+
+
+            def radius_attention(points, feats, radius=0.1):
+                # Distances of the points to themselves: each point is at 0 from itself.
+                far = torch.cdist(points, points) > radius
+                logits = feats @ feats.transpose(-2, -1) / feats.size(-1) ** 0.5
+                logits = logits.masked_fill(far, float("-inf"))
+                return logits.softmax(dim=-1) @ feats
+            """
+        ),
+        # A cutoff from each row's own k-th best match keeps k keys in every row.
+        Valid(
+            """
+            import torch
+
+
+            def top_matches(q, bank, k=4):
+                # The cutoff is each row's own k-th best similarity: k keys always stay.
+                sim = torch.cdist(q, bank)
+                cutoff = sim.topk(k, dim=-1, largest=False).values[..., -1:]
+                logits = -sim
+                logits = logits.masked_fill(sim > cutoff, float("-inf"))
+                return logits.softmax(dim=-1) @ bank
+            """
+        ),
+        # The lengths keep-mask combined with chunks, with the emptied rows zeroed after the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ChunkedSelfAttention(nn.Module):
+                def __init__(self, width, chunk=8):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+                    self.chunk = chunk
+
+                def forward(self, frames, lengths):
+                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
+                    steps = torch.arange(frames.size(1), device=frames.device)
+                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
+                    real = steps[None, :] < lengths[:, None]
+                    allowed = same_chunk[None] & real[:, None, :]
+                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    logits = logits.masked_fill(~allowed, float("-inf"))
+                    weights = logits.softmax(dim=-1)
+                    # Rows with no allowed key are zeroed.
+                    weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+                    return weights @ v
             """
         ),
     ]
@@ -1660,10 +1737,139 @@ class AllMaskedRowNan(Rule):
             """,
             line=17,
         ),
+        # Chunks of a mask of no known meaning, `&` a lengths keep-mask: the result keeps only what the lengths keep, so a length of 0 still empties its rows.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ChunkedSelfAttention(nn.Module):
+                def __init__(self, width, chunk=8):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+                    self.chunk = chunk
+
+                def forward(self, frames, lengths):
+                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
+                    steps = torch.arange(frames.size(1), device=frames.device)
+                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
+                    real = steps[None, :] < lengths[:, None]
+                    allowed = same_chunk[None] & real[:, None, :]
+                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    logits = logits.masked_fill(~allowed, float("-inf"))
+                    return logits.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class ChunkedSelfAttention(nn.Module):
+                def __init__(self, width, chunk=8):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+                    self.chunk = chunk
+
+                def forward(self, frames, lengths):
+                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
+                    steps = torch.arange(frames.size(1), device=frames.device)
+                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
+                    real = steps[None, :] < lengths[:, None]
+                    allowed = same_chunk[None] & real[:, None, :]
+                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    logits = logits.masked_fill(~allowed, float("-inf"))
+                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=18,
+        ),
+        # Query-key cosine similarities against a fixed cutoff: a query far from every prototype keeps none.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class PrototypeReadout(nn.Module):
+                def __init__(self, width, n_protos=64, tau=0.2):
+                    super().__init__()
+                    self.protos = nn.Parameter(torch.randn(n_protos, width))
+                    self.tau = tau
+
+                def forward(self, h):
+                    sim = F.cosine_similarity(h[:, None, :], self.protos[None, :, :], dim=-1)
+                    logits = h @ self.protos.t() / h.size(-1) ** 0.5
+                    logits = logits.masked_fill(sim < self.tau, float("-inf"))
+                    return logits.softmax(dim=-1) @ self.protos
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class PrototypeReadout(nn.Module):
+                def __init__(self, width, n_protos=64, tau=0.2):
+                    super().__init__()
+                    self.protos = nn.Parameter(torch.randn(n_protos, width))
+                    self.tau = tau
+
+                def forward(self, h):
+                    sim = F.cosine_similarity(h[:, None, :], self.protos[None, :, :], dim=-1)
+                    logits = h @ self.protos.t() / h.size(-1) ** 0.5
+                    logits = logits.masked_fill(sim < self.tau, float("-inf"))
+                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ self.protos
+            """,
+            line=15,
+        ),
+        # A distance cutoff `&` an occupancy buffer of no known meaning: a row with no slot in reach stays empty under `&`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotCache(nn.Module):
+                def __init__(self, n_slots, width, radius=1.5):
+                    super().__init__()
+                    self.register_buffer("slots", torch.zeros(n_slots, width))
+                    self.register_buffer("used", torch.zeros(n_slots, dtype=torch.bool))
+                    self.radius = radius
+
+                def read(self, x):
+                    near = torch.cdist(x, self.slots) <= self.radius
+                    usable = self.used[None, :] & near
+                    logits = x @ self.slots.t()
+                    logits = logits.masked_fill(~usable, float("-inf"))
+                    return torch.softmax(logits, dim=-1) @ self.slots
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SlotCache(nn.Module):
+                def __init__(self, n_slots, width, radius=1.5):
+                    super().__init__()
+                    self.register_buffer("slots", torch.zeros(n_slots, width))
+                    self.register_buffer("used", torch.zeros(n_slots, dtype=torch.bool))
+                    self.radius = radius
+
+                def read(self, x):
+                    near = torch.cdist(x, self.slots) <= self.radius
+                    usable = self.used[None, :] & near
+                    logits = x @ self.slots.t()
+                    logits = logits.masked_fill(~usable, float("-inf"))
+                    return torch.softmax(logits, dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ self.slots
+            """,
+            line=16,
+        ),
     ]
 
 
 def _fills_a_whole_row(fill) -> bool:
-    """The mask is a literal with a row that is all True where the fill goes."""
+    """The mask has (a literal) or can have (a threshold, and `&`/`|` of one) a row that is all
+    True where the fill goes."""
     filled = 0.0 if fill.keeps_where_true else 1.0
     return filled in fill.mask.mask.uniform_rows
