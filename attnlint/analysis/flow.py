@@ -571,8 +571,13 @@ class Evaluator:
             for site in self.facts.fill_sites:
                 if site.call is small.value and not site.in_place:
                     # `scores.masked_fill(mask, -inf)` as a statement: the filled copy is thrown
-                    # away and the scores stay unmasked.
+                    # away and the scores stay unmasked. The tensor carries the lost fill to
+                    # wherever it is used (a softmax over logits of any kind).
                     site.discarded = True
+                    owner = owner_name(site.receiver_node)
+                    if owner is not None and owner in self.env:
+                        held = self.env[owner]
+                        self.env[owner] = held.with_(dropped_fills=held.dropped_fills + (site,))
             if self.record_attrs and self.cls is not None:
                 from attnlint.analysis import modules
 

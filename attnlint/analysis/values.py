@@ -559,6 +559,9 @@ class Value:
     fills_partial: bool = False
     # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
     additive_fill: Optional["FillSite"] = None
+    # Out-of-place fills of this tensor whose result was thrown away (`scores.masked_fill(m,
+    # -inf)` as a statement): what reaches a softmax with them was meant to be masked and is not.
+    dropped_fills: Tuple["FillSite", ...] = ()
     # `k.transpose(a, a + 1)` on a rank we do not know yet: the larger axis (see matmul).
     pending_swap: Optional[int] = None
     # For attention weights: fully masked rows were zeroed on the way to this value (a guard
@@ -677,6 +680,9 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             continue
         elif f.name == "fills":
             continue
+        elif f.name == "dropped_fills":
+            # A fill thrown away on some path is thrown away there.
+            changes[f.name] = tuple(va) + tuple(x for x in vb if all(x is not y for y in va))
         elif f.name == "additive_fill":
             # Like score fills: a mask filled on one path (`if mask is not None: mask =
             # mask.masked_fill(...)`) holds that fill wherever it is used.

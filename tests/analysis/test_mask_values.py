@@ -410,3 +410,20 @@ def test_a_fill_read_from_a_config_field_is_the_fields_default_unless_the_module
     assert value(config + "small = Config(mask_value=-1e4)\n") is None
     assert value(config + "def f(cfg):\n    cfg.mask_value = -1e4\n") is None
     assert value(config + "class Other:\n    mask_value = -1e4\n") is None
+
+
+def test_a_thrown_away_fill_travels_with_the_tensor_to_its_softmax():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(enc, dec, keep, temperature):
+            energy = torch.bmm(enc, dec.unsqueeze(2)).squeeze(2)
+            energy.masked_fill(~keep, float("-inf"))
+            energy = energy / temperature
+            return energy.softmax(-1)
+        """
+    )
+    site = only_softmax(analysis)
+    (dropped,) = site.input.dropped_fills
+    assert dropped.discarded and not site.input.fills

@@ -28,7 +28,8 @@ class MaskAddedAsBias(Rule):
     - a 0/1 mask **multiplied** into the scores before the softmax (`scores * mask`): a masked
       score becomes 0, not -inf.
     - an out-of-place fill of the scores written as a statement (`scores.masked_fill(mask, -inf)`
-      with its result thrown away): the scores stay unmasked.
+      with its result thrown away): the scores stay unmasked. Logits of any kind count (a
+      bilinear `bmm(enc, W(dec))`) when the tensor the fill was meant for reaches a softmax.
 
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
     or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
@@ -83,8 +84,11 @@ class MaskAddedAsBias(Rule):
                 for softmax in function.softmax_sites
                 if softmax.input.fills and softmax.input.fills[-1].multiplied and not softmax.renormalized
             }
+            # Fills thrown away on tensors a softmax then normalises (logits the analysis cannot
+            # tell are Q·Kᵀ, such as a bilinear `bmm(enc, W(dec))`).
+            dropped = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.dropped_fills}
             for site in function.fill_sites:
-                if site.discarded and site.on_scores:
+                if site.discarded and (site.on_scores or id(site) in dropped):
                     self._discarded(ctx, site)
                     continue
                 if id(site) not in reaching:

@@ -337,6 +337,25 @@ VALID = [
             return ((q @ k.transpose(-2, -1)) * torch.tril(torch.ones(n, n))) @ v
         """
     ),
+    # The same energies filled in place: masked before the softmax.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class BilinearPointer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.bilinear = nn.Linear(width, width, bias=False)
+
+            def forward(self, query, memory, memory_keep):
+                energy = torch.bmm(memory, self.bilinear(query).unsqueeze(-1)).squeeze(-1)
+                # In place: the energies are filled.
+                energy.masked_fill_(~memory_keep, float("-inf"))
+                return torch.softmax(energy, dim=-1)
+        """
+    ),
 ]
 
 INVALID = [
@@ -902,5 +921,39 @@ INVALID = [
             return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
         """,
         line=6,
+    ),
+    # A thrown-away fill of bilinear energies (not Q·Kᵀ) that a softmax then normalises unmasked.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class BilinearPointer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.bilinear = nn.Linear(width, width, bias=False)
+
+            def forward(self, query, memory, memory_keep):
+                energy = torch.bmm(memory, self.bilinear(query).unsqueeze(-1)).squeeze(-1)
+                energy.masked_fill(~memory_keep, float("-inf"))
+                return torch.softmax(energy, dim=-1)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+
+        class BilinearPointer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.bilinear = nn.Linear(width, width, bias=False)
+
+            def forward(self, query, memory, memory_keep):
+                energy = torch.bmm(memory, self.bilinear(query).unsqueeze(-1)).squeeze(-1)
+                energy.masked_fill_(~memory_keep, float("-inf"))
+                return torch.softmax(energy, dim=-1)
+        """,
+        line=12,
     ),
 ]
