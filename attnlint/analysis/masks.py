@@ -776,6 +776,11 @@ def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
     from attnlint.analysis.values import FillSite
 
     for logits, term, logits_node, term_node in ((left, right, node.left, node.right), (right, left, node.right, node.left)):
+        if term.mask is None and logits.scores is not None and _named_mask_parameter(ev, term):
+            # `scores * relation_mask` with a parameter its name calls a mask: whatever its
+            # encoding (0/1 either way round, or a bias), a mask multiplied into the scores
+            # does not mask them. Whether callers pass a mask is for the rule to ask.
+            term = term.with_(mask=MaskFacts(origin="argument", param=term.param))
         if term.mask is None or term.mask.scaled or term.softmax is not None or term.scores is not None:
             continue
         if logits.scores is None and not _unmasked_tensor(logits):
@@ -794,6 +799,48 @@ def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
         ev.facts.fill_sites.append(site)
         return logits.with_(node=node, fills=logits.fills + (site,))
     return None
+
+
+def _named_mask_parameter(ev, value) -> bool:
+    """A tensor read from a parameter, as passed (or broadcast), whose name ends in `mask`
+    (`relation_mask`, `pair_mask`): a mask by role, of no known encoding."""
+    from attnlint.analysis.names import words
+
+    param = value.param
+    if param is None or param not in ev.facts.params or value.kind not in ("tensor", "unknown"):
+        return False
+    passed = ev.facts.params[param]
+    if value.sym is not None and passed.sym is not None and value.sym != passed.sym:
+        return False  # arithmetic on it (`mask * -1e9`, `1 - mask`): no longer the mask as passed
+    parts = words(param)
+    if not parts or parts[-1] not in ("mask", "masks"):
+        return False
+    # The product is the mask's only use (besides `is None` tests): code that reads it again
+    # (`scores * m + (1 - m) * -1e4`, `w * m / (w * m).sum(-1)`) may apply it another way.
+    return _reads_of(ev.facts.node, param) == 1
+
+
+def _reads_of(function_node, name: str) -> int:
+    """How often the function body reads `name`, not counting `name is None` tests."""
+    if not isinstance(function_node, cst.FunctionDef):
+        return 0
+    count = 0
+    stack = [function_node.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if (
+            isinstance(node, cst.Comparison)
+            and isinstance(node.left, cst.Name)
+            and node.left.value == name
+            and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons)
+        ):
+            continue
+        if isinstance(node, cst.Name) and node.value == name:
+            count += 1
+        stack.extend(node.children)
+    return count
 
 
 def _unmasked_tensor(value) -> bool:

@@ -427,3 +427,25 @@ def test_a_thrown_away_fill_travels_with_the_tensor_to_its_softmax():
     site = only_softmax(analysis)
     (dropped,) = site.input.dropped_fills
     assert dropped.discarded and not site.input.fills
+
+
+def test_a_mask_parameter_by_name_multiplied_into_the_scores_is_a_multiplied_fill_when_that_is_its_only_use():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def once(q, k, edge_mask):
+            s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            return (s * edge_mask[:, None]).softmax(-1)
+
+        def twice(q, k, edge_mask):
+            s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            s = s * edge_mask + (1.0 - edge_mask) * -1e4
+            return s.softmax(-1)
+        """
+    )
+    (site,) = function(analysis, "once").fill_sites
+    assert site.multiplied and site.mask.mask.param == "edge_mask"
+    assert mask_encoding.multiplied_reason(site.mask, function(analysis, "once").node) is not None
+    # Read again for the additive form: not shown to be the mask's only application.
+    assert not any(s.multiplied for s in function(analysis, "twice").fill_sites)

@@ -36,6 +36,10 @@ class MaskAddedAsBias(Rule):
     `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
     convention (Hugging Face's `attention_mask`) that the function broadcasts itself
     (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
+    Multiplied into the scores, any mask parameter counts (its name ends in `mask`:
+    `relation_mask`, `edge_mask`), since a product masks nothing whatever the encoding (0/1 either
+    way round, or a bias), when the product is its only use in the function (`s * m + (1 - m) *
+    -1e4` reads it again) and every caller in the file passes a mask for it.
 
     ## Why is this bad?
     Adding 1 to the kept logits and 0 to the masked ones shifts every row by a constant where it
@@ -145,9 +149,16 @@ class MaskAddedAsBias(Rule):
         )
 
     def _multiplied(self, ctx, function, site) -> None:
-        reason = mask_encoding.zero_one_reason(site.mask, function.node)
+        reason = mask_encoding.multiplied_reason(site.mask, function.node)
         if reason is None:
             return
+        facts = site.mask.mask
+        if facts.origin == "argument" and facts.param is not None:
+            # A mask by its name only: a caller in the file that passes anything else for it
+            # (soft weights, a tensor of no known kind) says it is no mask.
+            passed = ctx.analysis.arguments_for(function, facts.param)
+            if any(arg.mask is None for arg in passed):
+                return
         ctx.report(
             site.call,
             f"`{_short(ctx.code(site.mask_node))}` is {reason}, multiplied into the scores before the softmax: "

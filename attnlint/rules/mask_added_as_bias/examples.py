@@ -356,6 +356,54 @@ VALID = [
                 return torch.softmax(energy, dim=-1)
         """
     ),
+    # The only caller passes soft weights under a mask's name: a per-pair temperature, not a mask.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PairAttention(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+                self.v = nn.Linear(width, width)
+
+            def forward(self, nodes, pair_mask):
+                q, k = self.qk(nodes).chunk(2, dim=-1)
+                scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                scores = scores * pair_mask
+                return torch.softmax(scores, dim=-1) @ self.v(nodes)
+
+
+        def run(nodes, positions):
+            # The only caller passes soft distance weights under that name, not a mask: a temperature
+            # per pair.
+            weights = torch.exp(-torch.cdist(positions, positions))
+            return PairAttention(nodes.size(-1))(nodes, weights)
+        """
+    ),
+    # The mask's name read again after the product (the additive form): it is applied.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PairAttention(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+                self.v = nn.Linear(width, width)
+
+            def forward(self, nodes, pair_mask):
+                q, k = self.qk(nodes).chunk(2, dim=-1)
+                scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                # Multiplied, then the masked pairs pushed down: the additive form.
+                scores = scores * pair_mask + (1.0 - pair_mask) * -1e4
+                return torch.softmax(scores, dim=-1) @ self.v(nodes)
+        """
+    ),
 ]
 
 INVALID = [
@@ -955,5 +1003,40 @@ INVALID = [
                 return torch.softmax(energy, dim=-1)
         """,
         line=12,
+    ),
+    # A mask parameter of no known encoding multiplied into the scores, its only use: a product masks nothing whichever way round its 0/1 values go (or if it is a bias).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PairAttention(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+                self.v = nn.Linear(width, width)
+
+            def forward(self, nodes, pair_mask):
+                q, k = self.qk(nodes).chunk(2, dim=-1)
+                scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                scores = scores * pair_mask
+                return torch.softmax(scores, dim=-1) @ self.v(nodes)
+        """,
+        line=14,
+    ),
+    # The same under an `is not None` test, broadcast first.
+    Invalid(
+        """
+        import torch
+
+
+        def relation_attention(q, k, v, edge_mask=None):
+            logits = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            if edge_mask is not None:
+                logits = logits * edge_mask.unsqueeze(1)
+            return logits.softmax(dim=-1) @ v
+        """,
+        line=7,
     ),
 ]
