@@ -86,6 +86,9 @@ class FunctionFacts:
     softmax_sites: List[SoftmaxSite] = field(default_factory=list)
     dot_t_sites: List[DotTSite] = field(default_factory=list)
     fill_sites: List[FillSite] = field(default_factory=list)
+    # Fills of attention weights after their softmax (`attn.masked_fill(rows_without_keys, 0.0)`):
+    # guards or masks of the weights, not of the scores, so kept apart from `fill_sites`.
+    weight_fills: List[FillSite] = field(default_factory=list)
     mask_uses: List[MaskUseSite] = field(default_factory=list)
     attention_calls: List[AttentionCallSite] = field(default_factory=list)
     loss_sites: List[LossSite] = field(default_factory=list)
@@ -568,7 +571,7 @@ class Evaluator:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
             self.eval(small.value)
-            for site in self.facts.fill_sites:
+            for site in self.facts.fill_sites + self.facts.weight_fills:
                 if site.call is small.value and not site.in_place:
                     # `scores.masked_fill(mask, -inf)` as a statement: the filled copy is thrown
                     # away and the scores stay unmasked. The tensor carries the lost fill to

@@ -1215,6 +1215,18 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
     fill = fill_kind(value_arg.value, ev.aliases) if value_arg is not None else None
     if receiver.softmax is not None:
         # Weights zeroed where masked, after the softmax: fully masked rows are handled.
+        if mask_arg is not None:
+            ev.facts.weight_fills.append(
+                FillSite(
+                    call=node,
+                    mask_node=mask_arg.value,
+                    mask=mask,
+                    fill=fill,
+                    in_place=in_place,
+                    receiver_node=receiver_node,
+                    on_weights=True,
+                )
+            )
         result = receiver.with_(node=node, guarded=True)
         if in_place:
             ev.update_in_place(receiver_node, result)
@@ -1344,3 +1356,29 @@ def _root_name(node: cst.BaseExpression) -> Optional[str]:
         else:
             break
     return _flow().code(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+# NumPy spellings of the mask constructors (`np.tril(np.ones((T, T)))`, then `torch.from_numpy`):
+# the same triangle of ones, whatever library made it.
+@handlers.function("numpy.ones", "numpy.zeros")
+def _numpy_constructor(ev, call: Call):
+    from attnlint.analysis.shapes import _constructor
+
+    return _constructor(ev, Call(node=call.node, name="torch." + call.name.rsplit(".", 1)[-1]))
+
+
+@handlers.function("numpy.tril", "numpy.triu")
+def _numpy_triangular(ev, call: Call):
+    values = ev.args(call.node)
+    if not values:
+        return None
+    return triangular_of(ev, call.name.rsplit(".", 1)[-1], values[0], _flow()._arg(call.node, 1, "k"), call.node)
+
+
+@handlers.function("torch.from_numpy")
+def _from_numpy(ev, call: Call):
+    """`torch.from_numpy(a)`: the same values, as a tensor."""
+    values = ev.args(call.node)
+    if len(values) != 1 or call.args[0].keyword is not None or values[0].mask is None:
+        return None
+    return values[0].with_(kind="tensor", node=call.node)

@@ -237,6 +237,8 @@ class FillSite:
     # An out-of-place fill whose result is thrown away (`scores.masked_fill(m, -inf)` as a
     # statement): it fills nothing that is used.
     discarded: bool = False
+    # What is filled is attention weights, after their softmax (FunctionFacts.weight_fills).
+    on_weights: bool = False
 
 
 @dataclass

@@ -449,3 +449,63 @@ def test_a_mask_parameter_by_name_multiplied_into_the_scores_is_a_multiplied_fil
     assert mask_encoding.multiplied_reason(site.mask, function(analysis, "once").node) is not None
     # Read again for the additive form: not shown to be the mask's only application.
     assert not any(s.multiplied for s in function(analysis, "twice").fill_sites)
+
+
+def test_a_numpy_triangle_of_ones_is_a_causal_mask():
+    analysis, _ = analyse(
+        """
+        import numpy as np
+        import torch
+
+        def f(n):
+            keep = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))
+            future = np.triu(np.ones((n, n)), k=1)
+            return keep, future
+        """
+    )
+    keep, future = env(analysis, "f", "keep"), env(analysis, "f", "future")
+    assert keep.mask.origin == "causal" and keep.mask.convention == ATTEND
+    assert keep.mask.can_mask_whole_row is False
+    assert future.mask.convention == MASKED
+
+
+def test_fills_of_the_weights_after_the_softmax_are_kept_apart_and_marked_when_thrown_away():
+    analysis, _ = analyse(
+        """
+        def f(s, rows):
+            w = s.softmax(-1)
+            w.masked_fill(rows, 0.0)
+            w = w.masked_fill(rows, 0.0)
+            return w
+        """
+    )
+    facts = function(analysis, "f")
+    assert not facts.fill_sites
+    thrown, kept = facts.weight_fills
+    assert thrown.discarded and thrown.on_weights and not kept.discarded
+
+
+def test_a_fill_read_from_a_parameter_default_that_no_call_can_override():
+    from attnlint.analysis import fill_values
+
+    source = """
+        import torch
+
+        def attend(s, mask, eps=1e-9):
+            return s.masked_fill(mask, -eps).softmax(-1)
+
+        def run(s, mask):
+            return attend(s, mask)
+
+        def other(s, mask):
+            return attend(s, mask, 1e9)
+        """
+    analysis, module = analyse(source)
+    callee = function(analysis, "attend")
+    (site,) = callee.fill_sites
+    # `other` passes a third positional argument: the default may not be what fills.
+    assert fill_values.fill_constant(site, analysis.aliases, callee.node, module) is None
+    analysis, module = analyse(source.split("        def other")[0])
+    callee = function(analysis, "attend")
+    (site,) = callee.fill_sites
+    assert fill_values.fill_constant(site, analysis.aliases, callee.node, module).value == -1e-9

@@ -45,7 +45,9 @@ class AllMaskedRowNan(Rule):
 
     A key-padding mask built from token ids or a pad id under a causal mask is reported when the
     file pads on the left (`out[i, n - len(s):] = s`, `[pad] * k + s`, `padding_side="left"`,
-    `F.pad(x, (k, 0))`): the first queries of a short sequence then see only padding.
+    `F.pad(x, (k, 0))`, or a function that tests ids for padding and reads each sequence at its
+    last position, `h[:, -1, :]`): the first queries of a short sequence then see only padding.
+    Causal triangles count in NumPy too (`torch.from_numpy(np.tril(np.ones((T, T))))`).
 
     Not reported: a key-padding mask built from token ids or a pad id on its own (only a
     sequence that is all padding would empty a row, which the code does not show) or under a
@@ -810,6 +812,48 @@ class AllMaskedRowNan(Rule):
                     # Rows with no allowed key are zeroed.
                     weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
                     return weights @ v
+            """
+        ),
+        # The same masks, with every position's output kept: nothing shows left padding.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class ItemEncoder(nn.Module):
+                def __init__(self, n_items, width):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, width)
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    real = (history != 0).long()
+                    allowed = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))[None] * real[:, None, :]
+                    q, k, v = self.qkv(self.items(history)).chunk(3, dim=-1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(allowed == 0, float("-inf"))
+                    # Every position's output is kept: nothing shows the padding is in front, and padding
+                    # at the end keeps key 0 real in every row.
+                    return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A NumPy triangle of ones alone keeps the diagonal.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+
+            def causal_attention(q, k, v):
+                n = q.size(-2)
+                # A NumPy triangle of ones keeps the diagonal: no row is empty.
+                keep = torch.from_numpy(np.tril(np.ones((n, n), dtype=bool)))
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~keep, float("-inf"))
+                return s.softmax(dim=-1) @ v
             """
         ),
     ]
@@ -1864,6 +1908,56 @@ class AllMaskedRowNan(Rule):
                     return torch.softmax(logits, dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ self.slots
             """,
             line=16,
+        ),
+        # A NumPy causal triangle times a padding mask of item ids, in a file that reads each history at its last position (so pads in front): the first queries of a short history see only padding.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class NextItemEncoder(nn.Module):
+                def __init__(self, n_items, width):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, width)
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    real = (history != 0).long()
+                    allowed = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))[None] * real[:, None, :]
+                    q, k, v = self.qkv(self.items(history)).chunk(3, dim=-1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(allowed == 0, float("-inf"))
+                    out = s.softmax(dim=-1) @ v
+                    # Each history's state is read at the last position: histories end there, padded in front.
+                    return out[:, -1, :]
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class NextItemEncoder(nn.Module):
+                def __init__(self, n_items, width):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, width)
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    real = (history != 0).long()
+                    allowed = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))[None] * real[:, None, :]
+                    q, k, v = self.qkv(self.items(history)).chunk(3, dim=-1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(allowed == 0, float("-inf"))
+                    out = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+                    # Each history's state is read at the last position: histories end there, padded in front.
+                    return out[:, -1, :]
+            """,
+            line=18,
         ),
     ]
 

@@ -24,12 +24,14 @@ class MaskAddedAsBias(Rule):
       `-inf` bias (`scores + mask`);
     - a float 0/1 mask passed where an API adds float masks: SDPA's `attn_mask`,
       `nn.MultiheadAttention`'s and `nn.Transformer*`'s masks;
-    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`);
+    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`, `-eps` with
+      `eps=1e-12` a parameter's default that no call in the file can override);
     - a 0/1 mask **multiplied** into the scores before the softmax (`scores * mask`): a masked
       score becomes 0, not -inf.
     - an out-of-place fill of the scores written as a statement (`scores.masked_fill(mask, -inf)`
       with its result thrown away): the scores stay unmasked. Logits of any kind count (a
-      bilinear `bmm(enc, W(dec))`) when the tensor the fill was meant for reaches a softmax.
+      bilinear `bmm(enc, W(dec))`) when the tensor the fill was meant for reaches a softmax, and
+      so do fills of the weights after it (`attn.masked_fill(no_media, 0.0)` as a statement).
 
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
     or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
@@ -104,6 +106,10 @@ class MaskAddedAsBias(Rule):
                     self._added(ctx, function, site, torch_name)
                 elif not site.additive and not site.restores:
                     self._negligible_fill(ctx, function, site, torch_name)
+            for site in function.weight_fills:
+                # `attn.masked_fill(no_media, 0.0)` as a statement: the weights stay as they were.
+                if site.discarded:
+                    self._discarded(ctx, site)
             for use in function.mask_uses:
                 self._float_mask_to_api(ctx, function, use)
 
@@ -144,7 +150,7 @@ class MaskAddedAsBias(Rule):
         ctx.report(
             call,
             f"the result of `{_short(ctx.code(call))}` is thrown away: the fill returns a new tensor, so the "
-            "scores stay unmasked; assign it back or fill in place",
+            f"{'weights' if site.on_weights else 'scores'} stay unmasked; assign it back or fill in place",
             fix=fix,
         )
 

@@ -404,6 +404,45 @@ VALID = [
                 return torch.softmax(scores, dim=-1) @ self.v(nodes)
         """
     ),
+    # The weights' fill assigned back.
+    Valid(
+        """
+        import torch
+
+
+        def media_cross_attention(q, k, v, has_media):
+            w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(dim=-1)
+            w = w.masked_fill(~has_media[:, None, :, None], 0.0)
+            return w @ v
+        """
+    ),
+    # The only caller passes the fill: the small default is never used here.
+    Valid(
+        """
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class DotAttention(nn.Module):
+            def forward(self, q, k, v, mask=None, eps=1e-9):
+                s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                if mask is not None:
+                    s = s.masked_fill(mask == 0, -eps)
+                return s.softmax(dim=-1) @ v
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = DotAttention()
+
+            def forward(self, q, k, v, mask):
+                # The caller passes a fill that masks: the default is never used here.
+                return self.attend(q, k, v, mask=mask, eps=1e9)
+        """
+    ),
 ]
 
 INVALID = [
@@ -1038,5 +1077,77 @@ INVALID = [
             return logits.softmax(dim=-1) @ v
         """,
         line=7,
+    ),
+    # An out-of-place fill of the weights after the softmax, as a statement: the weights stay as they were.
+    Invalid(
+        """
+        import torch
+
+
+        def media_cross_attention(q, k, v, has_media):
+            w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(dim=-1)
+            w.masked_fill(~has_media[:, None, :, None], 0.0)
+            return w @ v
+        """,
+        fixed="""
+        import torch
+
+
+        def media_cross_attention(q, k, v, has_media):
+            w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(dim=-1)
+            w.masked_fill_(~has_media[:, None, :, None], 0.0)
+            return w @ v
+        """,
+        line=6,
+    ),
+    # A fill read from a parameter's default that no caller in the file overrides: -1e-9 masks nothing.
+    Invalid(
+        """
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class DotAttention(nn.Module):
+            def forward(self, q, k, v, mask=None, eps=1e-9):
+                s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                if mask is not None:
+                    s = s.masked_fill(mask == 0, -eps)
+                return s.softmax(dim=-1) @ v
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = DotAttention()
+
+            def forward(self, q, k, v, mask):
+                return self.attend(q, k, v, mask=mask)
+        """,
+        fixed="""
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class DotAttention(nn.Module):
+            def forward(self, q, k, v, mask=None, eps=1e-9):
+                s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                if mask is not None:
+                    s = s.masked_fill(mask == 0, torch.finfo(s.dtype).min)
+                return s.softmax(dim=-1) @ v
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = DotAttention()
+
+            def forward(self, q, k, v, mask):
+                return self.attend(q, k, v, mask=mask)
+        """,
+        line=11,
     ),
 ]
