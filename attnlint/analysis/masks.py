@@ -236,7 +236,7 @@ def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
     rows it can empty is no longer known."""
     if mask is None:
         return None
-    return replace(mask, can_mask_whole_row=None, uniform_rows=frozenset(), padding_under_causal=False)
+    return replace(mask, can_mask_whole_row=None, uniform_rows=frozenset(), padding_under_causal=False, rows_edited=True)
 
 
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
@@ -911,7 +911,10 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         # Without a known convention, True is read as "masked" (as masked_fill reads it).
         masks_more = written is not None and (written != 0) == (stored.mask.convention != ATTEND)
         if not masks_more:
-            ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None))
+            ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None, rows_edited=True))
+        elif stored.mask.convention is None:
+            # Which way the write goes is a guess: no later layout may claim emptied rows.
+            ev.env[owner] = stored.with_(mask=replace(stored.mask, rows_edited=True))
     if owner is not None and owner in ev.env:
         # `targets[targets == pad] = -100`, `ids[i, :len(seq)] = seq` (see losses.stored_into).
         from attnlint.analysis import losses
@@ -1037,7 +1040,7 @@ def _fill_diagonal(ev, call: Call):
     ev.args(call.node)
     if receiver.mask is None:
         return None
-    result = receiver.with_(node=call.node, mask=replace(receiver.mask, can_mask_whole_row=None))
+    result = receiver.with_(node=call.node, mask=replace(receiver.mask, can_mask_whole_row=None, rows_edited=True))
     ev.update_in_place(call.receiver_node, result)
     return result
 

@@ -182,6 +182,9 @@ class MaskFacts:
     # The code shows the values are bool: the parameter is inverted with `~` where it is used
     # (`~keep[:, None, :]`), which a float bias would not survive.
     shown_bool: bool = False
+    # Whether a row can be emptied was made unknown by an edit of the mask (`kpm[:, 0] = False`,
+    # `fill_diagonal_`, a transpose): no later layout of it says otherwise.
+    rows_edited: bool = False
 
 
 @dataclass(frozen=True)
@@ -763,6 +766,7 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         param=agreed("param"),
         scaled=a.scaled or b.scaled,
         padding_under_causal=a.padding_under_causal and b.padding_under_causal,
+        rows_edited=a.rows_edited or b.rows_edited,
     )
 
 

@@ -81,3 +81,24 @@ def test_a_threshold_read_from_a_config_attribute_is_independent_of_the_rows():
     )
     far = env(analysis, "forward", "far")
     assert far.mask.can_mask_whole_row is True
+
+
+def test_a_mask_parameter_laid_out_per_key_is_a_key_padding_mask_unless_written_into():
+    analysis, _ = analyse(
+        """
+        def f(mask, b, n):
+            viewed = mask.view(b, 1, 1, n)
+            indexed = mask[:, None, None, :]
+            every_axis = mask.view(b, 2, n, n)
+            return viewed, indexed, every_axis
+
+        def g(mask):
+            mask[:, 0] = True
+            return mask[:, None, None, :]
+        """
+    )
+    viewed, indexed, every_axis = (env(analysis, "f", n) for n in ("viewed", "indexed", "every_axis"))
+    assert viewed.mask.can_mask_whole_row is True and indexed.mask.can_mask_whole_row is True
+    assert every_axis.mask.can_mask_whole_row is None
+    (returned,) = [f for f in analysis.functions if f.name == "g"][0].returns
+    assert returned.mask.rows_edited and returned.mask.can_mask_whole_row is None

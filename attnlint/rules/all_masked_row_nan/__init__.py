@@ -18,7 +18,10 @@ class AllMaskedRowNan(Rule):
     padding or attention mask that can mask a whole row, followed by a softmax with nothing that
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
-    `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
+    `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller, and
+    mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
+    `mask[:, None, None, :]`: one value per sequence and key, a key-padding mask), unless the
+    code writes into them first (`mask[:, 0] = True`).
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
@@ -853,6 +856,35 @@ class AllMaskedRowNan(Rule):
                 keep = torch.from_numpy(np.tril(np.ones((n, n), dtype=bool)))
                 s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
                 s = s.masked_fill(~keep, float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A per-key mask whose first key is set before use: no row is shown empty.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                # The first key (a summary token) is always kept: no sequence is empty.
+                mask = mask.clone()
+                mask[:, 0] = True
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A mask of no known kind laid out over every axis: nothing says it is per key.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                # A full (batch, heads, queries, keys) mask of no known kind: which rows it can empty is not
+                # shown.
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask.view(q.size(0), q.size(1), q.size(2), k.size(2)) == 0, float("-inf"))
                 return s.softmax(dim=-1) @ v
             """
         ),
@@ -1958,6 +1990,76 @@ class AllMaskedRowNan(Rule):
                     return out[:, -1, :]
             """,
             line=18,
+        ),
+        # A mask parameter of no known kind laid out per key, (batch, 1, 1, keys): a key-padding mask.
+        Invalid(
+            """
+            import math
+
+            import torch
+            import torch.nn as nn
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, x, mask):
+                    b, n, c = x.shape
+                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                    s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
+                    # One value per sequence and key, for every query: a key-padding mask; a sequence with
+                    # no real token empties its rows.
+                    s = s.masked_fill(mask.view(b, 1, 1, n) == 0, float("-inf"))
+                    return (s.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, n, c)
+            """,
+            fixed="""
+            import math
+
+            import torch
+            import torch.nn as nn
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, x, mask):
+                    b, n, c = x.shape
+                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                    s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
+                    # One value per sequence and key, for every query: a key-padding mask; a sequence with
+                    # no real token empties its rows.
+                    s = s.masked_fill(mask.view(b, 1, 1, n) == 0, float("-inf"))
+                    return (s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v).transpose(1, 2).reshape(b, n, c)
+            """,
+            line=19,
+        ),
+        # The same layout by indexing.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v, mask):
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=6,
         ),
     ]
 
