@@ -90,6 +90,9 @@ class FunctionFacts:
     # guards or masks of the weights, not of the scores, so kept apart from `fill_sites`.
     weight_fills: List[FillSite] = field(default_factory=list)
     mask_uses: List[MaskUseSite] = field(default_factory=list)
+    # Masks handed under a mask keyword to a layer the analysis does not know (another library's
+    # attention), with api "unknown" and no convention expected: kept apart from `mask_uses`.
+    mask_handoffs: List[MaskUseSite] = field(default_factory=list)
     attention_calls: List[AttentionCallSite] = field(default_factory=list)
     loss_sites: List[LossSite] = field(default_factory=list)
     view_sites: List[ViewSite] = field(default_factory=list)
