@@ -103,6 +103,8 @@ def constant_value(
         return None
     if isinstance(node, cst.Name):
         assigned = single_assignment(node.value, function_node) or single_assignment(node.value, _top_level(module))
+        if assigned is None:
+            assigned = _unpassed_default(node.value, function_node, module)
         if assigned is not None:
             found = constant_value(assigned, aliases, function_node, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)
@@ -118,6 +120,36 @@ def constant_value(
             found = constant_value(default, aliases, None, module, depth + 1)
             return None if found is None else FillConstant(found.value, node, found.spelling)
     return None
+
+
+def _unpassed_default(name: str, function_node: Optional[cst.CSTNode], module: cst.Module) -> Optional[cst.BaseExpression]:
+    """`def forward(self, q, k, v, mask=None, e=1e-12)` with `-e` the fill: the parameter's default,
+    when the function never rebinds it and no call in the module can pass it (no `e=` keyword,
+    no `**kwargs`, no call with as many positional arguments as reach it)."""
+    if not isinstance(function_node, cst.FunctionDef):
+        return None
+    params = list(function_node.params.params)
+    found = [p for p in params if p.name.value == name]
+    if len(found) != 1 or found[0].default is None:
+        return None
+    position = params.index(found[0])
+    if params and params[0].name.value in ("self", "cls"):
+        position -= 1
+    for node in _walk(function_node.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(isinstance(n, cst.Name) and n.value == name for t in targets for n in _walk(t)):
+                return None
+    for node in _walk(module):
+        if not isinstance(node, cst.Call):
+            continue
+        if any(a.star for a in node.args):
+            return None
+        if any(a.keyword is not None and a.keyword.value == name for a in node.args):
+            return None
+        if sum(1 for a in node.args if a.keyword is None) > position:
+            return None
+    return found[0].default
 
 
 def _config_default(field_name: str, module: cst.Module) -> Optional[cst.BaseExpression]:

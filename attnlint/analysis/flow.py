@@ -86,7 +86,13 @@ class FunctionFacts:
     softmax_sites: List[SoftmaxSite] = field(default_factory=list)
     dot_t_sites: List[DotTSite] = field(default_factory=list)
     fill_sites: List[FillSite] = field(default_factory=list)
+    # Fills of attention weights after their softmax (`attn.masked_fill(rows_without_keys, 0.0)`):
+    # guards or masks of the weights, not of the scores, so kept apart from `fill_sites`.
+    weight_fills: List[FillSite] = field(default_factory=list)
     mask_uses: List[MaskUseSite] = field(default_factory=list)
+    # Masks handed under a mask keyword to a layer the analysis does not know (another library's
+    # attention), with api "unknown" and no convention expected: kept apart from `mask_uses`.
+    mask_handoffs: List[MaskUseSite] = field(default_factory=list)
     attention_calls: List[AttentionCallSite] = field(default_factory=list)
     loss_sites: List[LossSite] = field(default_factory=list)
     view_sites: List[ViewSite] = field(default_factory=list)
@@ -583,11 +589,16 @@ class Evaluator:
                 self._bind(small.target, UNKNOWN)
         elif isinstance(small, cst.Expr):
             self.eval(small.value)
-            for site in self.facts.fill_sites:
+            for site in self.facts.fill_sites + self.facts.weight_fills:
                 if site.call is small.value and not site.in_place:
                     # `scores.masked_fill(mask, -inf)` as a statement: the filled copy is thrown
-                    # away and the scores stay unmasked.
+                    # away and the scores stay unmasked. The tensor carries the lost fill to
+                    # wherever it is used (a softmax over logits of any kind).
                     site.discarded = True
+                    owner = owner_name(site.receiver_node)
+                    if owner is not None and owner in self.env:
+                        held = self.env[owner]
+                        self.env[owner] = held.with_(dropped_fills=held.dropped_fills + (site,))
             if self.record_attrs and self.cls is not None:
                 from attnlint.analysis import modules
 

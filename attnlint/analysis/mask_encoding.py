@@ -60,6 +60,23 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
     return None
 
 
+def multiplied_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optional[str]:
+    """Why `value`, multiplied into the scores, is a mask that the product cannot apply (for
+    messages), or None when the code does not show it is a mask.
+
+    A product masks nothing whatever the mask's encoding: a 0/1 keep mask leaves masked scores at
+    0 (weighted exp(0) by the softmax), a True = masked one zeroes the kept scores, and a bias
+    multiplies the kept scores by 0. So a mask parameter of no known encoding counts too (by its
+    name, a role: whether the callers in the file pass masks is asked by the rule)."""
+    reason = zero_one_reason(value, function_node)
+    if reason is not None:
+        return reason
+    facts: Optional[MaskFacts] = value.mask
+    if facts is None or facts.scaled or facts.origin != "argument" or facts.param is None:
+        return None
+    return "a mask parameter (by its name)"
+
+
 def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
     """`param[:, None, None, :]`, `param.unsqueeze(1)`, `param.view(b, 1, 1, n)` in the function."""
     for node in _walk(function_node):

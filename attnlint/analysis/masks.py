@@ -236,7 +236,7 @@ def transposed(mask: Optional[MaskFacts]) -> Optional[MaskFacts]:
     rows it can empty is no longer known."""
     if mask is None:
         return None
-    return replace(mask, can_mask_whole_row=None, uniform_rows=frozenset(), padding_under_causal=False)
+    return replace(mask, can_mask_whole_row=None, uniform_rows=frozenset(), padding_under_causal=False, rows_edited=True)
 
 
 def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> Optional[MaskFacts]:
@@ -270,10 +270,21 @@ def filled_together(fills) -> Optional[MaskFacts]:
     return together
 
 
+def _rows_kept_through(rows: frozenset, op: cst.BaseBinaryOp) -> frozenset:
+    """Which uniform rows of one operand survive `&` / `|` with anything: a row that is (or can
+    be) all False stays all False under `&`, a row all True stays all True under `|`, whatever
+    the other operand holds."""
+    survivor = 0.0 if isinstance(op, cst.BitAnd) else (1.0 if isinstance(op, cst.BitOr) else None)
+    return frozenset({survivor}) if survivor in rows else frozenset()
+
+
 def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp) -> MaskFacts:
     if a is None or b is None:
         known = a or b
-        return replace(known, can_mask_whole_row=None, buffer_node=None, uniform_rows=frozenset())
+        return replace(
+            known, can_mask_whole_row=None, buffer_node=None, uniform_rows=_rows_kept_through(known.uniform_rows, op)
+        )
+    rows = _rows_kept_through(a.uniform_rows, op) | _rows_kept_through(b.uniform_rows, op)
     # `causal | pad_mask`: OR-ing with a True = masked mask only makes sense for another one
     # (and `&` with True = attend): the operator tells the convention a mask lacks.
     joins = {MASKED: cst.BitOr, ATTEND: cst.BitAnd}
@@ -284,7 +295,19 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
                 a, b = known, other
                 break
     if a.convention != b.convention or a.convention is None:
-        return MaskFacts(origin="combined", dtype="bool")
+        for known, other in ((a, b), (b, a)):
+            if known.convention is not None and other.convention is None and isinstance(op, joins[known.convention]):
+                # `band & keep` with `keep` read True = attend and `band` of no known meaning: the
+                # result attends only where `keep` does (`|` of a True = masked mask masks at least
+                # where it does), so a row `keep` can empty stays empty, whatever `band` holds.
+                return MaskFacts(
+                    origin="combined",
+                    convention=known.convention,
+                    dtype="bool",
+                    can_mask_whole_row=True if known.can_mask_whole_row else None,
+                    uniform_rows=rows,
+                )
+        return MaskFacts(origin="combined", dtype="bool", uniform_rows=rows)
     whole = None
     grows = isinstance(op, cst.BitOr) if a.convention == MASKED else isinstance(op, cst.BitAnd)
     origins = {a.origin, b.origin}
@@ -303,6 +326,7 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
         convention=a.convention,
         dtype="bool",
         can_mask_whole_row=whole,
+        uniform_rows=rows,
         padding_under_causal=under_causal and not whole,
         causal_part=grows and ("causal" in origins or a.causal_part or b.causal_part),
     )
@@ -451,12 +475,24 @@ def comparison(ev, node: cst.Comparison, left, rights):
         # threshold that does not come from their own row (a number, a module attribute, a
         # parameter) can fall on one side of it for every key of a row, which then is empty
         # whichever side is masked; a threshold from the row (`topk`, `max`, `mean`) is unknown.
+        # Query-key similarities (`cosine_similarity(q[:, None], keys[None])`, `cdist(q, keys)`)
+        # are scores of their own: one number per pair, a row per query.
         sides = ((left, node.comparisons[0].comparator, rights[0]), (rights[0], node.left, left))
         thresholded = any(
-            scores.scores is not None and threshold.scores is None and _independent_threshold(ev, written, threshold)
+            (scores.scores is not None or scores.similarity)
+            and threshold.scores is None
+            and not threshold.similarity
+            and _independent_threshold(ev, written, threshold)
             for scores, written, threshold in sides
         )
-        mask = MaskFacts(origin="comparison", dtype="bool", can_mask_whole_row=True if thresholded else None)
+        # Such a row can fall all on one side of the threshold, either side: it can be all False
+        # and all True, which `&` / `|` with any other mask keeps (see _combine).
+        mask = MaskFacts(
+            origin="comparison",
+            dtype="bool",
+            can_mask_whole_row=True if thresholded else None,
+            uniform_rows=frozenset({0.0, 1.0}) if thresholded else frozenset(),
+        )
     rank = left.rank if left.rank is not None else (rights[0].rank if rights else None)
     if left.kind in ("tensor", "unknown") or mask is not None:
         shape = left.shape if left.rank == rank else None
@@ -472,8 +508,17 @@ def _independent_threshold(ev, node: cst.BaseExpression, value) -> bool:
     of the function as it was passed: nothing the scores' rows computed."""
     if number(node) is not None:
         return True
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return True
+    if isinstance(node, cst.Attribute):
+        # `self.threshold`, `self.cfg.min_similarity`, `config.cutoff`: a setting of the module
+        # or a field of a configuration parameter.
+        root = node.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value == "self":
+            return True
+        return isinstance(root, cst.Name) and root.value in ev.facts.params and root.value in ev.env and (
+            ev.env[root.value].param == root.value
+        )
     return isinstance(node, cst.Name) and node.value in ev.facts.params and value.param == node.value
 _ORDER_TESTS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
 
@@ -732,6 +777,11 @@ def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
     from attnlint.analysis.values import FillSite
 
     for logits, term, logits_node, term_node in ((left, right, node.left, node.right), (right, left, node.right, node.left)):
+        if term.mask is None and logits.scores is not None and _named_mask_parameter(ev, term):
+            # `scores * relation_mask` with a parameter its name calls a mask: whatever its
+            # encoding (0/1 either way round, or a bias), a mask multiplied into the scores
+            # does not mask them. Whether callers pass a mask is for the rule to ask.
+            term = term.with_(mask=MaskFacts(origin="argument", param=term.param))
         if term.mask is None or term.mask.scaled or term.softmax is not None or term.scores is not None:
             continue
         if logits.scores is None and not _unmasked_tensor(logits):
@@ -750,6 +800,48 @@ def multiplied_by_mask(ev, node: cst.BinaryOperation, left, right):
         ev.facts.fill_sites.append(site)
         return logits.with_(node=node, fills=logits.fills + (site,))
     return None
+
+
+def _named_mask_parameter(ev, value) -> bool:
+    """A tensor read from a parameter, as passed (or broadcast), whose name ends in `mask`
+    (`relation_mask`, `pair_mask`): a mask by role, of no known encoding."""
+    from attnlint.analysis.names import words
+
+    param = value.param
+    if param is None or param not in ev.facts.params or value.kind not in ("tensor", "unknown"):
+        return False
+    passed = ev.facts.params[param]
+    if value.sym is not None and passed.sym is not None and value.sym != passed.sym:
+        return False  # arithmetic on it (`mask * -1e9`, `1 - mask`): no longer the mask as passed
+    parts = words(param)
+    if not parts or parts[-1] not in ("mask", "masks"):
+        return False
+    # The product is the mask's only use (besides `is None` tests): code that reads it again
+    # (`scores * m + (1 - m) * -1e4`, `w * m / (w * m).sum(-1)`) may apply it another way.
+    return _reads_of(ev.facts.node, param) == 1
+
+
+def _reads_of(function_node, name: str) -> int:
+    """How often the function body reads `name`, not counting `name is None` tests."""
+    if not isinstance(function_node, cst.FunctionDef):
+        return 0
+    count = 0
+    stack = [function_node.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if (
+            isinstance(node, cst.Comparison)
+            and isinstance(node.left, cst.Name)
+            and node.left.value == name
+            and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons)
+        ):
+            continue
+        if isinstance(node, cst.Name) and node.value == name:
+            count += 1
+        stack.extend(node.children)
+    return count
 
 
 def _unmasked_tensor(value) -> bool:
@@ -820,7 +912,10 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         # Without a known convention, True is read as "masked" (as masked_fill reads it).
         masks_more = written is not None and (written != 0) == (stored.mask.convention != ATTEND)
         if not masks_more:
-            ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None))
+            ev.env[owner] = stored.with_(mask=replace(stored.mask, can_mask_whole_row=None, rows_edited=True))
+        elif stored.mask.convention is None:
+            # Which way the write goes is a guess: no later layout may claim emptied rows.
+            ev.env[owner] = stored.with_(mask=replace(stored.mask, rows_edited=True))
     if owner is not None and owner in ev.env:
         # `targets[targets == pad] = -100`, `ids[i, :len(seq)] = seq` (see losses.stored_into).
         from attnlint.analysis import losses
@@ -946,7 +1041,7 @@ def _fill_diagonal(ev, call: Call):
     ev.args(call.node)
     if receiver.mask is None:
         return None
-    result = receiver.with_(node=call.node, mask=replace(receiver.mask, can_mask_whole_row=None))
+    result = receiver.with_(node=call.node, mask=replace(receiver.mask, can_mask_whole_row=None, rows_edited=True))
     ev.update_in_place(call.receiver_node, result)
     return result
 
@@ -1124,6 +1219,18 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
     fill = fill_kind(value_arg.value, ev.aliases) if value_arg is not None else None
     if receiver.softmax is not None:
         # Weights zeroed where masked, after the softmax: fully masked rows are handled.
+        if mask_arg is not None:
+            ev.facts.weight_fills.append(
+                FillSite(
+                    call=node,
+                    mask_node=mask_arg.value,
+                    mask=mask,
+                    fill=fill,
+                    in_place=in_place,
+                    receiver_node=receiver_node,
+                    on_weights=True,
+                )
+            )
         result = receiver.with_(node=node, guarded=True)
         if in_place:
             ev.update_in_place(receiver_node, result)
@@ -1222,3 +1329,60 @@ def _where(ev, call: Call):
     return Value(
         kind="tensor", rank=a.rank if a.rank is not None else b.rank, node=node, shape=broadcast(a.shape, b.shape)
     )
+
+
+@handlers.function("torch.cosine_similarity", "torch.nn.functional.cosine_similarity", "torch.cdist")
+def _similarity(ev, call: Call):
+    """`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`: one similarity per
+    (query, key) pair, when the two operands are different tensors. Of a tensor with itself the
+    diagonal is the best match (1, or distance 0), so a threshold always keeps it: no fact."""
+    from attnlint.analysis.values import Value
+
+    values = ev.args(call.node)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(values) < 2 or len(positional) < 2:
+        return Value(kind="tensor", node=call.node)
+    roots = [_root_name(node) for node in positional[:2]]
+    different = None not in roots and roots[0] != roots[1]
+    return Value(kind="tensor", node=call.node, similarity=different)
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """The name a broadcast or view of a tensor reads (`q` of `q.unsqueeze(1)`, `self.keys` of
+    `self.keys[None]`)."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+            "unsqueeze", "view", "reshape", "expand", "expand_as", "detach", "float", "contiguous", "to",
+        ):
+            node = node.func.value
+        else:
+            break
+    return _flow().code(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+# NumPy spellings of the mask constructors (`np.tril(np.ones((T, T)))`, then `torch.from_numpy`):
+# the same triangle of ones, whatever library made it.
+@handlers.function("numpy.ones", "numpy.zeros")
+def _numpy_constructor(ev, call: Call):
+    from attnlint.analysis.shapes import _constructor
+
+    return _constructor(ev, Call(node=call.node, name="torch." + call.name.rsplit(".", 1)[-1]))
+
+
+@handlers.function("numpy.tril", "numpy.triu")
+def _numpy_triangular(ev, call: Call):
+    values = ev.args(call.node)
+    if not values:
+        return None
+    return triangular_of(ev, call.name.rsplit(".", 1)[-1], values[0], _flow()._arg(call.node, 1, "k"), call.node)
+
+
+@handlers.function("torch.from_numpy")
+def _from_numpy(ev, call: Call):
+    """`torch.from_numpy(a)`: the same values, as a tensor."""
+    values = ev.args(call.node)
+    if len(values) != 1 or call.args[0].keyword is not None or values[0].mask is None:
+        return None
+    return values[0].with_(kind="tensor", node=call.node)

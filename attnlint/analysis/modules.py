@@ -85,8 +85,25 @@ def self_call(ev, node: cst.Call, attr: str) -> Value:
         ev.facts.calls.append(_flow().CallSite(callee=attr, method=True, call=node, values=tuple(values)))
         if summary is not None:
             return summary
+    elif module.kind == "unknown":
+        hand_off_masks(ev, node, values)
     _flow().escape(values)
     return Value(kind="unknown", node=node)
+
+
+def hand_off_masks(ev, node: cst.Call, values) -> None:
+    """`self.self_attn(query=x, ..., attn_mask=bias)` on a layer of another library: masks passed
+    under a mask keyword, filled here on their way (`m.masked_fill(m.bool(), -1e8)`), go to an
+    attention the analysis cannot see (FunctionFacts.mask_handoffs)."""
+    from attnlint.analysis.values import MaskUseSite
+
+    for arg, value in zip(node.args, values):
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword is None or not _flow().masks.is_mask_param(keyword) or value.additive_fill is None:
+            continue
+        ev.facts.mask_handoffs.append(
+            MaskUseSite(call=node, api="unknown", keyword=keyword, expects="", mask_node=arg.value, mask=value)
+        )
 
 
 def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:

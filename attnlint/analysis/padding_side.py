@@ -8,7 +8,10 @@ the analysis claims such a row only where the file shows left padding:
 - real values written at the end of a row: `out[i, n - len(s):] = s`, `ids[i, -len(s):] = s`;
 - a tokenizer set to pad on the left: `padding_side="left"` (keyword or attribute);
 - list padding in front: `[pad] * (n - len(s)) + s`;
-- `F.pad(x, (n - len(x), 0), value=pad)`: padding before the first element of the last axis.
+- `F.pad(x, (n - len(x), 0), value=pad)`: padding before the first element of the last axis;
+- a function that builds a padding mask from ids (`history > 0`, `ids != pad_id`) and reads the
+  last position of a batch as each sequence's state (`h[:, -1, :]`): the sequences of its padded
+  batch all end at the last position, so their padding is in front.
 
 One walk of the module, made only when some mask needs the answer.
 """
@@ -29,6 +32,8 @@ def shows_left_padding(module: cst.Module) -> bool:
 
 
 def _pads_left(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.FunctionDef):
+        return _summarises_padded_batch_at_end(node)
     if isinstance(node, cst.Assign):
         if any(_writes_row_end(t.target) for t in node.targets):
             return True
@@ -92,3 +97,57 @@ def _before_only(pad: cst.BaseExpression) -> bool:
     before, after = (e.value for e in pad.elements)
     zero = isinstance(after, cst.Integer) and after.evaluated_value == 0
     return zero and not (isinstance(before, cst.Integer) and before.evaluated_value == 0)
+
+
+def _summarises_padded_batch_at_end(function: cst.FunctionDef) -> bool:
+    """The function tests ids against padding and reads `x[:, -1]` (the last position of every
+    sequence of a batch), outside nested functions."""
+    tests_padding = reads_last = False
+    stack = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        tests_padding = tests_padding or _pad_test(node)
+        reads_last = reads_last or _last_position(node)
+        if tests_padding and reads_last:
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _pad_test(node: cst.CSTNode) -> bool:
+    """`ids > 0`, `ids != 0`, `ids == 0`, `tokens != pad_id`, `ids.ne(self.pad_idx)`."""
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        target = node.comparisons[0]
+        ops = (cst.GreaterThan, cst.NotEqual, cst.Equal)
+        return isinstance(target.operator, ops) and _pad_value(target.comparator)
+    if isinstance(node, cst.Call) and _called(node) in ("ne", "eq", "gt") and len(node.args) == 1:
+        return isinstance(node.func, cst.Attribute) and _pad_value(node.args[0].value)
+    return False
+
+
+def _pad_value(node: cst.BaseExpression) -> bool:
+    from attnlint.analysis.names import words
+
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value == 0
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+    return isinstance(name, str) and any(w in ("pad", "padding") for w in words(name))
+
+
+def _last_position(node: cst.CSTNode) -> bool:
+    """`x[:, -1]`, `x[:, -1, :]`: every row's last position."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) < 2:
+        return False
+    first, second = node.slice[0].slice, node.slice[1].slice
+    whole = isinstance(first, cst.Slice) and first.lower is None and first.upper is None and first.step is None
+    if not whole or not isinstance(second, cst.Index):
+        return False
+    index = second.value
+    return (
+        isinstance(index, cst.UnaryOperation)
+        and isinstance(index.operator, cst.Minus)
+        and isinstance(index.expression, cst.Integer)
+        and index.expression.evaluated_value == 1
+    )

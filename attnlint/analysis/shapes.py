@@ -727,6 +727,9 @@ def subscript(ev, node: cst.Subscript, base):
     mask = base.mask
     if mask is not None and cuts_key_axis(node.slice, base.rank, removed, rank_known):
         mask = replace(mask, sliced=True)
+    if mask is not None and _per_key_layout(node.slice):
+        # `mask[:, None, None, :]`: (batch, 1, 1, keys).
+        mask = per_key_padding(mask, (None,) * len(node.slice))
     role = None if base.role == QKV else base.role  # `qkv[0]`: the target's name says which
     return base.with_(
         rank=rank, node=node, mask=mask, feature_transposed=False, role=role, softmax=None, shape=shape, sym=None
@@ -1100,6 +1103,8 @@ def _view_method(ev, call: Call):
         if before is None or after is None or ev.resolve(before) != ev.resolve(after):
             if not (before is None and after is not None and not after.is_const):
                 mask = replace(mask, uniform_rows=frozenset())
+    if method in ("view", "reshape"):
+        mask = per_key_padding(mask, sizes)
     if receiver.scores is not None and method in ("view", "reshape"):
         # Scores flattened to `(batch * queries, keys)` are still scores over the same keys.
         from attnlint.analysis.scores import through_view
@@ -1667,3 +1672,39 @@ def _elementwise_method(ev, call: Call):
 def _elementwise_module(ev, call: Call):
     values = ev.args(call.node)
     return _elementwise(ev, values[0], call.node) if values else None
+
+
+def per_key_padding(mask, sizes):
+    """A mask parameter of no known kind laid out as `(batch, 1, ..., 1, keys)` (`mask.view(bs, 1,
+    1, k_len)`, `mask[:, None, None, :]`): one value per sequence and key, the same for every
+    query, so a key-padding mask, and one that masks every key of a sequence (an empty one)
+    empties its rows, as a padding-mask parameter does (`attention_mask`, `key_padding_mask`)."""
+    if mask is None or mask.origin != "argument" or mask.can_mask_whole_row is not None or mask.scaled:
+        return mask
+    if mask.rows_edited:
+        return mask
+    if sizes is None or len(sizes) < 3:
+        return mask
+    if all(size is None for size in sizes):
+        return replace(mask, can_mask_whole_row=True)  # the layout was read from an index
+    if not all(size is not None and size == ONE for size in sizes[1:-1]):
+        return mask
+    if any(size is None or size == ONE for size in (sizes[0], sizes[-1])):
+        return mask
+    return replace(mask, can_mask_whole_row=True)
+
+
+def _per_key_layout(elements) -> bool:
+    """`[:, None, None, :]`, `[:, None, :]`: two whole axes, new axes of size 1 between them."""
+    if len(elements) < 3:
+        return False
+    first, *middle, last = (e.slice for e in elements)
+
+    def whole(inner) -> bool:
+        return isinstance(inner, cst.Slice) and inner.lower is None and inner.upper is None and inner.step is None
+
+    return (
+        whole(first)
+        and whole(last)
+        and all(isinstance(m, cst.Index) and isinstance(m.value, cst.Name) and m.value.value == "None" for m in middle)
+    )

@@ -170,7 +170,8 @@ class MaskFacts:
     # For masks built at a fixed size (a buffer from `context_length`): the size expressions.
     built_size: Tuple[str, ...] = ()
     # For a mask written out as a literal (`torch.tensor([[1, 1, 0], [0, 0, 0]])`): the truth
-    # values (1.0 / 0.0) that fill some whole row. A row of True given to `masked_fill` fills
+    # values (1.0 / 0.0) that fill some whole row; for a threshold on query-key similarities
+    # (and what `&` / `|` keep of it), those that can. A row of True given to `masked_fill` fills
     # every key of that query, whatever convention the code has in mind.
     uniform_rows: FrozenSet[float] = frozenset()
     sliced: bool = False
@@ -196,6 +197,9 @@ class MaskFacts:
     # A causal triangle is part of this mask (`causal & attention_mask[:, None, None, :]`): the
     # queries see no later key, whatever else the mask does.
     causal_part: bool = False
+    # Whether a row can be emptied was made unknown by an edit of the mask (`kpm[:, 0] = False`,
+    # `fill_diagonal_`, a transpose): no later layout of it says otherwise.
+    rows_edited: bool = False
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,8 @@ class FillSite:
     # An out-of-place fill whose result is thrown away (`scores.masked_fill(m, -inf)` as a
     # statement): it fills nothing that is used.
     discarded: bool = False
+    # What is filled is attention weights, after their softmax (FunctionFacts.weight_fills).
+    on_weights: bool = False
 
 
 @dataclass
@@ -577,6 +583,9 @@ class Value:
     fills_partial: bool = False
     # `zeros.masked_fill(mask, -inf)`: an additive mask in the making.
     additive_fill: Optional["FillSite"] = None
+    # Out-of-place fills of this tensor whose result was thrown away (`scores.masked_fill(m,
+    # -inf)` as a statement): what reaches a softmax with them was meant to be masked and is not.
+    dropped_fills: Tuple["FillSite", ...] = ()
     # `k.transpose(a, a + 1)` on a rank we do not know yet: the larger axis (see matmul).
     pending_swap: Optional[int] = None
     # For attention weights: fully masked rows were zeroed on the way to this value (a guard
@@ -606,6 +615,9 @@ class Value:
     vocabulary: Optional[TokenIds] = None
     # For kind == "scalar": a token id (>= 0) whose number may be unknown (`vocab["<pad>"]`).
     token_id: bool = False
+    # Similarities of two different sets of vectors, pair by pair (`cosine_similarity(q[:, None],
+    # keys[None])`, `cdist(q, keys)`): a row per query, like scores.
+    similarity: bool = False
     # For a dict with string keys (`{"input_ids": ids, "labels": labels}`, a batch): each key's
     # value, as far as the code shows them.
     entries: Tuple[Tuple[str, "Value"], ...] = ()
@@ -692,6 +704,9 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             continue
         elif f.name == "fills":
             continue
+        elif f.name == "dropped_fills":
+            # A fill thrown away on some path is thrown away there.
+            changes[f.name] = tuple(va) + tuple(x for x in vb if all(x is not y for y in va))
         elif f.name == "additive_fill":
             # Like score fills: a mask filled on one path (`if mask is not None: mask =
             # mask.masked_fill(...)`) holds that fill wherever it is used.
@@ -771,6 +786,7 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         scaled=a.scaled or b.scaled,
         padding_under_causal=a.padding_under_causal and b.padding_under_causal,
         causal_part=a.causal_part and b.causal_part,
+        rows_edited=a.rows_edited or b.rows_edited,
     )
 
 

@@ -320,3 +320,27 @@ def test_keywords_spread_from_a_dict_built_in_the_function_reach_sdpa():
     (use,) = facts.mask_uses
     assert use.call is site.call and use.mask.mask.origin == "causal"
     assert site.is_causal and module.code_for_node(site.causal_flag_node) == "True"
+
+
+def test_masks_handed_to_a_layer_the_analysis_does_not_know_are_kept_apart():
+    from helpers import analyse, function
+
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from elsewhere import MultiheadAttention
+
+        class Layer(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.attn = MultiheadAttention(d, 4)
+
+            def forward(self, x, attn_mask, keep):
+                attn_mask = attn_mask.masked_fill(attn_mask.bool(), -1e8)
+                return self.attn(query=x, key=x, value=x, attn_mask=attn_mask, other=keep)
+        """
+    )
+    facts = function(analysis, "forward", "Layer")
+    (handoff,) = facts.mask_handoffs
+    assert handoff.keyword == "attn_mask" and handoff.mask.additive_fill is not None
+    assert not facts.mask_uses

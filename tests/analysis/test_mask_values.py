@@ -410,3 +410,102 @@ def test_a_fill_read_from_a_config_field_is_the_fields_default_unless_the_module
     assert value(config + "small = Config(mask_value=-1e4)\n") is None
     assert value(config + "def f(cfg):\n    cfg.mask_value = -1e4\n") is None
     assert value(config + "class Other:\n    mask_value = -1e4\n") is None
+
+
+def test_a_thrown_away_fill_travels_with_the_tensor_to_its_softmax():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(enc, dec, keep, temperature):
+            energy = torch.bmm(enc, dec.unsqueeze(2)).squeeze(2)
+            energy.masked_fill(~keep, float("-inf"))
+            energy = energy / temperature
+            return energy.softmax(-1)
+        """
+    )
+    site = only_softmax(analysis)
+    (dropped,) = site.input.dropped_fills
+    assert dropped.discarded and not site.input.fills
+
+
+def test_a_mask_parameter_by_name_multiplied_into_the_scores_is_a_multiplied_fill_when_that_is_its_only_use():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def once(q, k, edge_mask):
+            s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            return (s * edge_mask[:, None]).softmax(-1)
+
+        def twice(q, k, edge_mask):
+            s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            s = s * edge_mask + (1.0 - edge_mask) * -1e4
+            return s.softmax(-1)
+        """
+    )
+    (site,) = function(analysis, "once").fill_sites
+    assert site.multiplied and site.mask.mask.param == "edge_mask"
+    assert mask_encoding.multiplied_reason(site.mask, function(analysis, "once").node) is not None
+    # Read again for the additive form: not shown to be the mask's only application.
+    assert not any(s.multiplied for s in function(analysis, "twice").fill_sites)
+
+
+def test_a_numpy_triangle_of_ones_is_a_causal_mask():
+    analysis, _ = analyse(
+        """
+        import numpy as np
+        import torch
+
+        def f(n):
+            keep = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))
+            future = np.triu(np.ones((n, n)), k=1)
+            return keep, future
+        """
+    )
+    keep, future = env(analysis, "f", "keep"), env(analysis, "f", "future")
+    assert keep.mask.origin == "causal" and keep.mask.convention == ATTEND
+    assert keep.mask.can_mask_whole_row is False
+    assert future.mask.convention == MASKED
+
+
+def test_fills_of_the_weights_after_the_softmax_are_kept_apart_and_marked_when_thrown_away():
+    analysis, _ = analyse(
+        """
+        def f(s, rows):
+            w = s.softmax(-1)
+            w.masked_fill(rows, 0.0)
+            w = w.masked_fill(rows, 0.0)
+            return w
+        """
+    )
+    facts = function(analysis, "f")
+    assert not facts.fill_sites
+    thrown, kept = facts.weight_fills
+    assert thrown.discarded and thrown.on_weights and not kept.discarded
+
+
+def test_a_fill_read_from_a_parameter_default_that_no_call_can_override():
+    from attnlint.analysis import fill_values
+
+    source = """
+        import torch
+
+        def attend(s, mask, eps=1e-9):
+            return s.masked_fill(mask, -eps).softmax(-1)
+
+        def run(s, mask):
+            return attend(s, mask)
+
+        def other(s, mask):
+            return attend(s, mask, 1e9)
+        """
+    analysis, module = analyse(source)
+    callee = function(analysis, "attend")
+    (site,) = callee.fill_sites
+    # `other` passes a third positional argument: the default may not be what fills.
+    assert fill_values.fill_constant(site, analysis.aliases, callee.node, module) is None
+    analysis, module = analyse(source.split("        def other")[0])
+    callee = function(analysis, "attend")
+    (site,) = callee.fill_sites
+    assert fill_values.fill_constant(site, analysis.aliases, callee.node, module).value == -1e-9

@@ -36,3 +36,36 @@ def test_left_padding_is_shown(line):
 @pytest.mark.parametrize("line", RIGHT)
 def test_right_padding_and_reads_are_not_left_padding(line):
     assert not shows_left_padding(cst.parse_module(line + "\n"))
+
+
+def _module(source: str) -> cst.Module:
+    return cst.parse_module(textwrap.dedent(source).lstrip("\n"))
+
+
+def test_a_function_that_masks_padding_and_reads_each_sequence_at_its_last_position_pads_left():
+    # Its sequences all end at the last position: the padding is in front.
+    assert shows_left_padding(
+        _module(
+            """
+            def encode(self, history):
+                valid = (history > 0).long()
+                h = self.layers(self.embed(history), valid)
+                return h[:, -1, :]
+            """
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # The last position read, with no padding test in the function.
+        "def step(logits):\n    return logits[:, -1, :].argmax(-1)\n",
+        # A padding test, with the last *feature* read (`h[..., -1]`) or the sequence read whole.
+        "def f(ids, h):\n    keep = ids != 0\n    return h[..., -1] * keep\n",
+        # The two in different functions.
+        "def g(ids):\n    return ids != 0\n\ndef h(x):\n    return x[:, -1]\n",
+    ],
+)
+def test_no_left_padding_without_both_in_one_function(source):
+    assert not shows_left_padding(_module(source))

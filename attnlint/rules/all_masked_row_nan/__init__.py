@@ -18,13 +18,22 @@ class AllMaskedRowNan(Rule):
     padding or attention mask that can mask a whole row, followed by a softmax with nothing that
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
-    `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller.
+    `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller, and
+    mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
+    `mask[:, None, None, :]`: one value per sequence and key, a key-padding mask), unless the
+    code writes into them first (`mask[:, 0] = True`).
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
     Scores compared with a threshold that does not come from their own row (a number, a module
-    attribute such as a learned cutoff, a parameter) also count: every key of a row can fall on
-    the masked side. A threshold from the row itself (its `topk`) keeps keys and is not reported.
+    attribute such as a learned cutoff or `self.cfg.min_similarity`, a parameter) also count:
+    every key of a row can fall on the masked side. So do query-key similarities
+    (`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`) against such a
+    threshold; of a tensor with itself the diagonal always passes and nothing is reported. A
+    threshold from the row itself (its `topk`) keeps keys and is not reported.
+    A mask that can empty a row still does after `&` with any other mask (`band & keep`, when
+    `keep` reads True = attend): the result attends only where it does. `|` with a True = masked
+    mask likewise.
     Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0) keep a key
     in every row. Fills of the same scores one after the other count together: a causal fill
     and then a fill of the pad positions mask what `causal | pad` masks (see below for when
@@ -39,7 +48,9 @@ class AllMaskedRowNan(Rule):
 
     A key-padding mask built from token ids or a pad id under a causal mask is reported when the
     file pads on the left (`out[i, n - len(s):] = s`, `[pad] * k + s`, `padding_side="left"`,
-    `F.pad(x, (k, 0))`): the first queries of a short sequence then see only padding.
+    `F.pad(x, (k, 0))`, or a function that tests ids for padding and reads each sequence at its
+    last position, `h[:, -1, :]`): the first queries of a short sequence then see only padding.
+    Causal triangles count in NumPy too (`torch.from_numpy(np.tril(np.ones((T, T))))`).
 
     Not reported: a key-padding mask built from token ids or a pad id on its own (only a
     sequence that is all padding would empty a row, which the code does not show) or under a
@@ -733,6 +744,148 @@ class AllMaskedRowNan(Rule):
                 adj = adj + torch.eye(n)
                 graph = (logits @ logits.T).masked_fill(adj == 0, float("-inf"))
                 return logits.softmax(-1), graph.softmax(-1)
+            """
+        ),
+        # Cosine similarities of a tensor with itself: the diagonal is 1, so every row keeps itself.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def neighbourhood_attention(x, threshold=0.5):
+                # Similarities of x with itself: the diagonal is 1, above any threshold below 1.
+                sim = F.cosine_similarity(x[:, None, :], x[None, :, :], dim=-1)
+                logits = x @ x.t() / x.size(-1) ** 0.5
+                logits = logits.masked_fill(sim < threshold, float("-inf"))
+                return logits.softmax(dim=-1) @ x
+            """
+        ),
+        # Distances of points to themselves: 0 on the diagonal, inside any radius.
+        Valid(
+            """
+            import torch
+
+
+            def radius_attention(points, feats, radius=0.1):
+                # Distances of the points to themselves: each point is at 0 from itself.
+                far = torch.cdist(points, points) > radius
+                logits = feats @ feats.transpose(-2, -1) / feats.size(-1) ** 0.5
+                logits = logits.masked_fill(far, float("-inf"))
+                return logits.softmax(dim=-1) @ feats
+            """
+        ),
+        # A cutoff from each row's own k-th best match keeps k keys in every row.
+        Valid(
+            """
+            import torch
+
+
+            def top_matches(q, bank, k=4):
+                # The cutoff is each row's own k-th best similarity: k keys always stay.
+                sim = torch.cdist(q, bank)
+                cutoff = sim.topk(k, dim=-1, largest=False).values[..., -1:]
+                logits = -sim
+                logits = logits.masked_fill(sim > cutoff, float("-inf"))
+                return logits.softmax(dim=-1) @ bank
+            """
+        ),
+        # The lengths keep-mask combined with chunks, with the emptied rows zeroed after the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ChunkedSelfAttention(nn.Module):
+                def __init__(self, width, chunk=8):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+                    self.chunk = chunk
+
+                def forward(self, frames, lengths):
+                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
+                    steps = torch.arange(frames.size(1), device=frames.device)
+                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
+                    real = steps[None, :] < lengths[:, None]
+                    allowed = same_chunk[None] & real[:, None, :]
+                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    logits = logits.masked_fill(~allowed, float("-inf"))
+                    weights = logits.softmax(dim=-1)
+                    # Rows with no allowed key are zeroed.
+                    weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+                    return weights @ v
+            """
+        ),
+        # The same masks, with every position's output kept: nothing shows left padding.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class ItemEncoder(nn.Module):
+                def __init__(self, n_items, width):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, width)
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    real = (history != 0).long()
+                    allowed = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))[None] * real[:, None, :]
+                    q, k, v = self.qkv(self.items(history)).chunk(3, dim=-1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(allowed == 0, float("-inf"))
+                    # Every position's output is kept: nothing shows the padding is in front, and padding
+                    # at the end keeps key 0 real in every row.
+                    return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A NumPy triangle of ones alone keeps the diagonal.
+        Valid(
+            """
+            import numpy as np
+            import torch
+
+
+            def causal_attention(q, k, v):
+                n = q.size(-2)
+                # A NumPy triangle of ones keeps the diagonal: no row is empty.
+                keep = torch.from_numpy(np.tril(np.ones((n, n), dtype=bool)))
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~keep, float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A per-key mask whose first key is set before use: no row is shown empty.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                # The first key (a summary token) is always kept: no sequence is empty.
+                mask = mask.clone()
+                mask[:, 0] = True
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A mask of no known kind laid out over every axis: nothing says it is per key.
+        Valid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                # A full (batch, heads, queries, keys) mask of no known kind: which rows it can empty is not
+                # shown.
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(mask.view(q.size(0), q.size(1), q.size(2), k.size(2)) == 0, float("-inf"))
+                return s.softmax(dim=-1) @ v
             """
         ),
     ]
@@ -1660,10 +1813,259 @@ class AllMaskedRowNan(Rule):
             """,
             line=17,
         ),
+        # Chunks of a mask of no known meaning, `&` a lengths keep-mask: the result keeps only what the lengths keep, so a length of 0 still empties its rows.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class ChunkedSelfAttention(nn.Module):
+                def __init__(self, width, chunk=8):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+                    self.chunk = chunk
+
+                def forward(self, frames, lengths):
+                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
+                    steps = torch.arange(frames.size(1), device=frames.device)
+                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
+                    real = steps[None, :] < lengths[:, None]
+                    allowed = same_chunk[None] & real[:, None, :]
+                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    logits = logits.masked_fill(~allowed, float("-inf"))
+                    return logits.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class ChunkedSelfAttention(nn.Module):
+                def __init__(self, width, chunk=8):
+                    super().__init__()
+                    self.qkv = nn.Linear(width, 3 * width)
+                    self.chunk = chunk
+
+                def forward(self, frames, lengths):
+                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
+                    steps = torch.arange(frames.size(1), device=frames.device)
+                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
+                    real = steps[None, :] < lengths[:, None]
+                    allowed = same_chunk[None] & real[:, None, :]
+                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    logits = logits.masked_fill(~allowed, float("-inf"))
+                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=18,
+        ),
+        # Query-key cosine similarities against a fixed cutoff: a query far from every prototype keeps none.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class PrototypeReadout(nn.Module):
+                def __init__(self, width, n_protos=64, tau=0.2):
+                    super().__init__()
+                    self.protos = nn.Parameter(torch.randn(n_protos, width))
+                    self.tau = tau
+
+                def forward(self, h):
+                    sim = F.cosine_similarity(h[:, None, :], self.protos[None, :, :], dim=-1)
+                    logits = h @ self.protos.t() / h.size(-1) ** 0.5
+                    logits = logits.masked_fill(sim < self.tau, float("-inf"))
+                    return logits.softmax(dim=-1) @ self.protos
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class PrototypeReadout(nn.Module):
+                def __init__(self, width, n_protos=64, tau=0.2):
+                    super().__init__()
+                    self.protos = nn.Parameter(torch.randn(n_protos, width))
+                    self.tau = tau
+
+                def forward(self, h):
+                    sim = F.cosine_similarity(h[:, None, :], self.protos[None, :, :], dim=-1)
+                    logits = h @ self.protos.t() / h.size(-1) ** 0.5
+                    logits = logits.masked_fill(sim < self.tau, float("-inf"))
+                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ self.protos
+            """,
+            line=15,
+        ),
+        # A distance cutoff `&` an occupancy buffer of no known meaning: a row with no slot in reach stays empty under `&`.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotCache(nn.Module):
+                def __init__(self, n_slots, width, radius=1.5):
+                    super().__init__()
+                    self.register_buffer("slots", torch.zeros(n_slots, width))
+                    self.register_buffer("used", torch.zeros(n_slots, dtype=torch.bool))
+                    self.radius = radius
+
+                def read(self, x):
+                    near = torch.cdist(x, self.slots) <= self.radius
+                    usable = self.used[None, :] & near
+                    logits = x @ self.slots.t()
+                    logits = logits.masked_fill(~usable, float("-inf"))
+                    return torch.softmax(logits, dim=-1) @ self.slots
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SlotCache(nn.Module):
+                def __init__(self, n_slots, width, radius=1.5):
+                    super().__init__()
+                    self.register_buffer("slots", torch.zeros(n_slots, width))
+                    self.register_buffer("used", torch.zeros(n_slots, dtype=torch.bool))
+                    self.radius = radius
+
+                def read(self, x):
+                    near = torch.cdist(x, self.slots) <= self.radius
+                    usable = self.used[None, :] & near
+                    logits = x @ self.slots.t()
+                    logits = logits.masked_fill(~usable, float("-inf"))
+                    return torch.softmax(logits, dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ self.slots
+            """,
+            line=16,
+        ),
+        # A NumPy causal triangle times a padding mask of item ids, in a file that reads each history at its last position (so pads in front): the first queries of a short history see only padding.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class NextItemEncoder(nn.Module):
+                def __init__(self, n_items, width):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, width)
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    real = (history != 0).long()
+                    allowed = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))[None] * real[:, None, :]
+                    q, k, v = self.qkv(self.items(history)).chunk(3, dim=-1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(allowed == 0, float("-inf"))
+                    out = s.softmax(dim=-1) @ v
+                    # Each history's state is read at the last position: histories end there, padded in front.
+                    return out[:, -1, :]
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            class NextItemEncoder(nn.Module):
+                def __init__(self, n_items, width):
+                    super().__init__()
+                    self.items = nn.Embedding(n_items, width)
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, history):
+                    n = history.size(1)
+                    real = (history != 0).long()
+                    allowed = torch.from_numpy(np.tril(np.ones((n, n), dtype=np.int64)))[None] * real[:, None, :]
+                    q, k, v = self.qkv(self.items(history)).chunk(3, dim=-1)
+                    s = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
+                    s = s.masked_fill(allowed == 0, float("-inf"))
+                    out = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+                    # Each history's state is read at the last position: histories end there, padded in front.
+                    return out[:, -1, :]
+            """,
+            line=18,
+        ),
+        # A mask parameter of no known kind laid out per key, (batch, 1, 1, keys): a key-padding mask.
+        Invalid(
+            """
+            import math
+
+            import torch
+            import torch.nn as nn
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, x, mask):
+                    b, n, c = x.shape
+                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                    s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
+                    # One value per sequence and key, for every query: a key-padding mask; a sequence with
+                    # no real token empties its rows.
+                    s = s.masked_fill(mask.view(b, 1, 1, n) == 0, float("-inf"))
+                    return (s.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, n, c)
+            """,
+            fixed="""
+            import math
+
+            import torch
+            import torch.nn as nn
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(width, 3 * width)
+
+                def forward(self, x, mask):
+                    b, n, c = x.shape
+                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+                    s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
+                    # One value per sequence and key, for every query: a key-padding mask; a sequence with
+                    # no real token empties its rows.
+                    s = s.masked_fill(mask.view(b, 1, 1, n) == 0, float("-inf"))
+                    return (s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v).transpose(1, 2).reshape(b, n, c)
+            """,
+            line=19,
+        ),
+        # The same layout by indexing.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v, mask):
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v, mask):
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=6,
+        ),
     ]
 
 
 def _fills_a_whole_row(fill) -> bool:
-    """The mask is a literal with a row that is all True where the fill goes."""
+    """The mask has (a literal) or can have (a threshold, and `&`/`|` of one) a row that is all
+    True where the fill goes."""
     filled = 0.0 if fill.keeps_where_true else 1.0
     return filled in fill.mask.mask.uniform_rows

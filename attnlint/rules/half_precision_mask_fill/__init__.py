@@ -18,7 +18,9 @@ class HalfPrecisionMaskFill(Rule):
     survive half precision, in code that can run in half precision. The filled tensor is the
     scores, a tensor a softmax normalises (additive attention energies), or a mask on its way to
     the scores: an additive mask added to them, or a float mask handed to SDPA,
-    `nn.MultiheadAttention` or `nn.Transformer*` (which add it to theirs). The constant, written
+    `nn.MultiheadAttention` or `nn.Transformer*` (which add it to theirs), or a mask filled on
+    its way, under a mask keyword (`attn_mask=`), to a layer of another library (fairseq's
+    `MultiheadAttention`: the fill itself raises on a half mask). The constant, written
     in the fill, as a named constant, or as a config field's default (`mask_value: float = -1e9`
     read as `self.cfg.mask_value`, when nothing in the file sets the field otherwise):
     - a constant beyond float16's range (`-1e9`, `-1e20`; float16 ends at ±65504);
@@ -124,7 +126,7 @@ def _fills_reaching_scores(analysis) -> set:
         for fill in function.fill_sites:
             if fill.source is not None:
                 reaching.add(id(fill.source))
-        for use in function.mask_uses:
+        for use in list(function.mask_uses) + list(function.mask_handoffs):
             if use.mask.additive_fill is not None:
                 reaching.add(id(use.mask.additive_fill))
     return reaching

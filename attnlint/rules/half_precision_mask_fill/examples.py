@@ -289,6 +289,69 @@ VALID = [
             lightning.Trainer(precision=32).fit(model)
         """
     ),
+    # The same hand-off with the fill in the mask's own dtype.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        from fancy_attention import MultiheadAttention
+
+
+        class EncoderLayer(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.attn = MultiheadAttention(width, heads)
+
+            def forward(self, x, attn_mask):
+                # The fill follows the mask's dtype: it fits in half precision.
+                attn_mask = attn_mask.masked_fill(attn_mask.bool(), torch.finfo(attn_mask.dtype).min)
+                return self.attn(query=x, key=x, value=x, attn_mask=attn_mask)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, width, heads, depth, fp16):
+                super().__init__()
+                self.layers = nn.ModuleList([EncoderLayer(width, heads) for _ in range(depth)])
+                if fp16:
+                    self.half()
+
+            def forward(self, x, blocked):
+                for layer in self.layers:
+                    x = layer(x, blocked.to(x.dtype))
+                return x
+        """
+    ),
+    # A float32 bias made here and handed off: the fill never meets half precision.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        from fancy_attention import MultiheadAttention
+
+
+        class EncoderLayer(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.attn = MultiheadAttention(width, heads)
+
+            def forward(self, x, attn_mask):
+                # A float32 bias made here: the fill never meets a half dtype, whatever the layer does.
+                bias = torch.zeros(attn_mask.shape).masked_fill(attn_mask.bool(), -1e9)
+                return self.attn(query=x, key=x, value=x, attn_mask=bias)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, width, heads, depth):
+                super().__init__()
+                self.layers = nn.ModuleList([EncoderLayer(width, heads) for _ in range(depth)])
+                self.half()
+
+            def forward(self, x, blocked):
+                for layer in self.layers:
+                    x = layer(x, blocked)
+                return x
+        """
+    ),
 ]
 
 INVALID = [
@@ -933,5 +996,67 @@ INVALID = [
                 return model(x, mask)
         """,
         line=21,
+    ),
+    # A mask filled on its way, under `attn_mask=`, to another library's attention layer, in a model the file casts to half.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        from fancy_attention import MultiheadAttention
+
+
+        class EncoderLayer(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.attn = MultiheadAttention(width, heads)
+
+            def forward(self, x, attn_mask):
+                # True entries become a large negative bias, in the mask's own dtype.
+                attn_mask = attn_mask.masked_fill(attn_mask.bool(), -1e9)
+                return self.attn(query=x, key=x, value=x, attn_mask=attn_mask)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, width, heads, depth, fp16):
+                super().__init__()
+                self.layers = nn.ModuleList([EncoderLayer(width, heads) for _ in range(depth)])
+                if fp16:
+                    self.half()
+
+            def forward(self, x, blocked):
+                for layer in self.layers:
+                    x = layer(x, blocked.to(x.dtype))
+                return x
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        from fancy_attention import MultiheadAttention
+
+
+        class EncoderLayer(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.attn = MultiheadAttention(width, heads)
+
+            def forward(self, x, attn_mask):
+                # True entries become a large negative bias, in the mask's own dtype.
+                attn_mask = attn_mask.masked_fill(attn_mask.bool(), torch.finfo(attn_mask.dtype).min)
+                return self.attn(query=x, key=x, value=x, attn_mask=attn_mask)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, width, heads, depth, fp16):
+                super().__init__()
+                self.layers = nn.ModuleList([EncoderLayer(width, heads) for _ in range(depth)])
+                if fp16:
+                    self.half()
+
+            def forward(self, x, blocked):
+                for layer in self.layers:
+                    x = layer(x, blocked.to(x.dtype))
+                return x
+        """,
+        line=13,
     ),
 ]

@@ -24,17 +24,24 @@ class MaskAddedAsBias(Rule):
       `-inf` bias (`scores + mask`);
     - a float 0/1 mask passed where an API adds float masks: SDPA's `attn_mask`,
       `nn.MultiheadAttention`'s and `nn.Transformer*`'s masks;
-    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`);
+    - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`, `-eps` with
+      `eps=1e-12` a parameter's default that no call in the file can override);
     - a 0/1 mask **multiplied** into the scores before the softmax (`scores * mask`): a masked
       score becomes 0, not -inf.
     - an out-of-place fill of the scores written as a statement (`scores.masked_fill(mask, -inf)`
-      with its result thrown away): the scores stay unmasked.
+      with its result thrown away): the scores stay unmasked. Logits of any kind count (a
+      bilinear `bmm(enc, W(dec))`) when the tensor the fill was meant for reaches a softmax, and
+      so do fills of the weights after it (`attn.masked_fill(no_media, 0.0)` as a statement).
 
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
     or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
     `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
     convention (Hugging Face's `attention_mask`) that the function broadcasts itself
     (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
+    Multiplied into the scores, any mask parameter counts (its name ends in `mask`:
+    `relation_mask`, `edge_mask`), since a product masks nothing whatever the encoding (0/1 either
+    way round, or a bias), when the product is its only use in the function (`s * m + (1 - m) *
+    -1e4` reads it again) and every caller in the file passes a mask for it.
 
     ## Why is this bad?
     Adding 1 to the kept logits and 0 to the masked ones shifts every row by a constant where it
@@ -83,8 +90,11 @@ class MaskAddedAsBias(Rule):
                 for softmax in function.softmax_sites
                 if softmax.input.fills and softmax.input.fills[-1].multiplied and not softmax.renormalized
             }
+            # Fills thrown away on tensors a softmax then normalises (logits the analysis cannot
+            # tell are Q·Kᵀ, such as a bilinear `bmm(enc, W(dec))`).
+            dropped = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.dropped_fills}
             for site in function.fill_sites:
-                if site.discarded and site.on_scores:
+                if site.discarded and (site.on_scores or id(site) in dropped):
                     self._discarded(ctx, site)
                     continue
                 if id(site) not in reaching:
@@ -96,6 +106,10 @@ class MaskAddedAsBias(Rule):
                     self._added(ctx, function, site, torch_name)
                 elif not site.additive and not site.restores:
                     self._negligible_fill(ctx, function, site, torch_name)
+            for site in function.weight_fills:
+                # `attn.masked_fill(no_media, 0.0)` as a statement: the weights stay as they were.
+                if site.discarded:
+                    self._discarded(ctx, site)
             for use in function.mask_uses:
                 self._float_mask_to_api(ctx, function, use)
 
@@ -136,14 +150,21 @@ class MaskAddedAsBias(Rule):
         ctx.report(
             call,
             f"the result of `{_short(ctx.code(call))}` is thrown away: the fill returns a new tensor, so the "
-            "scores stay unmasked; assign it back or fill in place",
+            f"{'weights' if site.on_weights else 'scores'} stay unmasked; assign it back or fill in place",
             fix=fix,
         )
 
     def _multiplied(self, ctx, function, site) -> None:
-        reason = mask_encoding.zero_one_reason(site.mask, function.node)
+        reason = mask_encoding.multiplied_reason(site.mask, function.node)
         if reason is None:
             return
+        facts = site.mask.mask
+        if facts.origin == "argument" and facts.param is not None:
+            # A mask by its name only: a caller in the file that passes anything else for it
+            # (soft weights, a tensor of no known kind) says it is no mask.
+            passed = ctx.analysis.arguments_for(function, facts.param)
+            if any(arg.mask is None for arg in passed):
+                return
         ctx.report(
             site.call,
             f"`{_short(ctx.code(site.mask_node))}` is {reason}, multiplied into the scores before the softmax: "

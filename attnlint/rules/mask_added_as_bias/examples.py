@@ -337,6 +337,112 @@ VALID = [
             return ((q @ k.transpose(-2, -1)) * torch.tril(torch.ones(n, n))) @ v
         """
     ),
+    # The same energies filled in place: masked before the softmax.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class BilinearPointer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.bilinear = nn.Linear(width, width, bias=False)
+
+            def forward(self, query, memory, memory_keep):
+                energy = torch.bmm(memory, self.bilinear(query).unsqueeze(-1)).squeeze(-1)
+                # In place: the energies are filled.
+                energy.masked_fill_(~memory_keep, float("-inf"))
+                return torch.softmax(energy, dim=-1)
+        """
+    ),
+    # The only caller passes soft weights under a mask's name: a per-pair temperature, not a mask.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PairAttention(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+                self.v = nn.Linear(width, width)
+
+            def forward(self, nodes, pair_mask):
+                q, k = self.qk(nodes).chunk(2, dim=-1)
+                scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                scores = scores * pair_mask
+                return torch.softmax(scores, dim=-1) @ self.v(nodes)
+
+
+        def run(nodes, positions):
+            # The only caller passes soft distance weights under that name, not a mask: a temperature
+            # per pair.
+            weights = torch.exp(-torch.cdist(positions, positions))
+            return PairAttention(nodes.size(-1))(nodes, weights)
+        """
+    ),
+    # The mask's name read again after the product (the additive form): it is applied.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PairAttention(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+                self.v = nn.Linear(width, width)
+
+            def forward(self, nodes, pair_mask):
+                q, k = self.qk(nodes).chunk(2, dim=-1)
+                scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                # Multiplied, then the masked pairs pushed down: the additive form.
+                scores = scores * pair_mask + (1.0 - pair_mask) * -1e4
+                return torch.softmax(scores, dim=-1) @ self.v(nodes)
+        """
+    ),
+    # The weights' fill assigned back.
+    Valid(
+        """
+        import torch
+
+
+        def media_cross_attention(q, k, v, has_media):
+            w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(dim=-1)
+            w = w.masked_fill(~has_media[:, None, :, None], 0.0)
+            return w @ v
+        """
+    ),
+    # The only caller passes the fill: the small default is never used here.
+    Valid(
+        """
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class DotAttention(nn.Module):
+            def forward(self, q, k, v, mask=None, eps=1e-9):
+                s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                if mask is not None:
+                    s = s.masked_fill(mask == 0, -eps)
+                return s.softmax(dim=-1) @ v
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = DotAttention()
+
+            def forward(self, q, k, v, mask):
+                # The caller passes a fill that masks: the default is never used here.
+                return self.attend(q, k, v, mask=mask, eps=1e9)
+        """
+    ),
 ]
 
 INVALID = [
@@ -902,5 +1008,146 @@ INVALID = [
             return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
         """,
         line=6,
+    ),
+    # A thrown-away fill of bilinear energies (not Q·Kᵀ) that a softmax then normalises unmasked.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class BilinearPointer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.bilinear = nn.Linear(width, width, bias=False)
+
+            def forward(self, query, memory, memory_keep):
+                energy = torch.bmm(memory, self.bilinear(query).unsqueeze(-1)).squeeze(-1)
+                energy.masked_fill(~memory_keep, float("-inf"))
+                return torch.softmax(energy, dim=-1)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+
+        class BilinearPointer(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.bilinear = nn.Linear(width, width, bias=False)
+
+            def forward(self, query, memory, memory_keep):
+                energy = torch.bmm(memory, self.bilinear(query).unsqueeze(-1)).squeeze(-1)
+                energy.masked_fill_(~memory_keep, float("-inf"))
+                return torch.softmax(energy, dim=-1)
+        """,
+        line=12,
+    ),
+    # A mask parameter of no known encoding multiplied into the scores, its only use: a product masks nothing whichever way round its 0/1 values go (or if it is a bias).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PairAttention(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.qk = nn.Linear(width, 2 * width)
+                self.v = nn.Linear(width, width)
+
+            def forward(self, nodes, pair_mask):
+                q, k = self.qk(nodes).chunk(2, dim=-1)
+                scores = torch.einsum("bid,bjd->bij", q, k) / q.shape[-1] ** 0.5
+                scores = scores * pair_mask
+                return torch.softmax(scores, dim=-1) @ self.v(nodes)
+        """,
+        line=14,
+    ),
+    # The same under an `is not None` test, broadcast first.
+    Invalid(
+        """
+        import torch
+
+
+        def relation_attention(q, k, v, edge_mask=None):
+            logits = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+            if edge_mask is not None:
+                logits = logits * edge_mask.unsqueeze(1)
+            return logits.softmax(dim=-1) @ v
+        """,
+        line=7,
+    ),
+    # An out-of-place fill of the weights after the softmax, as a statement: the weights stay as they were.
+    Invalid(
+        """
+        import torch
+
+
+        def media_cross_attention(q, k, v, has_media):
+            w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(dim=-1)
+            w.masked_fill(~has_media[:, None, :, None], 0.0)
+            return w @ v
+        """,
+        fixed="""
+        import torch
+
+
+        def media_cross_attention(q, k, v, has_media):
+            w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(dim=-1)
+            w.masked_fill_(~has_media[:, None, :, None], 0.0)
+            return w @ v
+        """,
+        line=6,
+    ),
+    # A fill read from a parameter's default that no caller in the file overrides: -1e-9 masks nothing.
+    Invalid(
+        """
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class DotAttention(nn.Module):
+            def forward(self, q, k, v, mask=None, eps=1e-9):
+                s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                if mask is not None:
+                    s = s.masked_fill(mask == 0, -eps)
+                return s.softmax(dim=-1) @ v
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = DotAttention()
+
+            def forward(self, q, k, v, mask):
+                return self.attend(q, k, v, mask=mask)
+        """,
+        fixed="""
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class DotAttention(nn.Module):
+            def forward(self, q, k, v, mask=None, eps=1e-9):
+                s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+                if mask is not None:
+                    s = s.masked_fill(mask == 0, torch.finfo(s.dtype).min)
+                return s.softmax(dim=-1) @ v
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = DotAttention()
+
+            def forward(self, q, k, v, mask):
+                return self.attend(q, k, v, mask=mask)
+        """,
+        line=11,
     ),
 ]

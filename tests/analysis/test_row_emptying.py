@@ -1,0 +1,104 @@
+"""Which masks can leave a query with no key at all (the facts ATN203 reads): what `&` and `|`
+keep of a row that one operand can empty, and thresholds on query-key similarities."""
+
+from __future__ import annotations
+
+from attnlint.analysis.values import ATTEND
+
+from helpers import analyse, env
+
+
+def test_and_with_a_mask_of_unknown_meaning_keeps_the_rows_a_keep_mask_can_empty():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(x, lengths, window):
+            i = torch.arange(x.size(1))
+            band = (i[:, None] - i[None, :]).abs() <= window
+            real = i[None, :] < lengths[:, None]
+            both = band[None] & real[:, None, :]
+            either = band[None] | real[:, None, :]
+            return both, either
+        """
+    )
+    both, either = env(analysis, "f", "both"), env(analysis, "f", "either")
+    # `&` attends only where `real` does: a length of 0 still empties its rows.
+    assert both.mask.convention == ATTEND and both.mask.can_mask_whole_row is True
+    # `|` with a keep mask may attend more than it: nothing is shown.
+    assert not either.mask.can_mask_whole_row
+
+
+def test_a_fixed_threshold_on_query_key_similarities_can_give_rows_of_either_truth():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def f(q, keys, occupied, tau=0.5):
+            sim = F.cosine_similarity(q[:, None], keys[None], dim=-1)
+            close = sim > tau
+            usable = occupied[None] & close
+            anyway = occupied[None] | close
+            return close, usable, anyway
+        """
+    )
+    close, usable, anyway = (env(analysis, "f", n) for n in ("close", "usable", "anyway"))
+    assert close.mask.can_mask_whole_row and close.mask.uniform_rows == {0.0, 1.0}
+    # A row with no key above the threshold is all False whatever `occupied` holds, under `&`;
+    # under `|` only a row all True survives.
+    assert usable.mask.uniform_rows == {0.0}
+    assert anyway.mask.uniform_rows == {1.0}
+
+
+def test_similarities_of_a_tensor_with_itself_keep_the_diagonal():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def f(x, self_keys, radius=0.3):
+            near = torch.cdist(x, x) < radius
+            alike = F.cosine_similarity(x.unsqueeze(1), x.unsqueeze(0), dim=-1) > radius
+            return near, alike
+        """
+    )
+    for name in ("near", "alike"):
+        value = env(analysis, "f", name)
+        assert not value.mask.can_mask_whole_row and not value.mask.uniform_rows
+
+
+def test_a_threshold_read_from_a_config_attribute_is_independent_of_the_rows():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        class Reader:
+            def forward(self, q, keys):
+                far = torch.cdist(q, keys) > self.cfg.max_distance
+                return far
+        """
+    )
+    far = env(analysis, "forward", "far")
+    assert far.mask.can_mask_whole_row is True
+
+
+def test_a_mask_parameter_laid_out_per_key_is_a_key_padding_mask_unless_written_into():
+    analysis, _ = analyse(
+        """
+        def f(mask, b, n):
+            viewed = mask.view(b, 1, 1, n)
+            indexed = mask[:, None, None, :]
+            every_axis = mask.view(b, 2, n, n)
+            return viewed, indexed, every_axis
+
+        def g(mask):
+            mask[:, 0] = True
+            return mask[:, None, None, :]
+        """
+    )
+    viewed, indexed, every_axis = (env(analysis, "f", n) for n in ("viewed", "indexed", "every_axis"))
+    assert viewed.mask.can_mask_whole_row is True and indexed.mask.can_mask_whole_row is True
+    assert every_axis.mask.can_mask_whole_row is None
+    (returned,) = [f for f in analysis.functions if f.name == "g"][0].returns
+    assert returned.mask.rows_edited and returned.mask.can_mask_whole_row is None
