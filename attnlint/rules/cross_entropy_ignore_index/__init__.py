@@ -26,7 +26,8 @@ class CrossEntropyIgnoreIndex(Rule):
     attribute, a command-line option's default, the default of a parameter the call leaves out
     (`def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader with the batch
     alone), a tensor of zeros (or `torch.full(size, pad)`) filled row by row,
-    `torch.cat` of a padded part, a tokenizer called with `padding=True` (its `input_ids`), and
+    `torch.cat` of a padded part, a minibatch of whole rows picked by integer position
+    (`targets[torch.randint(0, n, (b,))]`, a `torch.randperm` slice), a tokenizer called with `padding=True` (its `input_ids`), and
     through dict batches (`{"input_ids": ids, "labels": labels}`, `batch["labels"]`,
     `{k: v.to(device) for k, v in batch.items()}`), collator instances given to a DataLoader,
     and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A pad id whose number cannot be read but that is a token id
@@ -828,6 +829,34 @@ class CrossEntropyIgnoreIndex(Rule):
                 for x, y in loader:
                     out = model(x)
                     crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """
+        ),
+        # An index tensor of unknown dtype may be a boolean selection that drops the padding.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(net, target_list, chosen):
+                targets = pad_sequence(target_list, batch_first=True)
+                out = net(chosen)
+                return F.cross_entropy(out, targets[chosen])
+            """
+        ),
+        # Integer positions on the token axis pick single tokens, not whole padded rows.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(net, target_list):
+                targets = pad_sequence(target_list, batch_first=True)
+                first = torch.randint(0, 4, (targets.size(0),))
+                out = net(first)
+                return F.cross_entropy(out, targets[:, first])
             """
         ),
     ]
@@ -2000,6 +2029,67 @@ class CrossEntropyIgnoreIndex(Rule):
                 for x, y in loader:
                     out = model(x)
                     crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """,
+        ),
+        # A minibatch of whole rows drawn by integer position from a padded tensor keeps its
+        # padding (pad_sequence's 0 against the default -100).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            tokens = pad_sequence([torch.tensor(s) for s in corpus], batch_first=True)
+            criterion = nn.CrossEntropyLoss()
+            for it in range(100):
+                rows = torch.randint(0, tokens.size(0), (32,))
+                batch = tokens[rows]
+                out = net(batch[:, :-1])
+                criterion(out.flatten(0, 1), batch[:, 1:].flatten()).backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            tokens = pad_sequence([torch.tensor(s) for s in corpus], batch_first=True)
+            criterion = nn.CrossEntropyLoss(ignore_index=0)
+            for it in range(100):
+                rows = torch.randint(0, tokens.size(0), (32,))
+                batch = tokens[rows]
+                out = net(batch[:, :-1])
+                criterion(out.flatten(0, 1), batch[:, 1:].flatten()).backward()
+            """,
+        ),
+        # The same with a shuffled permutation's first rows.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def epoch(net, seqs, targets_list):
+                targets = pad_sequence(targets_list, batch_first=True, padding_value=-100)
+                order = torch.randperm(targets.size(0))
+                for start in range(0, len(order), 16):
+                    pick = order[start : start + 16]
+                    out = net(seqs, pick)
+                    F.cross_entropy(out.flatten(0, 1), targets[pick, :].flatten(), ignore_index=0).backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def epoch(net, seqs, targets_list):
+                targets = pad_sequence(targets_list, batch_first=True, padding_value=-100)
+                order = torch.randperm(targets.size(0))
+                for start in range(0, len(order), 16):
+                    pick = order[start : start + 16]
+                    out = net(seqs, pick)
+                    F.cross_entropy(out.flatten(0, 1), targets[pick, :].flatten(), ignore_index=-100).backward()
             """,
         ),
     ]
