@@ -479,8 +479,9 @@ def _analyze_function(
             final = evaluator.env.get("self." + attr)
             if final is not None:
                 cls.attrs[attr] = final
-    if any(masks.is_mask_param(name) for name in facts.params):
-        # Only functions that take a mask need to know which names they use.
+    if any(masks.is_mask_param(name) or masks.names_sequence_lengths(name) for name in facts.params):
+        # Only functions that take a mask (or the lengths one is made from) need to know which
+        # names they use.
         used = set().union(*(names_in(stmt) for stmt in body))
         # `locals()` hands every parameter on by name.
         facts.used_names = used | set(facts.params) if "locals" in used else used

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from helpers import analyse, env, function
 
+from attnlint.analysis import attention
+
 SDPA_IN_AN_ATTRIBUTE = """
 import torch.nn as nn
 import torch.nn.functional as F
@@ -121,6 +123,38 @@ def test_which_names_say_a_padding_mask(name, padding):
     from attnlint.analysis import masks
 
     assert masks.names_padding(name) is padding
+
+
+@pytest.mark.parametrize(
+    "name, per_sequence",
+    [
+        ("lengths", True),
+        ("x_lens", True),
+        ("src_lengths", True),
+        ("seq_lens", True),
+        ("frame_lens", True),
+        ("max_len", False),  # one number for the batch
+        ("seq_len", False),
+        ("cu_seqlens", False),  # cumulative offsets of a packed batch
+        ("max_lengths", False),
+        ("num_lengths", False),
+        ("LENGTHS", False),
+    ],
+)
+def test_which_names_say_per_sequence_lengths(name, per_sequence):
+    from attnlint.analysis import masks
+
+    assert masks.names_sequence_lengths(name) is per_sequence
+
+
+def test_lengths_parameters_a_function_never_reads():
+    analysis, _ = analyse(
+        """
+        def pool(frames, lengths, other_lens):
+            return frames.sum(1) / other_lens[:, None]
+        """
+    )
+    assert attention.unused_lengths_parameters(function(analysis, "pool")) == ["lengths"]
 
 
 def test_a_suffixed_padding_mask_parameter_reaching_a_fill_is_a_mask_into_attention():

@@ -28,6 +28,8 @@ class UnmaskedPadding(Rule):
       permutes. Token ids a function embeds and itself tests against the pad id
       (`tokens.ne(self.pad_id)` for pooling) are a padded batch too;
     - a block that accepts a mask and does not pass it on to the attention submodule it calls;
+    - sequence lengths accepted (`lengths`, `x_lens`, `src_lengths`) and never used, while
+      every attention in the function runs with no mask at all;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
       encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
       or a submodule whose forward masks with a mask parameter) is given no mask.
@@ -53,14 +55,16 @@ class UnmaskedPadding(Rule):
     summary = "attention over a padded batch without a padding mask"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    # A padded batch is told by a mask, pad_sequence, or a test against a pad id (`tokens.ne(pad_id)`).
-    triggers = ("mask", "pad")
+    # A padded batch is told by a mask, pad_sequence, a test against a pad id (`tokens.ne(pad_id)`),
+    # or the lengths of its sequences (`lengths`, `x_lens`).
+    triggers = ("mask", "pad", "lengths", "lens")
     recipe = "unmasked_padding"
 
     def check(self, ctx: RuleContext) -> None:
         protocols = ctx.analysis.interface_parameters()
         for function in ctx.analysis.functions:
             self._unused_mask_parameters(ctx, function, protocols)
+            self._unused_lengths(ctx, function, protocols)
             self._unread_mask_locals(ctx, function)
             for call in function.attention_calls:
                 self._padded_batch_without_mask(ctx, call)
@@ -89,6 +93,26 @@ class UnmaskedPadding(Rule):
                 f"`{name}` is accepted but never used: the attention in `{function.name}` "
                 + ("also attends to padding" if masks.names_padding(name) else "ignores the mask its callers pass"),
                 fix=fix,
+            )
+
+    def _unused_lengths(self, ctx: RuleContext, function: FunctionFacts, protocols) -> None:
+        """Sequence lengths accepted and never read, while every attention here runs with no
+        mask at all: nothing tells it where the padding starts."""
+        unused = [n for n in attention.unused_lengths_parameters(function) if (function.name, n) not in protocols]
+        if not unused or function.is_drop_in_layer():
+            return
+        calls = function.attention_calls
+        if any(c.mask_keywords or any(a.star for a in c.call.args) for c in calls):
+            return  # some mask reaches the attention: it may be built from other arguments
+        calls = [c for c in calls if self._takes_mask(ctx, c)]
+        hand_written = [s for s in function.softmax_sites if s.input.scores is not None]
+        if any(s.input.fills for s in hand_written) or not (calls or hand_written):
+            return
+        for name in unused:
+            ctx.report(
+                function.param_nodes[name].name,
+                f"`{name}` is accepted but never used, and the attention in `{function.name}` gets no "
+                "padding mask: it also attends to the padding past each length",
             )
 
     def _unread_mask_locals(self, ctx: RuleContext, function: FunctionFacts) -> None:
@@ -816,6 +840,68 @@ class UnmaskedPadding(Rule):
                     return out, weight
             """
         ),
+        # The lengths become the key padding mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class UtterancePool(nn.Module):
+                def __init__(self, width, heads=2):
+                    super().__init__()
+                    self.probe = nn.Parameter(torch.zeros(1, 1, width))
+                    self.attend = nn.MultiheadAttention(width, heads, batch_first=True)
+
+                def forward(self, frames, frame_lens):
+                    probe = self.probe.expand(frames.shape[0], 1, -1)
+                    pad = torch.arange(frames.shape[1], device=frames.device)[None, :] >= frame_lens[:, None]
+                    summary, _ = self.attend(probe, frames, frames, key_padding_mask=pad)
+                    return summary[:, 0]
+            """
+        ),
+        # A maximum length is one number for the whole batch, not where each sequence ends.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, max_len):
+                return F.scaled_dot_product_attention(q, k, v)
+            """
+        ),
+        # Unused lengths, but a mask from another argument reaches the attention.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, seq_lens, keep):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+            """
+        ),
+        # Hand-written attention masked through a fill; the lengths were used upstream.
+        Valid(
+            """
+            import torch
+
+
+            def attend(query, memory, pad, src_lengths):
+                scores = query @ memory.transpose(1, 2) / memory.size(-1) ** 0.5
+                scores = scores.masked_fill(pad[:, None, :], float("-inf"))
+                return torch.softmax(scores, dim=-1) @ memory
+            """
+        ),
+        # Cumulative offsets (varlen kernels) are not per-sequence lengths.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, cu_seqlens):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
     ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
@@ -1427,6 +1513,38 @@ class UnmaskedPadding(Rule):
                     states = self.encoder(self.embed(tokens))
                     keep = tokens.ne(self.pad_id).unsqueeze(-1).float()
                     return self.classify((states * keep).sum(1) / keep.sum(1))
+            """,
+        ),
+        # Per-utterance lengths accepted by a pooling layer and dropped: nn.MultiheadAttention
+        # pools over the zero-padded frames too.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class UtterancePool(nn.Module):
+                def __init__(self, width, heads=2):
+                    super().__init__()
+                    self.probe = nn.Parameter(torch.zeros(1, 1, width))
+                    self.attend = nn.MultiheadAttention(width, heads, batch_first=True)
+
+                def forward(self, frames, frame_lens):
+                    probe = self.probe.expand(frames.shape[0], 1, -1)
+                    summary, _ = self.attend(probe, frames, frames, need_weights=False)
+                    return summary[:, 0]
+            """,
+            line=11,
+        ),
+        # Hand-written attention given `src_lengths` and never using them.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(query, memory, src_lengths):
+                scores = query @ memory.transpose(1, 2) / memory.size(-1) ** 0.5
+                return torch.softmax(scores, dim=-1) @ memory
             """,
         ),
     ]
