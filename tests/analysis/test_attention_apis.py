@@ -354,3 +354,29 @@ def test_keywords_spread_from_a_dict_built_in_the_function_reach_sdpa():
     (use,) = facts.mask_uses
     assert use.call is site.call and use.mask.mask.origin == "causal"
     assert site.is_causal and module.code_for_node(site.causal_flag_node) == "True"
+
+
+def test_softmax_weights_summed_against_values_through_a_view_weigh_values():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def additive(e, memory):
+            alpha = F.softmax(e, dim=1)
+            return torch.bmm(alpha.unsqueeze(1), memory)
+
+        def learned(e, codes: torch.nn.Parameter):
+            w = F.softmax(e, dim=-1)
+            return w.unsqueeze(1) @ torch.nn.Parameter(codes)
+
+        def returned(e):
+            return F.softmax(e, dim=-1).unsqueeze(1)
+        """
+    )
+    (additive,) = function(analysis, "additive").softmax_sites
+    (learned,) = function(analysis, "learned").softmax_sites
+    (returned,) = function(analysis, "returned").softmax_sites
+    assert additive.weighs_values
+    assert not learned.weighs_values  # a learned matrix: prototypes mixed, not positions
+    assert not returned.weighs_values

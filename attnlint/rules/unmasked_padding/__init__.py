@@ -79,7 +79,9 @@ class UnmaskedPadding(Rule):
         if not unused or function.is_drop_in_layer():
             return
         calls = [c for c in function.attention_calls if self._takes_mask(ctx, c)]
-        computes_attention = any(s.input.scores is not None for s in function.softmax_sites)
+        # Hand-written attention: a softmax of Q·Kᵀ scores, or of any scores whose weights are
+        # then summed against values (additive attention, `bmm(w.unsqueeze(1), memory)`).
+        computes_attention = any(s.input.scores is not None or s.weighs_values for s in function.softmax_sites)
         if not calls and not computes_attention:
             return
         for name in unused:
@@ -902,6 +904,62 @@ class UnmaskedPadding(Rule):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)
             """
         ),
+        # The same additive attention with its mask applied to the scores.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, hidden):
+                    super().__init__()
+                    self.enc_proj = nn.Linear(enc_dim, hidden)
+                    self.dec_proj = nn.Linear(dec_dim, hidden)
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, state, memory, memory_mask):
+                    e = self.score(torch.tanh(self.enc_proj(memory) + self.dec_proj(state)[:, None])).squeeze(2)
+                    e = e.masked_fill(~memory_mask, float("-inf"))
+                    alpha = torch.softmax(e, dim=-1)
+                    return torch.bmm(alpha.unsqueeze(1), memory).squeeze(1), alpha
+            """
+        ),
+        # A softmax over class logits that nothing sums values with: no attention to mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Head(nn.Module):
+                def __init__(self, dim, classes):
+                    super().__init__()
+                    self.out = nn.Linear(dim, classes)
+
+                def forward(self, pooled, mask=None):
+                    probs = torch.softmax(self.out(pooled), dim=-1)
+                    return probs.unsqueeze(1)
+            """
+        ),
+        # Softmax weights mixing learned prototypes (a parameter), not the padded positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Codebook(nn.Module):
+                def __init__(self, dim, size):
+                    super().__init__()
+                    self.logits = nn.Linear(dim, size)
+                    self.codes = nn.Parameter(torch.randn(size, dim))
+
+                def forward(self, x, mask=None):
+                    w = torch.softmax(self.logits(x), dim=-1)
+                    return w.unsqueeze(-2) @ self.codes
+            """
+        ),
     ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
@@ -1545,6 +1603,27 @@ class UnmaskedPadding(Rule):
             def attend(query, memory, src_lengths):
                 scores = query @ memory.transpose(1, 2) / memory.size(-1) ** 0.5
                 return torch.softmax(scores, dim=-1) @ memory
+            """,
+        ),
+        # Additive (Bahdanau-style) scores: no Q·Kᵀ product, but the softmax weights are summed
+        # against the encoder states, and the source mask is never applied.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, hidden):
+                    super().__init__()
+                    self.enc_proj = nn.Linear(enc_dim, hidden)
+                    self.dec_proj = nn.Linear(dec_dim, hidden)
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, state, memory, memory_mask):
+                    e = self.score(torch.tanh(self.enc_proj(memory) + self.dec_proj(state)[:, None])).squeeze(2)
+                    alpha = torch.softmax(e, dim=-1)
+                    return torch.bmm(alpha.unsqueeze(1), memory).squeeze(1), alpha
             """,
         ),
     ]
