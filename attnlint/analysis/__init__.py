@@ -288,6 +288,10 @@ def _constant(value: Value) -> Optional[Value]:
     if ids is not None and any(pad_token_text(token) for token, _ in ids.ids):
         # A list of specials stays a list (`SPECIALS + sorted(words)` keeps its positions).
         return value if value.kind == "tuple" else Value(kind="unknown", node=value.node, vocabulary=ids)
+    if ids is not None and value.vocabulary is not None:
+        # A map of names to ids that holds no pad token is still read by name: a label map
+        # (`LABEL2ID = {l: i for i, l in enumerate(LABELS)}`) gives `LABEL2ID["O"]` its class id.
+        return Value(kind="unknown", node=value.node, vocabulary=ids)
     return None
 
 

@@ -518,6 +518,10 @@ def _full(ev, call: Call):
     fill = _flow()._arg(call.node, 1, "fill_value")
     if fill is None:
         return result
+    if result.constructor is not None:
+        from dataclasses import replace
+
+        result = result.with_(constructor=replace(result.constructor, fill_value=fill.value))
     padding = padding_of(ev, fill.value)
     if padding.token_id or masks._names_pad(fill.value) or (
         isinstance(fill.value, cst.Name) and fill.value.value in ev.constants
@@ -559,12 +563,18 @@ def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Opti
     length the data decides (or from one, `[i, -len(seq):]`) leave the constructor's fill
     value in the rest of each row: padding."""
     ctor = stored.constructor
-    if stored.padded or ctor is None or ctor.function not in ("torch.zeros", "torch.ones"):
+    if stored.padded or ctor is None or ctor.function not in ("torch.zeros", "torch.ones", "torch.full"):
         return None
     if ctor.dtype == "bool" or written.kind == "scalar" or written.mask is not None:
         return None  # `keep[i, :n] = 1`: a mask being built, not a batch of data
     if not _fills_rows(target):
         return None
+    if ctor.function == "torch.full":
+        # `torch.full((b, n), -100)` written as a number: the number is the padding.
+        number = _flow().int_literal(ctor.fill_value) if ctor.fill_value is not None else None
+        if number is None:
+            return None  # `-1e9`, `0.0`: a bias or a float tensor, not ids
+        return Padding(value=float(number), node=ctor.fill_value)
     return Padding(value=0.0 if ctor.function == "torch.zeros" else 1.0)
 
 
@@ -640,3 +650,52 @@ def _default_collated(sample: Value) -> Value:
         if all(i.kind == "tensor" or i.entries for i in items):
             return Value(kind="tuple", elements=items)
     return Value(kind="unknown")
+
+
+# ------------------------------------------------------------------------------------------
+# A data loader handed in from outside: the batches of the module's own collate function
+# ------------------------------------------------------------------------------------------
+_LOADER_WORDS = ("loader", "dataloader")
+_COLLATE_WORDS = ("collate", "collator")
+
+
+def names_loader(name: str) -> bool:
+    """`loader`, `train_loader`, `val_dataloader`: a parameter that says it is a data loader."""
+    return any(w in _LOADER_WORDS for w in words(name))
+
+
+def module_collate_batch(ev) -> Optional[Value]:
+    """What a batch of a data loader built elsewhere holds, when the module shows it: the module
+    defines exactly one collate function (`def collate(features, pad_id)`, `def sft_collate(...)`)
+    at its top level, and that function returns a padded batch. A loader handed to a function of
+    such a module (`def evaluate(model, loader)`) is then most likely built with it, the way a
+    method name defined by one class of the module names that class (Summaries.unique_method).
+    Parameters it has no default for are unknown; the others keep their defaults."""
+    summaries = ev.project
+    if summaries is None:
+        return None
+    candidates = [
+        name for name in summaries.definitions.functions if any(w in _COLLATE_WORDS for w in words(name))
+    ]
+    if len(candidates) != 1:
+        return None
+    (name,) = candidates
+    definition = summaries.definitions.functions[name]
+    required = [
+        p for p in list(definition.params.posonly_params) + list(definition.params.params) if p.default is None
+    ]
+    if not required or definition.params.kwonly_params and any(p.default is None for p in definition.params.kwonly_params):
+        return None
+    fake = cst.Call(func=cst.Name(name), args=[cst.Arg(value=cst.Name("_")) for _ in required])
+    batch = summaries.call(ev, fake, name, [Value(kind="unknown") for _ in required], False)
+    if batch is None or not _holds_padding(batch):
+        return None
+    return batch
+
+
+def _holds_padding(batch: Value) -> bool:
+    if batch.padded:
+        return True
+    if batch.kind == "tuple":
+        return any(e.padded for e in batch.elements)
+    return any(v.padded for _, v in batch.entries)

@@ -859,6 +859,81 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(out, targets[:, first])
             """
         ),
+        # The label map only gives the tags their ids; the -100 padding meets the default
+        # ignore_index.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            TAGS = ["O", "B-LOC", "I-LOC"]
+            TAG_IDS = {t: i for i, t in enumerate(TAGS)}
+
+
+            def tag_loss(scores, tag_rows, width):
+                gold = torch.full((len(tag_rows), width), -100)
+                for r, tags in enumerate(tag_rows):
+                    gold[r, : len(tags)] = torch.tensor([TAG_IDS[t] for t in tags])
+                return F.cross_entropy(scores.flatten(0, 1), gold.flatten())
+            """
+        ),
+        # Two collate functions: which one built the loader is not shown.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_train(pairs):
+                return pad_sequence([p[0] for p in pairs]), pad_sequence([p[1] for p in pairs])
+
+
+            def collate_eval(pairs):
+                return pad_sequence([p[0] for p in pairs]), pad_sequence([p[1] for p in pairs], padding_value=-100)
+
+
+            def run_epoch(net, loader):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in loader:
+                    ce(net(src).flatten(0, 1), tgt.flatten()).backward()
+            """
+        ),
+        # The module's collate pads the targets with -100: the loader's batches agree with the loss.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                src = pad_sequence([p[0] for p in pairs], batch_first=True)
+                tgt = pad_sequence([p[1] for p in pairs], batch_first=True, padding_value=-100)
+                return src, tgt
+
+
+            def run_epoch(net, train_loader):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in train_loader:
+                    ce(net(src).flatten(0, 1), tgt.flatten()).backward()
+            """
+        ),
+        # Pairs iterated from a parameter that is no loader: not the collate's batches.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                return pad_sequence([p[0] for p in pairs]), pad_sequence([p[1] for p in pairs])
+
+
+            def run_epoch(net, examples):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in examples:
+                    ce(net(src), tgt).backward()
+            """
+        ),
     ]
     INVALID = [
         # A loss object built at module level, called in a function.
@@ -2090,6 +2165,62 @@ class CrossEntropyIgnoreIndex(Rule):
                     pick = order[start : start + 16]
                     out = net(seqs, pick)
                     F.cross_entropy(out.flatten(0, 1), targets[pick, :].flatten(), ignore_index=-100).backward()
+            """,
+        ),
+        # ignore_index read from a label map: the id of the "outside" tag, not the -100 padding
+        # (no fix: the map lookup is what the author wrote, -100 may be meant elsewhere).
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            TAGS = ["O", "B-LOC", "I-LOC"]
+            TAG_IDS = {t: i for i, t in enumerate(TAGS)}
+
+
+            def tag_loss(scores, tag_rows, width):
+                gold = torch.full((len(tag_rows), width), -100)
+                for r, tags in enumerate(tag_rows):
+                    gold[r, : len(tags)] = torch.tensor(tags)
+                return F.cross_entropy(scores.flatten(0, 1), gold.flatten(), ignore_index=TAG_IDS["O"])
+            """,
+        ),
+        # A loader handed in from outside: its batches are what the module's one collate function
+        # builds (targets padded with 0), and the loss ignores -100.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                src = pad_sequence([p[0] for p in pairs], batch_first=True)
+                tgt = pad_sequence([p[1] for p in pairs], batch_first=True)
+                return src, tgt
+
+
+            def run_epoch(net, train_loader):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in train_loader:
+                    out = net(src)
+                    ce(out.flatten(0, 1), tgt.flatten()).backward()
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                src = pad_sequence([p[0] for p in pairs], batch_first=True)
+                tgt = pad_sequence([p[1] for p in pairs], batch_first=True)
+                return src, tgt
+
+
+            def run_epoch(net, train_loader):
+                ce = nn.CrossEntropyLoss(ignore_index=0)
+                for src, tgt in train_loader:
+                    out = net(src)
+                    ce(out.flatten(0, 1), tgt.flatten()).backward()
             """,
         ),
     ]
