@@ -960,6 +960,70 @@ class UnmaskedPadding(Rule):
                     return w.unsqueeze(-2) @ self.codes
             """
         ),
+        # The root module builds the key padding mask from the ids itself.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def pad_batch(docs):
+                width = max(len(d) for d in docs)
+                ids = torch.zeros(len(docs), width, dtype=torch.long)
+                for row, d in enumerate(docs):
+                    ids[row, : len(d)] = torch.tensor(d)
+                return ids
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, dim=128):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.mha = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    out, _ = self.mha(h, h, h, key_padding_mask=ids.eq(0))
+                    return out.mean(1)
+
+
+            def embed_all(model, docs):
+                return [model(pad_batch(docs[i : i + 16])) for i in range(0, len(docs), 16)]
+            """
+        ),
+        # Two root modules: which one `model` is, the module does not show.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class Plain(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.embed = nn.Embedding(100, dim)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    return F.scaled_dot_product_attention(h, h, h)
+
+
+            class Masked(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.embed = nn.Embedding(100, dim)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    return F.scaled_dot_product_attention(h, h, h, attn_mask=ids.ne(0)[:, None, :])
+
+
+            def run(model, seqs):
+                return model(pad_sequence(seqs, batch_first=True))
+            """
+        ),
     ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
@@ -1624,6 +1688,50 @@ class UnmaskedPadding(Rule):
                     e = self.score(torch.tanh(self.enc_proj(memory) + self.dec_proj(state)[:, None])).squeeze(2)
                     alpha = torch.softmax(e, dim=-1)
                     return torch.bmm(alpha.unsqueeze(1), memory).squeeze(1), alpha
+            """,
+        ),
+        # A function handed `model` from outside feeds it a zero-padded batch; the module's one
+        # root nn.Module (built by no other class here) runs SDPA over it with no mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            def pad_batch(docs):
+                width = max(len(d) for d in docs)
+                ids = torch.zeros(len(docs), width, dtype=torch.long)
+                for row, d in enumerate(docs):
+                    ids[row, : len(d)] = torch.tensor(d)
+                return ids
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, dim, heads=4):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, 3 * dim)
+
+                def forward(self, x):
+                    b, n, d = x.shape
+                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+                    return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, dim=128):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.block = SelfAttention(dim)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    return (h + self.block(h)).mean(1)
+
+
+            def embed_all(model, docs):
+                return [model(pad_batch(docs[i : i + 16])) for i in range(0, len(docs), 16)]
             """,
         ),
     ]
