@@ -27,7 +27,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import masks
-from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
+from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
@@ -148,6 +148,15 @@ class ModuleAnalysis:
             return None
         passed = self.argument_nodes_for(function, params[0])
         return passed[0] if passed else None
+
+    def nested_in(self, function: FunctionFacts) -> List[FunctionFacts]:
+        """The functions defined inside `function`'s body (closures it calls: `def recurrence(...)`
+        inside a decoder's forward), by position in the source."""
+        outer = function.node
+        if not isinstance(outer, cst.FunctionDef):
+            return []
+        inner = {id(n) for n in walk_nodes(outer.body) if isinstance(n, cst.FunctionDef)}
+        return [f for f in self.functions if f is not function and id(f.node) in inner]
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
         if self._forward_by_class is None:
@@ -483,7 +492,10 @@ def _analyze_function(
             final = evaluator.env.get("self." + attr)
             if final is not None:
                 cls.attrs[attr] = final
-    if any(masks.is_mask_param(name) or masks.names_sequence_lengths(name) for name in facts.params):
+    if any(
+        masks.is_mask_param(name) or masks.names_attended_mask(name) or masks.names_sequence_lengths(name)
+        for name in facts.params
+    ):
         # Only functions that take a mask (or the lengths one is made from) need to know which
         # names they use.
         used = set().union(*(names_in(stmt) for stmt in body))

@@ -116,6 +116,11 @@ class FunctionFacts:
             reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
         return reached
 
+    def computes_attention(self) -> bool:
+        """Hand-written attention here: a softmax of Q·Kᵀ scores, or of any scores whose weights
+        are then summed against values (additive attention, `bmm(w.view(b, 1, n), memory)`)."""
+        return any(s.input.scores is not None or s.weighs_values for s in self.softmax_sites)
+
     def is_drop_in_layer(self) -> bool:
         """A forward with the parameters of an nn.Transformer*Layer: a drop-in replacement that
         containers call with masks its own use may never set."""

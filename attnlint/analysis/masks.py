@@ -159,6 +159,21 @@ def is_mask_param(name: str) -> bool:
     return _named_padding_mask(name) is not None or name in _GENERIC_MASK_NAMES
 
 
+# What a `<what>_mask` parameter masks when `<what>` names the sequence attended over: the
+# source, context or memory of a decoder's attention (`ctx_mask`, `enc_mask`, `source_mask`).
+_ATTENDED_SEQUENCE_WORDS = frozenset(
+    {"ctx", "context", "enc", "encoder", "src", "source", "memory", "mem", "input", "inputs", "seq", "key", "keys", "kv"}
+)
+
+
+def names_attended_mask(name: str) -> bool:
+    """`ctx_mask`, `encoder_mask`, `src_mask`: a mask of the sequence some attention attends to."""
+    from attnlint.analysis.names import words
+
+    parts = words(name)
+    return len(parts) >= 2 and parts[-1] == "mask" and all(w in _ATTENDED_SEQUENCE_WORDS for w in parts[:-1])
+
+
 # Plural words for one length per sequence of a batch (`lengths`, `x_lens`, `src_lengths`,
 # `seq_lens`); a maximum, total or cumulative length (`max_len`, `cu_seqlens`, `total_lengths`)
 # or a count is one number or offsets, not where each sequence's padding starts.

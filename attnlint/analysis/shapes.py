@@ -752,6 +752,7 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
         scale=value.scale,
         shape=moved,
         mask=masks.transposed(value.mask),
+        weights_of=value.weights_of,
     )
 
 
@@ -934,6 +935,7 @@ def _view_method(ev, call: Call):
         node=node,
         reread_memory=method in ("view", "reshape") and view_order.rereads_on_purpose(ev, receiver),
         last_size=last_size,
+        weights_of=receiver.weights_of,  # the same weights, laid out anew
         **receiver.data_facts(),
     )
 

@@ -380,3 +380,40 @@ def test_softmax_weights_summed_against_values_through_a_view_weigh_values():
     assert additive.weighs_values
     assert not learned.weighs_values  # a learned matrix: prototypes mixed, not positions
     assert not returned.weighs_values
+
+
+@pytest.mark.parametrize(
+    "name, attended",
+    [
+        ("ctx_mask", True),
+        ("encoder_mask", True),
+        ("src_mask", True),
+        ("memory_mask", True),
+        ("loss_mask", False),
+        ("causal_mask", False),
+        ("mask", False),
+        ("ctx_masks", False),
+    ],
+)
+def test_which_mask_names_say_the_sequence_attended(name, attended):
+    from attnlint.analysis import masks
+
+    assert masks.names_attended_mask(name) is attended
+
+
+def test_closures_of_a_function_and_weights_summed_through_a_view():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def decode(xs, memory, ctx_mask):
+            def step(h):
+                a = torch.softmax(torch.bmm(memory, h.unsqueeze(2)).squeeze(2), dim=1)
+                return torch.bmm(a.view(a.size(0), 1, a.size(1)), memory)
+            return [step(x) for x in xs]
+        """
+    )
+    outer = function(analysis, "decode")
+    (inner,) = analysis.nested_in(outer)
+    assert inner.name == "step" and inner.computes_attention()
+    assert not outer.computes_attention()

@@ -16,9 +16,12 @@ class UnmaskedPadding(Rule):
     """
     ## What it does
     Checks for attention over a padded batch without a padding mask:
-    - a `forward(..., attention_mask=None)` (or `key_padding_mask`, `padding_mask`, `mask`, ...)
-      parameter that the function never uses, although it computes attention or calls an
-      attention module;
+    - a `forward(..., attention_mask=None)` (or `key_padding_mask`, `padding_mask`, `mask`, a
+      mask of the attended sequence: `ctx_mask`, `enc_mask`, ...) parameter that the function
+      never uses, although it computes attention (a softmax of Q·Kᵀ scores, or one whose
+      weights are summed against values: additive attention), calls an attention module, or
+      defines a closure that does (a decoder's `step`), or calls a submodule computing
+      attention that takes no mask at all;
     - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
       (right padding with `is_causal=True` is fine); `nn.Transformer` and `nn.TransformerDecoder`
@@ -72,16 +75,27 @@ class UnmaskedPadding(Rule):
                 self._padded_scores_without_mask(ctx, site)
 
     def _unused_mask_parameters(self, ctx: RuleContext, function: FunctionFacts, protocols) -> None:
-        unused = [n for n in function.params if masks.is_mask_param(n) and n not in function.used_names]
+        unused = [
+            n
+            for n in function.params
+            if (masks.is_mask_param(n) or masks.names_attended_mask(n)) and n not in function.used_names
+        ]
         # A method that implements a signature shared by several classes here (attention
         # processors, backends) may ignore a parameter by design: the mask is for the others.
         unused = [n for n in unused if (function.name, n) not in protocols]
         if not unused or function.is_drop_in_layer():
             return
-        calls = [c for c in function.attention_calls if self._takes_mask(ctx, c)]
-        # Hand-written attention: a softmax of Q·Kᵀ scores, or of any scores whose weights are
-        # then summed against values (additive attention, `bmm(w.unsqueeze(1), memory)`).
-        computes_attention = any(s.input.scores is not None or s.weighs_values for s in function.softmax_sites)
+        # The attention may sit in a closure the function defines and calls (`def recurrence(...)`
+        # stepping a decoder), or in a submodule that takes no mask at all: the mask accepted
+        # here then reaches no attention either.
+        scopes = [function] + ctx.analysis.nested_in(function)
+        calls = [
+            c
+            for scope in scopes
+            for c in scope.attention_calls
+            if self._takes_mask(ctx, c) or self._attends_unmasked(ctx, c)
+        ]
+        computes_attention = any(scope.computes_attention() for scope in scopes)
         if not calls and not computes_attention:
             return
         for name in unused:
@@ -191,6 +205,15 @@ class UnmaskedPadding(Rule):
             return True
         forward = ctx.analysis.forward_of(call.callee_class)
         return forward is not None and bool(forward.masks_into_attention())
+
+    def _attends_unmasked(self, ctx: RuleContext, call: AttentionCallSite) -> bool:
+        """A submodule whose forward computes attention by hand and takes no mask at all."""
+        if call.api != "submodule":
+            return False
+        forward = ctx.analysis.forward_of(call.callee_class)
+        if forward is None or not forward.computes_attention():
+            return False
+        return not any(masks.is_mask_param(n) or masks.names_attended_mask(n) for n in forward.params)
 
     def _keyword_for(self, ctx: RuleContext, call: AttentionCallSite, name: str) -> Optional[str]:
         if call.api == "submodule":
@@ -1024,6 +1047,61 @@ class UnmaskedPadding(Rule):
                 return model(pad_sequence(seqs, batch_first=True))
             """
         ),
+        # The closure hands the source mask on to an attention that applies it.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim, bias=False)
+
+                def forward(self, h, memory, enc_mask):
+                    e = torch.bmm(memory, self.proj(h).unsqueeze(2)).squeeze(2)
+                    e = e.masked_fill(~enc_mask, float("-inf"))
+                    a = torch.softmax(e, dim=1)
+                    return torch.bmm(a.view(a.size(0), 1, a.size(1)), memory).squeeze(1)
+
+
+            class StepDecoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.cell = nn.GRUCell(dim, dim)
+                    self.attend = DotAttention(dim)
+
+                def forward(self, inputs, h, memory, enc_mask=None):
+                    def step(x, h):
+                        h = self.cell(x, h)
+                        return h + self.attend(h, memory, enc_mask)
+
+                    outs = []
+                    for t in range(inputs.size(1)):
+                        h = step(inputs[:, t], h)
+                        outs.append(h)
+                    return torch.stack(outs, 1)
+            """
+        ),
+        # A `<what>_mask` whose words do not say an attended sequence (a loss mask) is not a padding
+        # mask for the attention.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Pool(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.score = nn.Linear(dim, 1)
+
+                def forward(self, x, loss_mask=None):
+                    w = torch.softmax(self.score(x).squeeze(-1), dim=1)
+                    return torch.bmm(w.unsqueeze(1), x).squeeze(1)
+            """
+        ),
     ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
@@ -1732,6 +1810,43 @@ class UnmaskedPadding(Rule):
 
             def embed_all(model, docs):
                 return [model(pad_batch(docs[i : i + 16])) for i in range(0, len(docs), 16)]
+            """,
+        ),
+        # A decoder that accepts the source mask and steps a closure calling a dot-attention
+        # submodule that takes no mask: the mask reaches no attention.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim, bias=False)
+
+                def forward(self, h, memory):
+                    e = torch.bmm(memory, self.proj(h).unsqueeze(2)).squeeze(2)
+                    a = torch.softmax(e, dim=1)
+                    return torch.bmm(a.view(a.size(0), 1, a.size(1)), memory).squeeze(1)
+
+
+            class StepDecoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.cell = nn.GRUCell(dim, dim)
+                    self.attend = DotAttention(dim)
+
+                def forward(self, inputs, h, memory, enc_mask=None):
+                    def step(x, h):
+                        h = self.cell(x, h)
+                        return h + self.attend(h, memory)
+
+                    outs = []
+                    for t in range(inputs.size(1)):
+                        h = step(inputs[:, t], h)
+                        outs.append(h)
+                    return torch.stack(outs, 1)
             """,
         ),
     ]
