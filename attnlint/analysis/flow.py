@@ -394,12 +394,15 @@ class Evaluator:
                     if self.record_attrs and self.cls is not None:
                         self.cls.size_examples[value.sym.factors[0][0].key] = example
                 value = merged
-            elif _losses().names_loader(name) and param.default is None:
+            elif (_losses().names_loader(name) or _losses().names_batch(name)) and param.default is None:
                 # A loader handed in from outside yields the batches of the module's own collate
-                # function, when it has exactly one (see losses.module_collate_batch).
+                # function, when it has exactly one (see losses.module_collate_batch); a batch
+                # handed in is one of them.
                 batch = _losses().module_collate_batch(self)
-                if batch is not None:
+                if batch is not None and _losses().names_loader(name):
                     value = Value(kind="tuple", each=batch, node=param.name, param=name)
+                elif batch is not None:
+                    value = batch.with_(node=param.name, param=name)
             self.env[name] = value
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param

@@ -587,6 +587,10 @@ def stored_into(stored: Value, target: cst.Subscript, written: Value) -> Optiona
     if stored.padded:
         if written.kind != "scalar" and written.mask is None and _fills_rows(target):
             return None
+        if written.padding == stored.padding and written.kind != "scalar":
+            # `enc[k] = pad_sequence(..., padding_value=tokenizer.pad_token_id)` on an encoding
+            # padded with that id: the padding is what it was.
+            return None
         number = masks.number(written.node) if written.node is not None else None
         return repadded(stored, number if number is not None else written.int_value)
     padding = filled_by_rows(stored, target, written)
@@ -664,30 +668,44 @@ def names_loader(name: str) -> bool:
     return any(w in _LOADER_WORDS for w in words(name))
 
 
+def names_batch(name: str) -> bool:
+    """`batch`, `train_batch`: a parameter that says it is one batch (not `batch_size`)."""
+    parts = words(name)
+    return bool(parts) and parts[-1] == "batch"
+
+
 def module_collate_batch(ev) -> Optional[Value]:
     """What a batch of a data loader built elsewhere holds, when the module shows it: the module
-    defines exactly one collate function (`def collate(features, pad_id)`, `def sft_collate(...)`)
-    at its top level, and that function returns a padded batch. A loader handed to a function of
-    such a module (`def evaluate(model, loader)`) is then most likely built with it, the way a
-    method name defined by one class of the module names that class (Summaries.unique_method).
-    Parameters it has no default for are unknown; the others keep their defaults."""
+    defines exactly one collate function (`def collate(features, pad_id)`, `def sft_collate(...)`,
+    a dataset's `def collate(self, batch)`), and that function returns a padded batch. A loader
+    (or one batch of it) handed to a function of such a module (`def evaluate(model, loader)`)
+    is then most likely made by it, the way a method name defined by one class of the module
+    names that class (Summaries.unique_method). Parameters it has no default for are unknown;
+    the others keep their defaults."""
     summaries = ev.project
     if summaries is None:
         return None
-    candidates = [
-        name for name in summaries.definitions.functions if any(w in _COLLATE_WORDS for w in words(name))
-    ]
+    definitions = summaries.definitions
+
+    def collates(name: str) -> bool:
+        return any(w in _COLLATE_WORDS for w in words(name))
+
+    candidates = [(None, name, node) for name, node in definitions.functions.items() if collates(name)]
+    candidates += [(owner, name, node) for (owner, name), node in definitions.methods.items() if collates(name)]
     if len(candidates) != 1:
         return None
-    (name,) = candidates
-    definition = summaries.definitions.functions[name]
-    required = [
-        p for p in list(definition.params.posonly_params) + list(definition.params.params) if p.default is None
-    ]
-    if not required or definition.params.kwonly_params and any(p.default is None for p in definition.params.kwonly_params):
+    ((owner, name, definition),) = candidates
+    positional = list(definition.params.posonly_params) + list(definition.params.params)
+    if owner is not None:
+        positional = positional[1:]  # self
+    required = [p for p in positional if p.default is None]
+    if not required or any(p.default is None for p in definition.params.kwonly_params):
         return None
-    fake = cst.Call(func=cst.Name(name), args=[cst.Arg(value=cst.Name("_")) for _ in required])
-    batch = summaries.call(ev, fake, name, [Value(kind="unknown") for _ in required], False)
+    args = [cst.Arg(value=cst.Name("_")) for _ in required]
+    func = cst.Name(name) if owner is None else cst.Attribute(value=cst.Name("_"), attr=cst.Name(name))
+    values = [Value(kind="unknown") for _ in required]
+    target = (owner, definition)
+    batch = summaries.call(ev, cst.Call(func=func, args=args), name, values, owner is not None, target=target)
     if batch is None or not _holds_padding(batch):
         return None
     return batch
@@ -697,5 +715,5 @@ def _holds_padding(batch: Value) -> bool:
     if batch.padded:
         return True
     if batch.kind == "tuple":
-        return any(e.padded for e in batch.elements)
+        return any(_holds_padding(e) for e in batch.elements)
     return any(v.padded for _, v in batch.entries)

@@ -625,3 +625,26 @@ def test_a_loader_parameter_yields_the_batches_of_the_one_collate_function():
     # A second collate function: which one built the loader is not shown.
     analysis, _ = analyse(source + "\n        def collate_eval(features):\n            return features\n")
     assert env(analysis, "evaluate", "labels").padding is None
+
+
+def test_a_batch_parameter_is_a_batch_of_a_dataset_collate_method():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        class Data:
+            def collate(self, rows):
+                enc = self.tokenizer(rows, padding=True)
+                for key in enc:
+                    enc[key] = pad_sequence(enc[key], batch_first=True, padding_value=self.tokenizer.pad_token_id)
+                return enc
+
+        def step(model, batch, batch_size):
+            ids = batch["input_ids"]
+            return ids
+        """
+    )
+    ids = env(analysis, "step", "ids")
+    assert ids.padding is not None and ids.padding.token_id  # re-padded with the same id: kept
+    assert env(analysis, "step", "batch_size").padding is None

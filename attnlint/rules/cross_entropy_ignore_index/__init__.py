@@ -30,7 +30,11 @@ class CrossEntropyIgnoreIndex(Rule):
     (`targets[torch.randint(0, n, (b,))]`, a `torch.randperm` slice), a tokenizer called with `padding=True` (its `input_ids`), and
     through dict batches (`{"input_ids": ids, "labels": labels}`, `batch["labels"]`,
     `{k: v.to(device) for k, v in batch.items()}`), collator instances given to a DataLoader,
-    and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A pad id whose number cannot be read but that is a token id
+    and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A loader
+    (`def evaluate(model, loader)`) or one batch (`def train_step(model, batch)`) handed in from
+    outside is one of the module's collate batches when the module defines exactly one collate
+    function or method; a `model` handed in and called on a padded batch is the module's one
+    root nn.Module (the one no other class here builds). A pad id whose number cannot be read but that is a token id
     (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
     analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
@@ -932,6 +936,57 @@ class CrossEntropyIgnoreIndex(Rule):
                 ce = nn.CrossEntropyLoss()
                 for src, tgt in examples:
                     ce(net(src), tgt).backward()
+            """
+        ),
+        # The same step, the collate method turning the pad ids into -100 for the labels.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class CaptionData(torch.utils.data.Dataset):
+                def __init__(self, captions, tokenizer):
+                    self.captions = captions
+                    self.tokenizer = tokenizer
+
+                def collate(self, rows):
+                    enc = self.tokenizer(rows, padding=True)
+                    ids = pad_sequence([torch.tensor(i) for i in enc["input_ids"]], batch_first=True, padding_value=-100)
+                    return {"input_ids": ids}
+
+
+            class CaptionLM(nn.Module):
+                def __init__(self, body):
+                    super().__init__()
+                    self.body = body
+
+                def forward(self, ids):
+                    logits = self.body(ids[:, :-1].clamp(min=0))
+                    return F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
+
+
+            def train_step(model, batch, opt):
+                loss = model(batch["input_ids"])
+                loss.backward()
+                opt.step()
+            """
+        ),
+        # `batch_size` says a number, not a batch of the collate function.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(rows):
+                return pad_sequence(rows, batch_first=True)
+
+
+            def step(logits, targets, batch_size):
+                return F.cross_entropy(logits, targets) / batch_size
             """
         ),
     ]
@@ -2221,6 +2276,47 @@ class CrossEntropyIgnoreIndex(Rule):
                 for src, tgt in train_loader:
                     out = net(src)
                     ce(out.flatten(0, 1), tgt.flatten()).backward()
+            """,
+        ),
+        # One batch handed in from outside is one of the module's collate batches: a dataset's
+        # collate method re-pads a padding tokenizer's ids with its pad id, and the model the
+        # step is handed (the module's one root nn.Module) ignores -100.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class CaptionData(torch.utils.data.Dataset):
+                def __init__(self, captions, tokenizer):
+                    self.captions = captions
+                    self.tokenizer = tokenizer
+
+                def collate(self, rows):
+                    enc = self.tokenizer(rows, padding=True)
+                    for key in enc:
+                        enc[key] = pad_sequence(
+                            [torch.tensor(ids) for ids in enc[key]], batch_first=True, padding_value=self.tokenizer.pad_token_id
+                        )
+                    return enc
+
+
+            class CaptionLM(nn.Module):
+                def __init__(self, body):
+                    super().__init__()
+                    self.body = body
+
+                def forward(self, ids):
+                    logits = self.body(ids[:, :-1])
+                    return F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
+
+
+            def train_step(model, batch, opt):
+                loss = model(batch["input_ids"])
+                loss.backward()
+                opt.step()
             """,
         ),
     ]
