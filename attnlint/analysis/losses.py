@@ -539,9 +539,13 @@ def _functional_pad(ev, call: Call):
     if not values or value_arg is None:
         return None
     padding = padding_of(ev, value_arg.value)
+    source = values[0]
     if padding.token_id or masks._names_pad(value_arg.value):
-        source = values[0]
         return Value(kind="tensor", rank=source.rank, node=call.node, padding=padding)
+    if source.padded and not source.mask and source.kind == "tensor":
+        # `F.pad(labels, (0, 1), value=eos_id)`: a column of another token appended to a padded
+        # batch; the positions past each sequence's end still hold the batch's pad value.
+        return Value(kind="tensor", rank=source.rank, node=call.node, padding=source.padding)
     return None
 
 

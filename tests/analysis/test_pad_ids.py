@@ -648,3 +648,20 @@ def test_a_batch_parameter_is_a_batch_of_a_dataset_collate_method():
     ids = env(analysis, "step", "ids")
     assert ids.padding is not None and ids.padding.token_id  # re-padded with the same id: kept
     assert env(analysis, "step", "batch_size").padding is None
+
+
+def test_a_column_appended_with_another_token_keeps_the_padding():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs, eos_id, keep):
+            y = pad_sequence(seqs, batch_first=True)
+            with_eos = F.pad(y, (0, 1), value=eos_id)
+            mask = F.pad(keep, (0, 1), value=True)
+            return with_eos
+        """
+    )
+    assert env(analysis, "f", "with_eos").padding.value == 0.0
+    assert env(analysis, "f", "mask").padding is None

@@ -989,6 +989,27 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits, targets) / batch_size
             """
         ),
+        # The same, the zeros turned into -100 before the EOS column is appended.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode(token_lists, width=64):
+                out = torch.zeros(len(token_lists), width, dtype=torch.long)
+                for i, toks in enumerate(token_lists):
+                    out[i, : len(toks)] = torch.tensor(toks[:width])
+                return out
+
+
+            def lm_loss(net, token_lists, eos_id):
+                text = encode(token_lists)
+                targets = F.pad(text.masked_fill(text == 0, -100), (0, 1), value=eos_id)
+                logits = net(text)
+                return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:])
+            """
+        ),
     ]
     INVALID = [
         # A loss object built at module level, called in a function.
@@ -2317,6 +2338,45 @@ class CrossEntropyIgnoreIndex(Rule):
                 loss = model(batch["input_ids"])
                 loss.backward()
                 opt.step()
+            """,
+        ),
+        # A column of EOS appended with F.pad leaves the zero padding where it was.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode(token_lists, width=64):
+                out = torch.zeros(len(token_lists), width, dtype=torch.long)
+                for i, toks in enumerate(token_lists):
+                    out[i, : len(toks)] = torch.tensor(toks[:width])
+                return out
+
+
+            def lm_loss(net, token_lists, eos_id):
+                text = encode(token_lists)
+                targets = F.pad(text, (0, 1), value=eos_id)
+                logits = net(text)
+                return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:])
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode(token_lists, width=64):
+                out = torch.zeros(len(token_lists), width, dtype=torch.long)
+                for i, toks in enumerate(token_lists):
+                    out[i, : len(toks)] = torch.tensor(toks[:width])
+                return out
+
+
+            def lm_loss(net, token_lists, eos_id):
+                text = encode(token_lists)
+                targets = F.pad(text, (0, 1), value=eos_id)
+                logits = net(text)
+                return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:], ignore_index=0)
             """,
         ),
     ]
