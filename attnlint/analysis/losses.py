@@ -391,11 +391,14 @@ def cross_entropy_module(ev, call: Call):
     values = ev.args(call.node)
     if len(values) < 2:
         return Value(kind="unknown", node=call.node)
-    loss_site(ev, call.node, values[1], call.args[1].value, call.receiver.ctor)
+    loss_site(ev, call.node, values[1], call.args[1].value, call.receiver.ctor, built_with=call.receiver.ignore_index)
     return Value(kind="tensor", rank=0, node=call.node)
 
 
-def loss_site(ev, call: cst.Call, targets: Value, targets_node, configured_at: Optional[cst.Call]) -> None:
+def loss_site(
+    ev, call: cst.Call, targets: Value, targets_node, configured_at: Optional[cst.Call], built_with: Optional[int] = None
+) -> None:
+    """`built_with`: the ignore_index a loss module was built with, read where it was built."""
     flow = _flow()
     # nn.CrossEntropyLoss(weight, size_average, ignore_index, ...) and
     # F.cross_entropy(input, target, weight, size_average, ignore_index, ...).
@@ -411,7 +414,12 @@ def loss_site(ev, call: cst.Call, targets: Value, targets_node, configured_at: O
         ignore = -100  # PyTorch's default
     else:
         number = masks.number(ignore_arg.value)
-        ignore = int(number) if number is not None else ev.eval(ignore_arg.value).int_value
+        if number is not None:
+            ignore = int(number)
+        elif not functional and built_with is not None:
+            ignore = built_with  # read in the scope that built the module
+        else:
+            ignore = ev.eval(ignore_arg.value).int_value
     reduction_arg = flow._arg(where, 99, "reduction")
     reduction: Optional[str] = "mean"
     if reduction_arg is not None:

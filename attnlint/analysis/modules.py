@@ -176,6 +176,14 @@ def _module_constructor(ev, node: cst.Call, short: str) -> Value:
     elif short in CONV_MODULES:
         names = ("in_channels", "out_channels")
         sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    elif short == "CrossEntropyLoss":
+        # Its ignore_index is read here, in the scope that builds it (`cfg.ignore_index` of a
+        # config parameter of __init__), not where the loss is later called.
+        ignore = [v for v, a in zip(values, node.args) if a.keyword is not None and a.keyword.value == "ignore_index"]
+        if not ignore:
+            ignore = [v for v, a in zip(values, node.args) if a.keyword is None][2:3]
+        if ignore and ignore[0].int_value is not None:
+            return Value(kind="module", module_type=short, ctor=node, node=node, ignore_index=ignore[0].int_value)
     elif short == "Sequential" and all(a.keyword is None and not a.star for a in node.args):
         # The layers in order: calling the container calls each on the last one's output.
         layers = tuple(values)

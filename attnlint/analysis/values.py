@@ -587,6 +587,9 @@ class Value:
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
+    # For an nn.CrossEntropyLoss: its `ignore_index` as read where it was built
+    # (`nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)` in `__init__`, with `cfg: Config`).
+    ignore_index: Optional[int] = None
     # A known callable referred to, not called (`self.attend = F.scaled_dot_product_attention`):
     # its canonical qualified name, so that calling the name or attribute later is that call.
     function: Optional[str] = None

@@ -665,3 +665,26 @@ def test_a_column_appended_with_another_token_keeps_the_padding():
     )
     assert env(analysis, "f", "with_eos").padding.value == 0.0
     assert env(analysis, "f", "mask").padding is None
+
+
+def test_a_loss_module_keeps_the_ignore_index_read_where_it_was_built():
+    analysis, _ = analyse(
+        """
+        from dataclasses import dataclass
+        import torch.nn as nn
+
+        @dataclass
+        class Config:
+            ignore_index: int = -7
+
+        class Head(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.ce = nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)
+
+            def forward(self, logits, targets):
+                return self.ce(logits, targets)
+        """
+    )
+    (site,) = analysis.sites("loss_sites")
+    assert site.ignore_index == -7  # `cfg` is __init__'s, not in scope in forward

@@ -1010,6 +1010,32 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:])
             """
         ),
+        # The config's ignore_index is its pad id: they agree.
+        Valid(
+            """
+            from dataclasses import dataclass
+
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            @dataclass
+            class TrainConfig:
+                pad_id: int = 0
+                ignore_index: int = 0
+
+
+            class Objective(nn.Module):
+                def __init__(self, cfg: TrainConfig):
+                    super().__init__()
+                    self.cfg = cfg
+                    self.ce = nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)
+
+                def forward(self, logits, target_rows):
+                    targets = pad_sequence(target_rows, batch_first=True, padding_value=self.cfg.pad_id)
+                    return self.ce(logits.flatten(0, 1), targets.flatten())
+            """
+        ),
     ]
     INVALID = [
         # A loss object built at module level, called in a function.
@@ -2377,6 +2403,34 @@ class CrossEntropyIgnoreIndex(Rule):
                 targets = F.pad(text, (0, 1), value=eos_id)
                 logits = net(text)
                 return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:], ignore_index=0)
+            """,
+        ),
+        # ignore_index read from a config where the loss is built (the dataclass default -100),
+        # targets padded with another id where it is called.
+        Invalid(
+            """
+            from dataclasses import dataclass
+
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            @dataclass
+            class TrainConfig:
+                ignore_index: int = -100
+
+
+            PAD_ID = 0
+
+
+            class Objective(nn.Module):
+                def __init__(self, cfg: TrainConfig):
+                    super().__init__()
+                    self.ce = nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)
+
+                def forward(self, logits, target_rows):
+                    targets = pad_sequence(target_rows, batch_first=True, padding_value=PAD_ID)
+                    return self.ce(logits.flatten(0, 1), targets.flatten())
             """,
         ),
     ]
