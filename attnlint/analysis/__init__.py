@@ -27,7 +27,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import masks
-from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements
+from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, iter_statements, names_in, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
@@ -147,6 +147,15 @@ class ModuleAnalysis:
             return None
         passed = self.argument_nodes_for(function, params[0])
         return passed[0] if passed else None
+
+    def nested_in(self, function: FunctionFacts) -> List[FunctionFacts]:
+        """The functions defined inside `function`'s body (closures it calls: `def recurrence(...)`
+        inside a decoder's forward), by position in the source."""
+        outer = function.node
+        if not isinstance(outer, cst.FunctionDef):
+            return []
+        inner = {id(n) for n in walk_nodes(outer.body) if isinstance(n, cst.FunctionDef)}
+        return [f for f in self.functions if f is not function and id(f.node) in inner]
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
         if self._forward_by_class is None:
@@ -287,6 +296,10 @@ def _constant(value: Value) -> Optional[Value]:
     if ids is not None and any(pad_token_text(token) for token, _ in ids.ids):
         # A list of specials stays a list (`SPECIALS + sorted(words)` keeps its positions).
         return value if value.kind == "tuple" else Value(kind="unknown", node=value.node, vocabulary=ids)
+    if ids is not None and value.vocabulary is not None:
+        # A map of names to ids that holds no pad token is still read by name: a label map
+        # (`LABEL2ID = {l: i for i, l in enumerate(LABELS)}`) gives `LABEL2ID["O"]` its class id.
+        return Value(kind="unknown", node=value.node, vocabulary=ids)
     return None
 
 
@@ -478,8 +491,12 @@ def _analyze_function(
             final = evaluator.env.get("self." + attr)
             if final is not None:
                 cls.attrs[attr] = final
-    if any(masks.is_mask_param(name) for name in facts.params):
-        # Only functions that take a mask need to know which names they use.
+    if any(
+        masks.is_mask_param(name) or masks.names_attended_mask(name) or masks.names_sequence_lengths(name)
+        for name in facts.params
+    ):
+        # Only functions that take a mask (or the lengths one is made from) need to know which
+        # names they use.
         used = set().union(*(names_in(stmt) for stmt in body))
         # `locals()` hands every parameter on by name.
         facts.used_names = used | set(facts.params) if "locals" in used else used

@@ -204,6 +204,13 @@ def unread_padding_masks(function) -> Dict[str, cst.Name]:
     return bound
 
 
+def unused_lengths_parameters(function) -> List[str]:
+    """Parameters named as per-sequence lengths (`lengths`, `x_lens`; masks.names_sequence_lengths)
+    that the function never reads: it was told where each sequence's padding starts and did not
+    use it. (Whether its attention then goes unmasked is the caller's question.)"""
+    return [n for n in function.params if masks.names_sequence_lengths(n) and n not in function.used_names]
+
+
 def _target_names(target: cst.BaseExpression):
     if isinstance(target, cst.Name):
         yield target

@@ -122,6 +122,11 @@ class FunctionFacts:
             reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
         return reached
 
+    def computes_attention(self) -> bool:
+        """Hand-written attention here: a softmax of Q·Kᵀ scores, or of any scores whose weights
+        are then summed against values (additive attention, `bmm(w.view(b, 1, n), memory)`)."""
+        return any(s.input.scores is not None or s.weighs_values for s in self.softmax_sites)
+
     def is_drop_in_layer(self) -> bool:
         """A forward with the parameters of an nn.Transformer*Layer: a drop-in replacement that
         containers call with masks its own use may never set."""
@@ -403,6 +408,15 @@ class Evaluator:
                     if self.record_attrs and self.cls is not None:
                         self.cls.size_examples[value.sym.factors[0][0].key] = example
                 value = merged
+            elif (_losses().names_loader(name) or _losses().names_batch(name)) and param.default is None:
+                # A loader handed in from outside yields the batches of the module's own collate
+                # function, when it has exactly one (see losses.module_collate_batch); a batch
+                # handed in is one of them.
+                batch = _losses().module_collate_batch(self)
+                if batch is not None and _losses().names_loader(name):
+                    value = Value(kind="tuple", each=batch, node=param.name, param=name)
+                elif batch is not None:
+                    value = batch.with_(node=param.name, param=name)
             shown_rank = shown.pop(name, None)
             if value.rank is None and shown_rank is not None and value.kind in ("tensor", "unknown"):
                 # Its sizes unknown yet: `n = x.size(1)` names one (see read_size).
@@ -1346,3 +1360,9 @@ def dtype_of(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]
     if name.startswith(("int", "long", "uint", "short")):
         return "int"
     return None
+
+
+def _losses():
+    from attnlint.analysis import losses
+
+    return losses

@@ -391,11 +391,14 @@ def cross_entropy_module(ev, call: Call):
     values = ev.args(call.node)
     if len(values) < 2:
         return Value(kind="unknown", node=call.node)
-    loss_site(ev, call.node, values[1], call.args[1].value, call.receiver.ctor)
+    loss_site(ev, call.node, values[1], call.args[1].value, call.receiver.ctor, built_with=call.receiver.ignore_index)
     return Value(kind="tensor", rank=0, node=call.node)
 
 
-def loss_site(ev, call: cst.Call, targets: Value, targets_node, configured_at: Optional[cst.Call]) -> None:
+def loss_site(
+    ev, call: cst.Call, targets: Value, targets_node, configured_at: Optional[cst.Call], built_with: Optional[int] = None
+) -> None:
+    """`built_with`: the ignore_index a loss module was built with, read where it was built."""
     flow = _flow()
     # nn.CrossEntropyLoss(weight, size_average, ignore_index, ...) and
     # F.cross_entropy(input, target, weight, size_average, ignore_index, ...).
@@ -411,7 +414,12 @@ def loss_site(ev, call: cst.Call, targets: Value, targets_node, configured_at: O
         ignore = -100  # PyTorch's default
     else:
         number = masks.number(ignore_arg.value)
-        ignore = int(number) if number is not None else ev.eval(ignore_arg.value).int_value
+        if number is not None:
+            ignore = int(number)
+        elif not functional and built_with is not None:
+            ignore = built_with  # read in the scope that built the module
+        else:
+            ignore = ev.eval(ignore_arg.value).int_value
     reduction_arg = flow._arg(where, 99, "reduction")
     reduction: Optional[str] = "mean"
     if reduction_arg is not None:
@@ -518,6 +526,10 @@ def _full(ev, call: Call):
     fill = _flow()._arg(call.node, 1, "fill_value")
     if fill is None:
         return result
+    if result.constructor is not None:
+        from dataclasses import replace
+
+        result = result.with_(constructor=replace(result.constructor, fill_value=fill.value))
     padding = padding_of(ev, fill.value)
     if padding.token_id or masks._names_pad(fill.value) or (
         isinstance(fill.value, cst.Name) and fill.value.value in ev.constants
@@ -535,9 +547,13 @@ def _functional_pad(ev, call: Call):
     if not values or value_arg is None:
         return None
     padding = padding_of(ev, value_arg.value)
+    source = values[0]
     if padding.token_id or masks._names_pad(value_arg.value):
-        source = values[0]
         return Value(kind="tensor", rank=source.rank, node=call.node, padding=padding)
+    if source.padded and not source.mask and source.kind == "tensor":
+        # `F.pad(labels, (0, 1), value=eos_id)`: a column of another token appended to a padded
+        # batch; the positions past each sequence's end still hold the batch's pad value.
+        return Value(kind="tensor", rank=source.rank, node=call.node, padding=source.padding)
     return None
 
 
@@ -559,12 +575,18 @@ def filled_by_rows(stored: Value, target: cst.Subscript, written: Value) -> Opti
     length the data decides (or from one, `[i, -len(seq):]`) leave the constructor's fill
     value in the rest of each row: padding."""
     ctor = stored.constructor
-    if stored.padded or ctor is None or ctor.function not in ("torch.zeros", "torch.ones"):
+    if stored.padded or ctor is None or ctor.function not in ("torch.zeros", "torch.ones", "torch.full"):
         return None
     if ctor.dtype == "bool" or written.kind == "scalar" or written.mask is not None:
         return None  # `keep[i, :n] = 1`: a mask being built, not a batch of data
     if not _fills_rows(target):
         return None
+    if ctor.function == "torch.full":
+        # `torch.full((b, n), -100)` written as a number: the number is the padding.
+        number = _flow().int_literal(ctor.fill_value) if ctor.fill_value is not None else None
+        if number is None:
+            return None  # `-1e9`, `0.0`: a bias or a float tensor, not ids
+        return Padding(value=float(number), node=ctor.fill_value)
     return Padding(value=0.0 if ctor.function == "torch.zeros" else 1.0)
 
 
@@ -576,6 +598,10 @@ def stored_into(stored: Value, target: cst.Subscript, written: Value) -> Optiona
     one (else a value we cannot read)."""
     if stored.padded:
         if written.kind != "scalar" and written.mask is None and _fills_rows(target):
+            return None
+        if written.padding == stored.padding and written.kind != "scalar":
+            # `enc[k] = pad_sequence(..., padding_value=tokenizer.pad_token_id)` on an encoding
+            # padded with that id: the padding is what it was.
             return None
         number = masks.number(written.node) if written.node is not None else None
         return repadded(stored, number if number is not None else written.int_value)
@@ -640,3 +666,66 @@ def _default_collated(sample: Value) -> Value:
         if all(i.kind == "tensor" or i.entries for i in items):
             return Value(kind="tuple", elements=items)
     return Value(kind="unknown")
+
+
+# ------------------------------------------------------------------------------------------
+# A data loader handed in from outside: the batches of the module's own collate function
+# ------------------------------------------------------------------------------------------
+_LOADER_WORDS = ("loader", "dataloader")
+_COLLATE_WORDS = ("collate", "collator")
+
+
+def names_loader(name: str) -> bool:
+    """`loader`, `train_loader`, `val_dataloader`: a parameter that says it is a data loader."""
+    return any(w in _LOADER_WORDS for w in words(name))
+
+
+def names_batch(name: str) -> bool:
+    """`batch`, `train_batch`: a parameter that says it is one batch (not `batch_size`)."""
+    parts = words(name)
+    return bool(parts) and parts[-1] == "batch"
+
+
+def module_collate_batch(ev) -> Optional[Value]:
+    """What a batch of a data loader built elsewhere holds, when the module shows it: the module
+    defines exactly one collate function (`def collate(features, pad_id)`, `def sft_collate(...)`,
+    a dataset's `def collate(self, batch)`), and that function returns a padded batch. A loader
+    (or one batch of it) handed to a function of such a module (`def evaluate(model, loader)`)
+    is then most likely made by it, the way a method name defined by one class of the module
+    names that class (Summaries.unique_method). Parameters it has no default for are unknown;
+    the others keep their defaults."""
+    summaries = ev.project
+    if summaries is None:
+        return None
+    definitions = summaries.definitions
+
+    def collates(name: str) -> bool:
+        return any(w in _COLLATE_WORDS for w in words(name))
+
+    candidates = [(None, name, node) for name, node in definitions.functions.items() if collates(name)]
+    candidates += [(owner, name, node) for (owner, name), node in definitions.methods.items() if collates(name)]
+    if len(candidates) != 1:
+        return None
+    ((owner, name, definition),) = candidates
+    positional = list(definition.params.posonly_params) + list(definition.params.params)
+    if owner is not None:
+        positional = positional[1:]  # self
+    required = [p for p in positional if p.default is None]
+    if not required or any(p.default is None for p in definition.params.kwonly_params):
+        return None
+    args = [cst.Arg(value=cst.Name("_")) for _ in required]
+    func = cst.Name(name) if owner is None else cst.Attribute(value=cst.Name("_"), attr=cst.Name(name))
+    values = [Value(kind="unknown") for _ in required]
+    target = (owner, definition)
+    batch = summaries.call(ev, cst.Call(func=func, args=args), name, values, owner is not None, target=target)
+    if batch is None or not _holds_padding(batch):
+        return None
+    return batch
+
+
+def _holds_padding(batch: Value) -> bool:
+    if batch.padded:
+        return True
+    if batch.kind == "tuple":
+        return any(_holds_padding(e) for e in batch.elements)
+    return any(v.padded for _, v in batch.entries)

@@ -159,6 +159,37 @@ def is_mask_param(name: str) -> bool:
     return _named_padding_mask(name) is not None or name in _GENERIC_MASK_NAMES
 
 
+# What a `<what>_mask` parameter masks when `<what>` names the sequence attended over: the
+# source, context or memory of a decoder's attention (`ctx_mask`, `enc_mask`, `source_mask`).
+_ATTENDED_SEQUENCE_WORDS = frozenset(
+    {"ctx", "context", "enc", "encoder", "src", "source", "memory", "mem", "input", "inputs", "seq", "key", "keys", "kv"}
+)
+
+
+def names_attended_mask(name: str) -> bool:
+    """`ctx_mask`, `encoder_mask`, `src_mask`: a mask of the sequence some attention attends to."""
+    from attnlint.analysis.names import words
+
+    parts = words(name)
+    return len(parts) >= 2 and parts[-1] == "mask" and all(w in _ATTENDED_SEQUENCE_WORDS for w in parts[:-1])
+
+
+# Plural words for one length per sequence of a batch (`lengths`, `x_lens`, `src_lengths`,
+# `seq_lens`); a maximum, total or cumulative length (`max_len`, `cu_seqlens`, `total_lengths`)
+# or a count is one number or offsets, not where each sequence's padding starts.
+_PER_SEQUENCE_LENGTH_WORDS = frozenset({"lengths", "lens", "seqlens"})
+_NOT_PER_SEQUENCE_WORDS = frozenset({"max", "min", "total", "cu", "cum", "cumulative", "num", "chunk", "window"})
+
+
+def names_sequence_lengths(name: str) -> bool:
+    """A parameter named as the lengths of the sequences in a padded batch: the information a
+    padding mask is made from (`arange(T) < lengths[:, None]`)."""
+    from attnlint.analysis.names import words
+
+    parts = set(words(name))
+    return bool(parts & _PER_SEQUENCE_LENGTH_WORDS) and not parts & _NOT_PER_SEQUENCE_WORDS and not name.isupper()
+
+
 def names_padding(name: str) -> bool:
     """The name says a padding mask (`attention_mask`, `key_padding_mask`, `src_pad_mask`), not
     just some mask (`mask`, `causal_mask`)."""

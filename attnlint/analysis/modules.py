@@ -117,25 +117,34 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
             return result
     values = ev.args(node)
     if module.user_class:
-        ev.facts.calls.append(
-            _flow().CallSite(callee="forward", method=True, call=node, values=tuple(values), callee_class=kind)
+        return user_module_call(ev, node, kind, values)
+    return _torch_module_call(ev, node, module, kind, values, attr)
+
+
+def user_module_call(ev, node: cst.Call, kind: str, values: List[Value]) -> Value:
+    """A call of an instance of a class defined here: its forward, for these arguments."""
+    ev.facts.calls.append(
+        _flow().CallSite(callee="forward", method=True, call=node, values=tuple(values), callee_class=kind)
+    )
+    keywords = tuple(
+        a.keyword.value for a in node.args if a.keyword is not None and _flow().masks.is_mask_param(a.keyword.value)
+    )
+    if any(a.keyword is None and v.mask is not None for a, v in zip(node.args, values)):
+        keywords += ("<positional>",)  # `self.attn(x, mask)`
+    ev.facts.attention_calls.append(
+        AttentionCallSite(
+            call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords, callee_class=kind
         )
-        keywords = tuple(
-            a.keyword.value for a in node.args if a.keyword is not None and _flow().masks.is_mask_param(a.keyword.value)
-        )
-        if any(a.keyword is None and v.mask is not None for a, v in zip(node.args, values)):
-            keywords += ("<positional>",)  # `self.attn(x, mask)`
-        ev.facts.attention_calls.append(
-            AttentionCallSite(
-                call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords, callee_class=kind
-            )
-        )
-        if ev.project is not None:
-            summary = ev.project.call(ev, node, "forward", values, True, class_name=kind)
-            if summary is not None:
-                return _own(summary, node)
-        _flow().escape(values)
-        return Value(kind="unknown", node=node)
+    )
+    if ev.project is not None:
+        summary = ev.project.call(ev, node, "forward", values, True, class_name=kind)
+        if summary is not None:
+            return _own(summary, node)
+    _flow().escape(values)
+    return Value(kind="unknown", node=node)
+
+
+def _torch_module_call(ev, node: cst.Call, module: Value, kind: str, values: List[Value], attr: str) -> Value:
     if kind in IDENTITY_MODULES and values:
         return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
     if kind in PER_TOKEN_MODULES and values and values[0].padded and kind not in PROJECTION_MODULES:
@@ -184,6 +193,14 @@ def _module_constructor(ev, node: cst.Call, short: str) -> Value:
     elif short in CONV_MODULES:
         names = ("in_channels", "out_channels")
         sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    elif short == "CrossEntropyLoss":
+        # Its ignore_index is read here, in the scope that builds it (`cfg.ignore_index` of a
+        # config parameter of __init__), not where the loss is later called.
+        ignore = [v for v, a in zip(values, node.args) if a.keyword is not None and a.keyword.value == "ignore_index"]
+        if not ignore:
+            ignore = [v for v, a in zip(values, node.args) if a.keyword is None][2:3]
+        if ignore and ignore[0].int_value is not None:
+            return Value(kind="module", module_type=short, ctor=node, node=node, ignore_index=ignore[0].int_value)
     elif short == "Sequential" and all(a.keyword is None and not a.star for a in node.args):
         # The layers in order: calling the container calls each on the last one's output.
         layers = tuple(values)
@@ -304,6 +321,9 @@ def user_function(ev, node: cst.Call, name: str, method: bool = False, values=No
     """A call of a name no table knows: maybe a function of the checked code."""
     if values is None:
         values = ev.args(node)
+    root = _model_handed_in(ev, name, method, values)
+    if root is not None:
+        return user_module_call(ev, node, root, values)
     ev.facts.calls.append(_flow().CallSite(callee=name, method=method, call=node, values=tuple(values)))
     lowered = name.lower()
     if any(w in lowered for w in ROTARY_WORDS):
@@ -319,6 +339,27 @@ def user_function(ev, node: cst.Call, name: str, method: bool = False, values=No
     if not (not method and name in _flow().READING_BUILTINS):
         _flow().escape(values)
     return Value(kind="unknown", node=node)
+
+
+_MODEL_WORDS = ("model", "net", "network")
+
+
+def _model_handed_in(ev, name: str, method: bool, values: List[Value]) -> Optional[str]:
+    """`def encode(model, docs): model(collate(docs))`: a parameter named as the model, called on
+    a padded batch, in a module with one root nn.Module class (Summaries.root_module) is most
+    likely that class. Only padded batches are followed this way: what the call says of the
+    padding reaches the model's forward, the rest of its arguments say nothing new."""
+    from attnlint.analysis.names import words
+
+    if method or ev.project is None or name not in ev.facts.param_nodes:
+        return None
+    param = ev.facts.param_nodes[name]
+    bound = ev.env.get(name)
+    if param.default is not None or bound is None or bound.kind not in ("tensor", "unknown") or bound.param != name:
+        return None
+    if not any(w in _MODEL_WORDS for w in words(name)) or not values or not values[0].padded:
+        return None
+    return ev.project.root_module()
 
 
 def call_with_values(ev, func: cst.BaseExpression, values: List[Value]) -> Value:

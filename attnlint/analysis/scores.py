@@ -289,6 +289,9 @@ def matmul(
     for operand in (left, right):
         if operand.softmax is not None:
             operand.softmax.guard_uses.append(operand.guarded)
+    for operand, other in ((left, right), (right, left)):
+        if operand.weights_of is not None and not other.is_parameter:
+            operand.weights_of.uses.weigh_values = True
     if batched_3d:  # bmm/baddbmm take 3-D operands only
         left = left.with_(rank=3) if left.rank is None else left
         right = right.with_(rank=3) if right.rank is None else right

@@ -690,7 +690,10 @@ def subscript(ev, node: cst.Subscript, base):
     new_shape = []
     shape_known = base.shape is not None
     axis = 0
-    for element in node.slice:
+    # Tensor indices that pick whole rows of the leading axis by integer position (`Y[ix]` with
+    # `ix = torch.randint(...)`, `torch.randperm(n)[:b]`): a minibatch of rows, see below.
+    row_gathers = 0
+    for position, element in enumerate(node.slice):
         inner = element.slice
         if isinstance(inner, cst.Slice):
             for part in (inner.lower, inner.upper, inner.step):
@@ -715,14 +718,22 @@ def subscript(ev, node: cst.Subscript, base):
                 axis += 1
             else:
                 rank_known = False
+                if position == 0 and integer_index(index_value):
+                    row_gathers += 1
     rank = base.rank - removed + added if (base.rank is not None and rank_known) else None
     shape = None
     if shape_known and rank_known and base.shape is not None:
         shape = tuple(new_shape) + tuple(base.shape[axis:])
         if len(shape) != rank:
             shape = None
-    if not rank_known and base.padded:
-        # `targets[keep]`: a selection by a tensor; the padding may well be gone.
+    whole_rows = row_gathers == 1 and all(
+        isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None and e.slice.step is None
+        for e in node.slice[1:]
+    )
+    if not rank_known and base.padded and not whole_rows:
+        # `targets[keep]`: a selection by a tensor (a boolean one drops what it tests, the
+        # padding among it); the padding may well be gone. Whole rows picked by integer
+        # position (`Y[ix]`, `Y[perm[:b], :]`) are rows of the padded batch, padding and all.
         base = base.with_(padding=None, param=None, lengths=False)
     mask = base.mask
     if mask is not None and cuts_key_axis(node.slice, base.rank, removed, rank_known):
@@ -734,6 +745,13 @@ def subscript(ev, node: cst.Subscript, base):
     return base.with_(
         rank=rank, node=node, mask=mask, feature_transposed=False, role=role, softmax=None, shape=shape, sym=None
     )
+
+
+def integer_index(value) -> bool:
+    """An index tensor shown to hold integer positions (`torch.randint(...)`, `torch.randperm(n)`,
+    a constructor given an integer dtype), not a boolean selection."""
+    ctor = value.constructor
+    return value.kind == "tensor" and ctor is not None and ctor.dtype == "int" and value.mask is None
 
 
 def _owner_value(ev, shape_value):
@@ -941,6 +959,7 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
         scale=value.scale,
         shape=moved,
         mask=masks.transposed(value.mask),
+        weights_of=value.weights_of,
     )
 
 
@@ -1125,6 +1144,7 @@ def _view_method(ev, call: Call):
         node=node,
         reread_memory=method in ("view", "reshape") and view_order.rereads_on_purpose(ev, receiver),
         last_size=last_size,
+        weights_of=receiver.weights_of,  # the same weights, laid out anew
         **receiver.data_facts(),
     )
 
@@ -1390,7 +1410,7 @@ def _size(ev, call: Call):
     return Value(kind="scalar", node=node)
 
 
-CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.randint")
+CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.randint", "torch.randperm")
 
 
 @handlers.function(*CONSTRUCTORS)
@@ -1416,7 +1436,7 @@ def _constructor(ev, call: Call):
     else:
         rank = len(positional)
     dtype_arg = flow._arg(node, 99, "dtype")
-    default = "int" if qualified == "torch.randint" else "float"
+    default = "int" if qualified in ("torch.randint", "torch.randperm") else "float"
     dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else default
     size_texts = tuple(flow.code(a.value) for a, _ in positional)
     shape = make_shape(sizes) if sizes is not None and len(sizes) == rank else None

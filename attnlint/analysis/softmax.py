@@ -66,7 +66,14 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
         ev.softmax_by_node[id(call)] = site
         ev.facts.softmax_sites.append(site)
     return Value(
-        kind="tensor", rank=value.rank, shape=value.shape, role=WEIGHTS, softmax=site, feature_last=False, node=call
+        kind="tensor",
+        rank=value.rank,
+        shape=value.shape,
+        role=WEIGHTS,
+        softmax=site,
+        weights_of=site,
+        feature_last=False,
+        node=call,
     )
 
 

@@ -329,6 +329,15 @@ class Summaries:
         node = self.definitions.functions.get(name)
         return (None, node) if node is not None else None
 
+    def root_module(self) -> Optional[str]:
+        """The one nn.Module class of the module that no class here builds (`Encoder` over its
+        `Attention` layers): what a function handed `model` from outside most likely gets, as
+        a method name defined by one class names that class (unique_method). None unless there
+        is exactly one such class and it defines `forward`."""
+        if not hasattr(self, "_root_module"):
+            self._root_module = _root_module(self.definitions)
+        return self._root_module
+
     def unique_method(self, name: str):
         """A method name defined by exactly one class of the module (duck typing: a receiver of
         unknown class that has this method is most likely that class)."""
@@ -454,3 +463,22 @@ class Summaries:
             if joined:
                 out[key] = (owner, definition, joined)
         return out
+
+
+def _root_module(definitions: Definitions) -> Optional[str]:
+    from attnlint.analysis.flow import walk_nodes
+
+    def is_module(name: str, seen=()) -> bool:
+        bases = definitions.bases.get(name, ())
+        return "Module" in bases or any(b in definitions.classes and b not in seen and is_module(b, seen + (name,)) for b in bases)
+
+    modules = [name for name in definitions.classes if is_module(name)]
+    built = set()
+    for name in modules:
+        for node in walk_nodes(definitions.classes[name]):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value != name:
+                built.add(node.func.value)
+    roots = [name for name in modules if name not in built]
+    if len(roots) != 1 or definitions.method(roots[0], "forward") is None:
+        return None
+    return roots[0]

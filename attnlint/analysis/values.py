@@ -314,6 +314,10 @@ class WeightUses:
 
     contracted_axes: Set[int] = field(default_factory=set)
     renormalized: bool = False
+    # The weights, or a view of them whose axes the analysis lost count of (`w.unsqueeze(1)`),
+    # were a factor of a product with a tensor that is no learned matrix (`bmm(w.unsqueeze(1),
+    # enc)`): they weight values, whichever axis that product sums.
+    weigh_values: bool = False
 
 
 @dataclass
@@ -354,6 +358,12 @@ class SoftmaxSite:
     @property
     def rank(self) -> Optional[int]:
         return self.input.rank
+
+    @property
+    def weighs_values(self) -> bool:
+        """Its weights are summed against values somewhere (the mark of attention weights, with
+        or without a Q·Kᵀ product: additive scores `v(tanh(W q + U k))` too)."""
+        return bool(self.uses.contracted_axes) or self.uses.weigh_values
 
     @property
     def contracted_axes(self) -> Set[int]:
@@ -536,6 +546,9 @@ class Value:
     scale: Optional[Sym] = None
     scores: Optional[ScoreFacts] = None
     softmax: Optional[SoftmaxSite] = field(default=None, compare=False)
+    # The softmax these are the weights of, kept through views that renumber axes (unsqueeze,
+    # squeeze, transposes) where `softmax`, which also tells the axes, is dropped.
+    weights_of: Optional[SoftmaxSite] = field(default=None, compare=False)
     mask: Optional[MaskFacts] = None
     is_parameter: bool = False  # a weight, not an activation
     # For tensors: each axis's symbolic size and role (len == rank), or None when not known.
@@ -602,6 +615,9 @@ class Value:
     last_size: Optional[Sym] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
+    # For an nn.CrossEntropyLoss: its `ignore_index` as read where it was built
+    # (`nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)` in `__init__`, with `cfg: Config`).
+    ignore_index: Optional[int] = None
     # A known callable referred to, not called (`self.attend = F.scaled_dot_product_attention`):
     # its canonical qualified name, so that calling the name or attribute later is that call.
     function: Optional[str] = None
@@ -694,7 +710,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     changes: Dict[str, Any] = {}
     for f in fields(Value):
         va, vb = getattr(a, f.name), getattr(b, f.name)
-        if f.name == "softmax":
+        if f.name in ("softmax", "weights_of"):
             changes[f.name] = va if va is vb else None
         elif f.name == "scores":
             changes[f.name] = _join_scores(va, vb)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from helpers import analyse, env, function
 
+from attnlint.analysis import attention
+
 SDPA_IN_AN_ATTRIBUTE = """
 import torch.nn as nn
 import torch.nn.functional as F
@@ -121,6 +123,38 @@ def test_which_names_say_a_padding_mask(name, padding):
     from attnlint.analysis import masks
 
     assert masks.names_padding(name) is padding
+
+
+@pytest.mark.parametrize(
+    "name, per_sequence",
+    [
+        ("lengths", True),
+        ("x_lens", True),
+        ("src_lengths", True),
+        ("seq_lens", True),
+        ("frame_lens", True),
+        ("max_len", False),  # one number for the batch
+        ("seq_len", False),
+        ("cu_seqlens", False),  # cumulative offsets of a packed batch
+        ("max_lengths", False),
+        ("num_lengths", False),
+        ("LENGTHS", False),
+    ],
+)
+def test_which_names_say_per_sequence_lengths(name, per_sequence):
+    from attnlint.analysis import masks
+
+    assert masks.names_sequence_lengths(name) is per_sequence
+
+
+def test_lengths_parameters_a_function_never_reads():
+    analysis, _ = analyse(
+        """
+        def pool(frames, lengths, other_lens):
+            return frames.sum(1) / other_lens[:, None]
+        """
+    )
+    assert attention.unused_lengths_parameters(function(analysis, "pool")) == ["lengths"]
 
 
 def test_a_suffixed_padding_mask_parameter_reaching_a_fill_is_a_mask_into_attention():
@@ -344,3 +378,66 @@ def test_masks_handed_to_a_layer_the_analysis_does_not_know_are_kept_apart():
     (handoff,) = facts.mask_handoffs
     assert handoff.keyword == "attn_mask" and handoff.mask.additive_fill is not None
     assert not facts.mask_uses
+
+
+def test_softmax_weights_summed_against_values_through_a_view_weigh_values():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def additive(e, memory):
+            alpha = F.softmax(e, dim=1)
+            return torch.bmm(alpha.unsqueeze(1), memory)
+
+        def learned(e, codes: torch.nn.Parameter):
+            w = F.softmax(e, dim=-1)
+            return w.unsqueeze(1) @ torch.nn.Parameter(codes)
+
+        def returned(e):
+            return F.softmax(e, dim=-1).unsqueeze(1)
+        """
+    )
+    (additive,) = function(analysis, "additive").softmax_sites
+    (learned,) = function(analysis, "learned").softmax_sites
+    (returned,) = function(analysis, "returned").softmax_sites
+    assert additive.weighs_values
+    assert not learned.weighs_values  # a learned matrix: prototypes mixed, not positions
+    assert not returned.weighs_values
+
+
+@pytest.mark.parametrize(
+    "name, attended",
+    [
+        ("ctx_mask", True),
+        ("encoder_mask", True),
+        ("src_mask", True),
+        ("memory_mask", True),
+        ("loss_mask", False),
+        ("causal_mask", False),
+        ("mask", False),
+        ("ctx_masks", False),
+    ],
+)
+def test_which_mask_names_say_the_sequence_attended(name, attended):
+    from attnlint.analysis import masks
+
+    assert masks.names_attended_mask(name) is attended
+
+
+def test_closures_of_a_function_and_weights_summed_through_a_view():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def decode(xs, memory, ctx_mask):
+            def step(h):
+                a = torch.softmax(torch.bmm(memory, h.unsqueeze(2)).squeeze(2), dim=1)
+                return torch.bmm(a.view(a.size(0), 1, a.size(1)), memory)
+            return [step(x) for x in xs]
+        """
+    )
+    outer = function(analysis, "decode")
+    (inner,) = analysis.nested_in(outer)
+    assert inner.name == "step" and inner.computes_attention()
+    assert not outer.computes_attention()

@@ -3,7 +3,7 @@ scale of plain weight tensors, and weights that are only read after the softmax.
 
 from __future__ import annotations
 
-from helpers import analyse, dims_text, env, only_softmax
+from helpers import analyse, dims_text, env, function, only_softmax
 
 SELF_ATTENTION_CALLED_WITH_ONE_TENSOR = """
 import torch
@@ -131,3 +131,33 @@ def test_an_indexed_module_list_is_its_element():
     assert dims_text(q) == ("b", "t", "16") and q.role == "query"
     # Written with results, the new tensor is no longer one whose axes mean nothing yet.
     assert env(analysis, "forward", "outs").constructor is None
+
+
+def test_a_model_handed_in_and_called_on_a_padded_batch_is_the_one_root_module():
+    source = """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        class Layer(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+            def forward(self, ids):
+                return self.layer(ids)
+
+        def encode(model, seqs, fn):
+            model(pad_sequence(seqs, batch_first=True))
+            return fn(pad_sequence(seqs, batch_first=True))
+        """
+    analysis, _ = analyse(source)
+    assert analysis.summaries.root_module() == "Encoder"  # Layer is built by Encoder
+    assert function(analysis, "forward", "Encoder").params["ids"].padding.value == 0.0
+    # A second root: which one `model` is, the module does not show.
+    analysis, _ = analyse(source + "\n        class Other(nn.Module):\n            def forward(self, ids):\n                return ids\n")
+    assert analysis.summaries.root_module() is None
+    assert function(analysis, "forward", "Encoder").params["ids"].padding is None

@@ -543,3 +543,148 @@ def test_a_data_loader_without_collate_fn_stacks_what_the_datasets_getitem_retur
     assert x.padding.value == 9 and labels.padding.value == 9
     # The default collate transposes lists of numbers: not followed.
     assert not function(analysis, "g").returns[0].padded
+
+
+def test_a_label_map_without_a_pad_token_is_read_by_name_in_functions():
+    analysis, _ = analyse(
+        """
+        TAGS = ["O", "B-LOC", "I-LOC"]
+        TAG_IDS = {t: i for i, t in enumerate(TAGS)}
+
+        def f():
+            outside = TAG_IDS["O"]
+            inside = TAG_IDS["I-LOC"]
+            return outside
+        """
+    )
+    assert env(analysis, "f", "outside").int_value == 0
+    assert env(analysis, "f", "inside").int_value == 2
+
+
+def test_a_full_tensor_of_a_written_number_filled_row_by_row_is_padded_with_it():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(rows, n):
+            labels = torch.full((len(rows), n), -100)
+            biases = torch.full((len(rows), n), -1e9)
+            for i, r in enumerate(rows):
+                labels[i, : len(r)] = torch.tensor(r)
+                biases[i, : len(r)] = torch.tensor(r)
+            return labels
+        """
+    )
+    assert env(analysis, "f", "labels").padding.value == -100.0
+    assert env(analysis, "f", "biases").padding is None  # not an integer id
+
+
+def test_rows_gathered_by_integer_position_keep_the_padding():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs, keep):
+            y = pad_sequence(seqs, batch_first=True)
+            picked = y[torch.randint(0, y.size(0), (8,))]
+            shuffled = y[torch.randperm(y.size(0))[:8], :]
+            selected = y[keep]
+            tokens = y[:, torch.randint(0, 4, (8,))]
+            return picked
+        """
+    )
+    assert env(analysis, "f", "picked").padding.value == 0.0
+    assert env(analysis, "f", "shuffled").padding.value == 0.0
+    assert env(analysis, "f", "selected").padding is None  # maybe a boolean selection
+    assert env(analysis, "f", "tokens").padding is None
+
+
+def test_a_loader_parameter_yields_the_batches_of_the_one_collate_function():
+    source = """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        IGNORE = -100
+
+        def collate(features, pad_id):
+            ids = pad_sequence([f[0] for f in features], batch_first=True, padding_value=pad_id)
+            labels = pad_sequence([f[1] for f in features], batch_first=True, padding_value=IGNORE)
+            return ids, labels
+
+        def evaluate(model, val_loader, pairs):
+            for ids, labels in val_loader:
+                model(ids)
+            for a, b in pairs:
+                model(a)
+            return labels
+        """
+    analysis, _ = analyse(source)
+    assert env(analysis, "evaluate", "labels").padding.value == -100.0
+    assert env(analysis, "evaluate", "b").padding is None  # not named as a loader
+    # A second collate function: which one built the loader is not shown.
+    analysis, _ = analyse(source + "\n        def collate_eval(features):\n            return features\n")
+    assert env(analysis, "evaluate", "labels").padding is None
+
+
+def test_a_batch_parameter_is_a_batch_of_a_dataset_collate_method():
+    analysis, _ = analyse(
+        """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        class Data:
+            def collate(self, rows):
+                enc = self.tokenizer(rows, padding=True)
+                for key in enc:
+                    enc[key] = pad_sequence(enc[key], batch_first=True, padding_value=self.tokenizer.pad_token_id)
+                return enc
+
+        def step(model, batch, batch_size):
+            ids = batch["input_ids"]
+            return ids
+        """
+    )
+    ids = env(analysis, "step", "ids")
+    assert ids.padding is not None and ids.padding.token_id  # re-padded with the same id: kept
+    assert env(analysis, "step", "batch_size").padding is None
+
+
+def test_a_column_appended_with_another_token_keeps_the_padding():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(seqs, eos_id, keep):
+            y = pad_sequence(seqs, batch_first=True)
+            with_eos = F.pad(y, (0, 1), value=eos_id)
+            mask = F.pad(keep, (0, 1), value=True)
+            return with_eos
+        """
+    )
+    assert env(analysis, "f", "with_eos").padding.value == 0.0
+    assert env(analysis, "f", "mask").padding is None
+
+
+def test_a_loss_module_keeps_the_ignore_index_read_where_it_was_built():
+    analysis, _ = analyse(
+        """
+        from dataclasses import dataclass
+        import torch.nn as nn
+
+        @dataclass
+        class Config:
+            ignore_index: int = -7
+
+        class Head(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.ce = nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)
+
+            def forward(self, logits, targets):
+                return self.ce(logits, targets)
+        """
+    )
+    (site,) = analysis.sites("loss_sites")
+    assert site.ignore_index == -7  # `cfg` is __init__'s, not in scope in forward

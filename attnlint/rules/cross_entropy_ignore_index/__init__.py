@@ -26,10 +26,15 @@ class CrossEntropyIgnoreIndex(Rule):
     attribute, a command-line option's default, the default of a parameter the call leaves out
     (`def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader with the batch
     alone), a tensor of zeros (or `torch.full(size, pad)`) filled row by row,
-    `torch.cat` of a padded part, a tokenizer called with `padding=True` (its `input_ids`), and
+    `torch.cat` of a padded part, a minibatch of whole rows picked by integer position
+    (`targets[torch.randint(0, n, (b,))]`, a `torch.randperm` slice), a tokenizer called with `padding=True` (its `input_ids`), and
     through dict batches (`{"input_ids": ids, "labels": labels}`, `batch["labels"]`,
     `{k: v.to(device) for k, v in batch.items()}`), collator instances given to a DataLoader,
-    and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A pad id whose number cannot be read but that is a token id
+    and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A loader
+    (`def evaluate(model, loader)`) or one batch (`def train_step(model, batch)`) handed in from
+    outside is one of the module's collate batches when the module defines exactly one collate
+    function or method; a `model` handed in and called on a padded batch is the module's one
+    root nn.Module (the one no other class here builds). A pad id whose number cannot be read but that is a token id
     (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
     analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
@@ -828,6 +833,207 @@ class CrossEntropyIgnoreIndex(Rule):
                 for x, y in loader:
                     out = model(x)
                     crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """
+        ),
+        # An index tensor of unknown dtype may be a boolean selection that drops the padding.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(net, target_list, chosen):
+                targets = pad_sequence(target_list, batch_first=True)
+                out = net(chosen)
+                return F.cross_entropy(out, targets[chosen])
+            """
+        ),
+        # Integer positions on the token axis pick single tokens, not whole padded rows.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def step(net, target_list):
+                targets = pad_sequence(target_list, batch_first=True)
+                first = torch.randint(0, 4, (targets.size(0),))
+                out = net(first)
+                return F.cross_entropy(out, targets[:, first])
+            """
+        ),
+        # The label map only gives the tags their ids; the -100 padding meets the default
+        # ignore_index.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            TAGS = ["O", "B-LOC", "I-LOC"]
+            TAG_IDS = {t: i for i, t in enumerate(TAGS)}
+
+
+            def tag_loss(scores, tag_rows, width):
+                gold = torch.full((len(tag_rows), width), -100)
+                for r, tags in enumerate(tag_rows):
+                    gold[r, : len(tags)] = torch.tensor([TAG_IDS[t] for t in tags])
+                return F.cross_entropy(scores.flatten(0, 1), gold.flatten())
+            """
+        ),
+        # Two collate functions: which one built the loader is not shown.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_train(pairs):
+                return pad_sequence([p[0] for p in pairs]), pad_sequence([p[1] for p in pairs])
+
+
+            def collate_eval(pairs):
+                return pad_sequence([p[0] for p in pairs]), pad_sequence([p[1] for p in pairs], padding_value=-100)
+
+
+            def run_epoch(net, loader):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in loader:
+                    ce(net(src).flatten(0, 1), tgt.flatten()).backward()
+            """
+        ),
+        # The module's collate pads the targets with -100: the loader's batches agree with the loss.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                src = pad_sequence([p[0] for p in pairs], batch_first=True)
+                tgt = pad_sequence([p[1] for p in pairs], batch_first=True, padding_value=-100)
+                return src, tgt
+
+
+            def run_epoch(net, train_loader):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in train_loader:
+                    ce(net(src).flatten(0, 1), tgt.flatten()).backward()
+            """
+        ),
+        # Pairs iterated from a parameter that is no loader: not the collate's batches.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                return pad_sequence([p[0] for p in pairs]), pad_sequence([p[1] for p in pairs])
+
+
+            def run_epoch(net, examples):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in examples:
+                    ce(net(src), tgt).backward()
+            """
+        ),
+        # The same step, the collate method turning the pad ids into -100 for the labels.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class CaptionData(torch.utils.data.Dataset):
+                def __init__(self, captions, tokenizer):
+                    self.captions = captions
+                    self.tokenizer = tokenizer
+
+                def collate(self, rows):
+                    enc = self.tokenizer(rows, padding=True)
+                    ids = pad_sequence([torch.tensor(i) for i in enc["input_ids"]], batch_first=True, padding_value=-100)
+                    return {"input_ids": ids}
+
+
+            class CaptionLM(nn.Module):
+                def __init__(self, body):
+                    super().__init__()
+                    self.body = body
+
+                def forward(self, ids):
+                    logits = self.body(ids[:, :-1].clamp(min=0))
+                    return F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
+
+
+            def train_step(model, batch, opt):
+                loss = model(batch["input_ids"])
+                loss.backward()
+                opt.step()
+            """
+        ),
+        # `batch_size` says a number, not a batch of the collate function.
+        Valid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate(rows):
+                return pad_sequence(rows, batch_first=True)
+
+
+            def step(logits, targets, batch_size):
+                return F.cross_entropy(logits, targets) / batch_size
+            """
+        ),
+        # The same, the zeros turned into -100 before the EOS column is appended.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode(token_lists, width=64):
+                out = torch.zeros(len(token_lists), width, dtype=torch.long)
+                for i, toks in enumerate(token_lists):
+                    out[i, : len(toks)] = torch.tensor(toks[:width])
+                return out
+
+
+            def lm_loss(net, token_lists, eos_id):
+                text = encode(token_lists)
+                targets = F.pad(text.masked_fill(text == 0, -100), (0, 1), value=eos_id)
+                logits = net(text)
+                return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:])
+            """
+        ),
+        # The config's ignore_index is its pad id: they agree.
+        Valid(
+            """
+            from dataclasses import dataclass
+
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            @dataclass
+            class TrainConfig:
+                pad_id: int = 0
+                ignore_index: int = 0
+
+
+            class Objective(nn.Module):
+                def __init__(self, cfg: TrainConfig):
+                    super().__init__()
+                    self.cfg = cfg
+                    self.ce = nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)
+
+                def forward(self, logits, target_rows):
+                    targets = pad_sequence(target_rows, batch_first=True, padding_value=self.cfg.pad_id)
+                    return self.ce(logits.flatten(0, 1), targets.flatten())
             """
         ),
     ]
@@ -2000,6 +2206,231 @@ class CrossEntropyIgnoreIndex(Rule):
                 for x, y in loader:
                     out = model(x)
                     crit(out.view(-1, out.size(-1)), y.view(-1)).backward()
+            """,
+        ),
+        # A minibatch of whole rows drawn by integer position from a padded tensor keeps its
+        # padding (pad_sequence's 0 against the default -100).
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            tokens = pad_sequence([torch.tensor(s) for s in corpus], batch_first=True)
+            criterion = nn.CrossEntropyLoss()
+            for it in range(100):
+                rows = torch.randint(0, tokens.size(0), (32,))
+                batch = tokens[rows]
+                out = net(batch[:, :-1])
+                criterion(out.flatten(0, 1), batch[:, 1:].flatten()).backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            tokens = pad_sequence([torch.tensor(s) for s in corpus], batch_first=True)
+            criterion = nn.CrossEntropyLoss(ignore_index=0)
+            for it in range(100):
+                rows = torch.randint(0, tokens.size(0), (32,))
+                batch = tokens[rows]
+                out = net(batch[:, :-1])
+                criterion(out.flatten(0, 1), batch[:, 1:].flatten()).backward()
+            """,
+        ),
+        # The same with a shuffled permutation's first rows.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def epoch(net, seqs, targets_list):
+                targets = pad_sequence(targets_list, batch_first=True, padding_value=-100)
+                order = torch.randperm(targets.size(0))
+                for start in range(0, len(order), 16):
+                    pick = order[start : start + 16]
+                    out = net(seqs, pick)
+                    F.cross_entropy(out.flatten(0, 1), targets[pick, :].flatten(), ignore_index=0).backward()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def epoch(net, seqs, targets_list):
+                targets = pad_sequence(targets_list, batch_first=True, padding_value=-100)
+                order = torch.randperm(targets.size(0))
+                for start in range(0, len(order), 16):
+                    pick = order[start : start + 16]
+                    out = net(seqs, pick)
+                    F.cross_entropy(out.flatten(0, 1), targets[pick, :].flatten(), ignore_index=-100).backward()
+            """,
+        ),
+        # ignore_index read from a label map: the id of the "outside" tag, not the -100 padding
+        # (no fix: the map lookup is what the author wrote, -100 may be meant elsewhere).
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            TAGS = ["O", "B-LOC", "I-LOC"]
+            TAG_IDS = {t: i for i, t in enumerate(TAGS)}
+
+
+            def tag_loss(scores, tag_rows, width):
+                gold = torch.full((len(tag_rows), width), -100)
+                for r, tags in enumerate(tag_rows):
+                    gold[r, : len(tags)] = torch.tensor(tags)
+                return F.cross_entropy(scores.flatten(0, 1), gold.flatten(), ignore_index=TAG_IDS["O"])
+            """,
+        ),
+        # A loader handed in from outside: its batches are what the module's one collate function
+        # builds (targets padded with 0), and the loss ignores -100.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                src = pad_sequence([p[0] for p in pairs], batch_first=True)
+                tgt = pad_sequence([p[1] for p in pairs], batch_first=True)
+                return src, tgt
+
+
+            def run_epoch(net, train_loader):
+                ce = nn.CrossEntropyLoss()
+                for src, tgt in train_loader:
+                    out = net(src)
+                    ce(out.flatten(0, 1), tgt.flatten()).backward()
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            def collate_pairs(pairs):
+                src = pad_sequence([p[0] for p in pairs], batch_first=True)
+                tgt = pad_sequence([p[1] for p in pairs], batch_first=True)
+                return src, tgt
+
+
+            def run_epoch(net, train_loader):
+                ce = nn.CrossEntropyLoss(ignore_index=0)
+                for src, tgt in train_loader:
+                    out = net(src)
+                    ce(out.flatten(0, 1), tgt.flatten()).backward()
+            """,
+        ),
+        # One batch handed in from outside is one of the module's collate batches: a dataset's
+        # collate method re-pads a padding tokenizer's ids with its pad id, and the model the
+        # step is handed (the module's one root nn.Module) ignores -100.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class CaptionData(torch.utils.data.Dataset):
+                def __init__(self, captions, tokenizer):
+                    self.captions = captions
+                    self.tokenizer = tokenizer
+
+                def collate(self, rows):
+                    enc = self.tokenizer(rows, padding=True)
+                    for key in enc:
+                        enc[key] = pad_sequence(
+                            [torch.tensor(ids) for ids in enc[key]], batch_first=True, padding_value=self.tokenizer.pad_token_id
+                        )
+                    return enc
+
+
+            class CaptionLM(nn.Module):
+                def __init__(self, body):
+                    super().__init__()
+                    self.body = body
+
+                def forward(self, ids):
+                    logits = self.body(ids[:, :-1])
+                    return F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
+
+
+            def train_step(model, batch, opt):
+                loss = model(batch["input_ids"])
+                loss.backward()
+                opt.step()
+            """,
+        ),
+        # A column of EOS appended with F.pad leaves the zero padding where it was.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode(token_lists, width=64):
+                out = torch.zeros(len(token_lists), width, dtype=torch.long)
+                for i, toks in enumerate(token_lists):
+                    out[i, : len(toks)] = torch.tensor(toks[:width])
+                return out
+
+
+            def lm_loss(net, token_lists, eos_id):
+                text = encode(token_lists)
+                targets = F.pad(text, (0, 1), value=eos_id)
+                logits = net(text)
+                return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:])
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def encode(token_lists, width=64):
+                out = torch.zeros(len(token_lists), width, dtype=torch.long)
+                for i, toks in enumerate(token_lists):
+                    out[i, : len(toks)] = torch.tensor(toks[:width])
+                return out
+
+
+            def lm_loss(net, token_lists, eos_id):
+                text = encode(token_lists)
+                targets = F.pad(text, (0, 1), value=eos_id)
+                logits = net(text)
+                return F.cross_entropy(logits.transpose(1, 2), targets[:, 1:], ignore_index=0)
+            """,
+        ),
+        # ignore_index read from a config where the loss is built (the dataclass default -100),
+        # targets padded with another id where it is called.
+        Invalid(
+            """
+            from dataclasses import dataclass
+
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            @dataclass
+            class TrainConfig:
+                ignore_index: int = -100
+
+
+            PAD_ID = 0
+
+
+            class Objective(nn.Module):
+                def __init__(self, cfg: TrainConfig):
+                    super().__init__()
+                    self.ce = nn.CrossEntropyLoss(ignore_index=cfg.ignore_index)
+
+                def forward(self, logits, target_rows):
+                    targets = pad_sequence(target_rows, batch_first=True, padding_value=PAD_ID)
+                    return self.ce(logits.flatten(0, 1), targets.flatten())
             """,
         ),
     ]

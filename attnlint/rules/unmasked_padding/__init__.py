@@ -16,9 +16,12 @@ class UnmaskedPadding(Rule):
     """
     ## What it does
     Checks for attention over a padded batch without a padding mask:
-    - a `forward(..., attention_mask=None)` (or `key_padding_mask`, `padding_mask`, `mask`, ...)
-      parameter that the function never uses, although it computes attention or calls an
-      attention module;
+    - a `forward(..., attention_mask=None)` (or `key_padding_mask`, `padding_mask`, `mask`, a
+      mask of the attended sequence: `ctx_mask`, `enc_mask`, ...) parameter that the function
+      never uses, although it computes attention (a softmax of Q·Kᵀ scores, or one whose
+      weights are summed against values: additive attention), calls an attention module, or
+      defines a closure that does (a decoder's `step`), or calls a submodule computing
+      attention that takes no mask at all;
     - a `pad_sequence`d batch (or its embedding or projections) fed to `nn.MultiheadAttention`,
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
       (right padding with `is_causal=True` is fine); `nn.Transformer` and `nn.TransformerDecoder`
@@ -28,6 +31,8 @@ class UnmaskedPadding(Rule):
       permutes. Token ids a function embeds and itself tests against the pad id
       (`tokens.ne(self.pad_id)` for pooling) are a padded batch too;
     - a block that accepts a mask and does not pass it on to the attention submodule it calls;
+    - sequence lengths accepted (`lengths`, `x_lens`, `src_lengths`) and never used, while
+      every attention in the function runs with no mask at all;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
       encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
       or a submodule whose forward masks with a mask parameter) is given no mask.
@@ -53,14 +58,16 @@ class UnmaskedPadding(Rule):
     summary = "attention over a padded batch without a padding mask"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    # A padded batch is told by a mask, pad_sequence, or a test against a pad id (`tokens.ne(pad_id)`).
-    triggers = ("mask", "pad")
+    # A padded batch is told by a mask, pad_sequence, a test against a pad id (`tokens.ne(pad_id)`),
+    # or the lengths of its sequences (`lengths`, `x_lens`).
+    triggers = ("mask", "pad", "lengths", "lens")
     recipe = "unmasked_padding"
 
     def check(self, ctx: RuleContext) -> None:
         protocols = ctx.analysis.interface_parameters()
         for function in ctx.analysis.functions:
             self._unused_mask_parameters(ctx, function, protocols)
+            self._unused_lengths(ctx, function, protocols)
             self._unread_mask_locals(ctx, function)
             for call in function.attention_calls:
                 self._padded_batch_without_mask(ctx, call)
@@ -68,14 +75,27 @@ class UnmaskedPadding(Rule):
                 self._padded_scores_without_mask(ctx, site)
 
     def _unused_mask_parameters(self, ctx: RuleContext, function: FunctionFacts, protocols) -> None:
-        unused = [n for n in function.params if masks.is_mask_param(n) and n not in function.used_names]
+        unused = [
+            n
+            for n in function.params
+            if (masks.is_mask_param(n) or masks.names_attended_mask(n)) and n not in function.used_names
+        ]
         # A method that implements a signature shared by several classes here (attention
         # processors, backends) may ignore a parameter by design: the mask is for the others.
         unused = [n for n in unused if (function.name, n) not in protocols]
         if not unused or function.is_drop_in_layer():
             return
-        calls = [c for c in function.attention_calls if self._takes_mask(ctx, c)]
-        computes_attention = any(s.input.scores is not None for s in function.softmax_sites)
+        # The attention may sit in a closure the function defines and calls (`def recurrence(...)`
+        # stepping a decoder), or in a submodule that takes no mask at all: the mask accepted
+        # here then reaches no attention either.
+        scopes = [function] + ctx.analysis.nested_in(function)
+        calls = [
+            c
+            for scope in scopes
+            for c in scope.attention_calls
+            if self._takes_mask(ctx, c) or self._attends_unmasked(ctx, c)
+        ]
+        computes_attention = any(scope.computes_attention() for scope in scopes)
         if not calls and not computes_attention:
             return
         for name in unused:
@@ -89,6 +109,26 @@ class UnmaskedPadding(Rule):
                 f"`{name}` is accepted but never used: the attention in `{function.name}` "
                 + ("also attends to padding" if masks.names_padding(name) else "ignores the mask its callers pass"),
                 fix=fix,
+            )
+
+    def _unused_lengths(self, ctx: RuleContext, function: FunctionFacts, protocols) -> None:
+        """Sequence lengths accepted and never read, while every attention here runs with no
+        mask at all: nothing tells it where the padding starts."""
+        unused = [n for n in attention.unused_lengths_parameters(function) if (function.name, n) not in protocols]
+        if not unused or function.is_drop_in_layer():
+            return
+        calls = function.attention_calls
+        if any(c.mask_keywords or any(a.star for a in c.call.args) for c in calls):
+            return  # some mask reaches the attention: it may be built from other arguments
+        calls = [c for c in calls if self._takes_mask(ctx, c)]
+        hand_written = [s for s in function.softmax_sites if s.input.scores is not None]
+        if any(s.input.fills for s in hand_written) or not (calls or hand_written):
+            return
+        for name in unused:
+            ctx.report(
+                function.param_nodes[name].name,
+                f"`{name}` is accepted but never used, and the attention in `{function.name}` gets no "
+                "padding mask: it also attends to the padding past each length",
             )
 
     def _unread_mask_locals(self, ctx: RuleContext, function: FunctionFacts) -> None:
@@ -165,6 +205,15 @@ class UnmaskedPadding(Rule):
             return True
         forward = ctx.analysis.forward_of(call.callee_class)
         return forward is not None and bool(forward.masks_into_attention())
+
+    def _attends_unmasked(self, ctx: RuleContext, call: AttentionCallSite) -> bool:
+        """A submodule whose forward computes attention by hand and takes no mask at all."""
+        if call.api != "submodule":
+            return False
+        forward = ctx.analysis.forward_of(call.callee_class)
+        if forward is None or not forward.computes_attention():
+            return False
+        return not any(masks.is_mask_param(n) or masks.names_attended_mask(n) for n in forward.params)
 
     def _keyword_for(self, ctx: RuleContext, call: AttentionCallSite, name: str) -> Optional[str]:
         if call.api == "submodule":
@@ -816,6 +865,243 @@ class UnmaskedPadding(Rule):
                     return out, weight
             """
         ),
+        # The lengths become the key padding mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class UtterancePool(nn.Module):
+                def __init__(self, width, heads=2):
+                    super().__init__()
+                    self.probe = nn.Parameter(torch.zeros(1, 1, width))
+                    self.attend = nn.MultiheadAttention(width, heads, batch_first=True)
+
+                def forward(self, frames, frame_lens):
+                    probe = self.probe.expand(frames.shape[0], 1, -1)
+                    pad = torch.arange(frames.shape[1], device=frames.device)[None, :] >= frame_lens[:, None]
+                    summary, _ = self.attend(probe, frames, frames, key_padding_mask=pad)
+                    return summary[:, 0]
+            """
+        ),
+        # A maximum length is one number for the whole batch, not where each sequence ends.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, max_len):
+                return F.scaled_dot_product_attention(q, k, v)
+            """
+        ),
+        # Unused lengths, but a mask from another argument reaches the attention.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, seq_lens, keep):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+            """
+        ),
+        # Hand-written attention masked through a fill; the lengths were used upstream.
+        Valid(
+            """
+            import torch
+
+
+            def attend(query, memory, pad, src_lengths):
+                scores = query @ memory.transpose(1, 2) / memory.size(-1) ** 0.5
+                scores = scores.masked_fill(pad[:, None, :], float("-inf"))
+                return torch.softmax(scores, dim=-1) @ memory
+            """
+        ),
+        # Cumulative offsets (varlen kernels) are not per-sequence lengths.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, cu_seqlens):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            """
+        ),
+        # The same additive attention with its mask applied to the scores.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, hidden):
+                    super().__init__()
+                    self.enc_proj = nn.Linear(enc_dim, hidden)
+                    self.dec_proj = nn.Linear(dec_dim, hidden)
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, state, memory, memory_mask):
+                    e = self.score(torch.tanh(self.enc_proj(memory) + self.dec_proj(state)[:, None])).squeeze(2)
+                    e = e.masked_fill(~memory_mask, float("-inf"))
+                    alpha = torch.softmax(e, dim=-1)
+                    return torch.bmm(alpha.unsqueeze(1), memory).squeeze(1), alpha
+            """
+        ),
+        # A softmax over class logits that nothing sums values with: no attention to mask.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Head(nn.Module):
+                def __init__(self, dim, classes):
+                    super().__init__()
+                    self.out = nn.Linear(dim, classes)
+
+                def forward(self, pooled, mask=None):
+                    probs = torch.softmax(self.out(pooled), dim=-1)
+                    return probs.unsqueeze(1)
+            """
+        ),
+        # Softmax weights mixing learned prototypes (a parameter), not the padded positions.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Codebook(nn.Module):
+                def __init__(self, dim, size):
+                    super().__init__()
+                    self.logits = nn.Linear(dim, size)
+                    self.codes = nn.Parameter(torch.randn(size, dim))
+
+                def forward(self, x, mask=None):
+                    w = torch.softmax(self.logits(x), dim=-1)
+                    return w.unsqueeze(-2) @ self.codes
+            """
+        ),
+        # The root module builds the key padding mask from the ids itself.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def pad_batch(docs):
+                width = max(len(d) for d in docs)
+                ids = torch.zeros(len(docs), width, dtype=torch.long)
+                for row, d in enumerate(docs):
+                    ids[row, : len(d)] = torch.tensor(d)
+                return ids
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, dim=128):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.mha = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    out, _ = self.mha(h, h, h, key_padding_mask=ids.eq(0))
+                    return out.mean(1)
+
+
+            def embed_all(model, docs):
+                return [model(pad_batch(docs[i : i + 16])) for i in range(0, len(docs), 16)]
+            """
+        ),
+        # Two root modules: which one `model` is, the module does not show.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+
+            class Plain(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.embed = nn.Embedding(100, dim)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    return F.scaled_dot_product_attention(h, h, h)
+
+
+            class Masked(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.embed = nn.Embedding(100, dim)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    return F.scaled_dot_product_attention(h, h, h, attn_mask=ids.ne(0)[:, None, :])
+
+
+            def run(model, seqs):
+                return model(pad_sequence(seqs, batch_first=True))
+            """
+        ),
+        # The closure hands the source mask on to an attention that applies it.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim, bias=False)
+
+                def forward(self, h, memory, enc_mask):
+                    e = torch.bmm(memory, self.proj(h).unsqueeze(2)).squeeze(2)
+                    e = e.masked_fill(~enc_mask, float("-inf"))
+                    a = torch.softmax(e, dim=1)
+                    return torch.bmm(a.view(a.size(0), 1, a.size(1)), memory).squeeze(1)
+
+
+            class StepDecoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.cell = nn.GRUCell(dim, dim)
+                    self.attend = DotAttention(dim)
+
+                def forward(self, inputs, h, memory, enc_mask=None):
+                    def step(x, h):
+                        h = self.cell(x, h)
+                        return h + self.attend(h, memory, enc_mask)
+
+                    outs = []
+                    for t in range(inputs.size(1)):
+                        h = step(inputs[:, t], h)
+                        outs.append(h)
+                    return torch.stack(outs, 1)
+            """
+        ),
+        # A `<what>_mask` whose words do not say an attended sequence (a loss mask) is not a padding
+        # mask for the attention.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Pool(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.score = nn.Linear(dim, 1)
+
+                def forward(self, x, loss_mask=None):
+                    w = torch.softmax(self.score(x).squeeze(-1), dim=1)
+                    return torch.bmm(w.unsqueeze(1), x).squeeze(1)
+            """
+        ),
     ]
     INVALID = [
         # Hand-written attention over an embedded pad_sequence batch, no mask.
@@ -1427,6 +1713,140 @@ class UnmaskedPadding(Rule):
                     states = self.encoder(self.embed(tokens))
                     keep = tokens.ne(self.pad_id).unsqueeze(-1).float()
                     return self.classify((states * keep).sum(1) / keep.sum(1))
+            """,
+        ),
+        # Per-utterance lengths accepted by a pooling layer and dropped: nn.MultiheadAttention
+        # pools over the zero-padded frames too.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class UtterancePool(nn.Module):
+                def __init__(self, width, heads=2):
+                    super().__init__()
+                    self.probe = nn.Parameter(torch.zeros(1, 1, width))
+                    self.attend = nn.MultiheadAttention(width, heads, batch_first=True)
+
+                def forward(self, frames, frame_lens):
+                    probe = self.probe.expand(frames.shape[0], 1, -1)
+                    summary, _ = self.attend(probe, frames, frames, need_weights=False)
+                    return summary[:, 0]
+            """,
+            line=11,
+        ),
+        # Hand-written attention given `src_lengths` and never using them.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(query, memory, src_lengths):
+                scores = query @ memory.transpose(1, 2) / memory.size(-1) ** 0.5
+                return torch.softmax(scores, dim=-1) @ memory
+            """,
+        ),
+        # Additive (Bahdanau-style) scores: no Q·Kᵀ product, but the softmax weights are summed
+        # against the encoder states, and the source mask is never applied.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, enc_dim, dec_dim, hidden):
+                    super().__init__()
+                    self.enc_proj = nn.Linear(enc_dim, hidden)
+                    self.dec_proj = nn.Linear(dec_dim, hidden)
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, state, memory, memory_mask):
+                    e = self.score(torch.tanh(self.enc_proj(memory) + self.dec_proj(state)[:, None])).squeeze(2)
+                    alpha = torch.softmax(e, dim=-1)
+                    return torch.bmm(alpha.unsqueeze(1), memory).squeeze(1), alpha
+            """,
+        ),
+        # A function handed `model` from outside feeds it a zero-padded batch; the module's one
+        # root nn.Module (built by no other class here) runs SDPA over it with no mask.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            def pad_batch(docs):
+                width = max(len(d) for d in docs)
+                ids = torch.zeros(len(docs), width, dtype=torch.long)
+                for row, d in enumerate(docs):
+                    ids[row, : len(d)] = torch.tensor(d)
+                return ids
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, dim, heads=4):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, 3 * dim)
+
+                def forward(self, x):
+                    b, n, d = x.shape
+                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+                    return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+
+
+            class TextEncoder(nn.Module):
+                def __init__(self, vocab, dim=128):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.block = SelfAttention(dim)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    return (h + self.block(h)).mean(1)
+
+
+            def embed_all(model, docs):
+                return [model(pad_batch(docs[i : i + 16])) for i in range(0, len(docs), 16)]
+            """,
+        ),
+        # A decoder that accepts the source mask and steps a closure calling a dot-attention
+        # submodule that takes no mask: the mask reaches no attention.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class DotAttention(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim, bias=False)
+
+                def forward(self, h, memory):
+                    e = torch.bmm(memory, self.proj(h).unsqueeze(2)).squeeze(2)
+                    a = torch.softmax(e, dim=1)
+                    return torch.bmm(a.view(a.size(0), 1, a.size(1)), memory).squeeze(1)
+
+
+            class StepDecoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.cell = nn.GRUCell(dim, dim)
+                    self.attend = DotAttention(dim)
+
+                def forward(self, inputs, h, memory, enc_mask=None):
+                    def step(x, h):
+                        h = self.cell(x, h)
+                        return h + self.attend(h, memory)
+
+                    outs = []
+                    for t in range(inputs.size(1)):
+                        h = step(inputs[:, t], h)
+                        outs.append(h)
+                    return torch.stack(outs, 1)
             """,
         ),
     ]
