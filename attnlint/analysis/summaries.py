@@ -478,7 +478,28 @@ def _root_module(definitions: Definitions) -> Optional[str]:
         for node in walk_nodes(definitions.classes[name]):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value != name:
                 built.add(node.func.value)
-    roots = [name for name in modules if name not in built]
+    roots = [name for name in modules if name not in built and not _is_loss_module(name, definitions.classes[name])]
     if len(roots) != 1 or definitions.method(roots[0], "forward") is None:
         return None
     return roots[0]
+
+
+_LOSS_WORDS = ("loss", "criterion")
+
+
+def _is_loss_module(name: str, node: cst.ClassDef) -> bool:
+    """A criterion written as an nn.Module (`class Seq2SeqCriterion`, or one whose only layers are
+    losses: `self.loss = nn.CrossEntropyLoss(...)`): handed labels, not the batch a model gets."""
+    from attnlint.analysis.flow import walk_nodes
+    from attnlint.analysis.names import words
+
+    if any(w in _LOSS_WORDS for w in words(name)):
+        return True
+    layers = []
+    for inner in walk_nodes(node):
+        if isinstance(inner, cst.Call):
+            func = inner.func
+            callee = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if isinstance(callee, str) and callee[:1].isupper():
+                layers.append(callee)
+    return bool(layers) and all(layer.endswith("Loss") for layer in layers)

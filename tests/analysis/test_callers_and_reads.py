@@ -161,3 +161,12 @@ def test_a_model_handed_in_and_called_on_a_padded_batch_is_the_one_root_module()
     analysis, _ = analyse(source + "\n        class Other(nn.Module):\n            def forward(self, ids):\n                return ids\n")
     assert analysis.summaries.root_module() is None
     assert function(analysis, "forward", "Encoder").params["ids"].padding is None
+    # A criterion written as a module is handed labels, not the model's batch: it is no root.
+    for criterion in (
+        "class Seq2SeqCriterion(nn.Module):\n            def forward(self, logits, labels):\n                return logits",
+        "class Smoothed(nn.Module):\n            def __init__(self):\n                super().__init__()\n"
+        "                self.loss = nn.CrossEntropyLoss()\n            def forward(self, logits, labels):\n"
+        "                return self.loss(logits, labels)",
+    ):
+        analysis, _ = analyse(source + "\n        " + criterion + "\n")
+        assert analysis.summaries.root_module() == "Encoder"
