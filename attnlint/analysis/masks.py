@@ -1043,6 +1043,40 @@ def _full_value(node) -> Optional[float]:
     return number(fill.value) if fill is not None else None
 
 
+def _at_least_one(ev, node: Optional[cst.BaseExpression]) -> bool:
+    """Is this bound a number shown to be at least 1 (`min=1`, `min=self.min_len` set to 2)?"""
+    if node is None:
+        return False
+    if isinstance(node, cst.Float):
+        return float(node.value) >= 1
+    value = ev.eval(node)
+    return value.int_value is not None and value.int_value >= 1
+
+
+def _clamped_lengths(ev, call: Call, lengths, bound: Optional[cst.Arg]):
+    """Lengths clamped from below: at least 1 when the bound is, so a mask from them keeps the
+    first key of every row (`lengths.clamp(min=1)`). None for anything that is no lengths."""
+    if not lengths.lengths:
+        return None
+    return lengths.with_(node=call.node, positive_lengths=lengths.positive_lengths or _at_least_one(
+        ev, bound.value if bound is not None else None
+    ))
+
+
+@handlers.method("clamp", "clip", "clamp_min")
+def _clamp_method(ev, call: Call):
+    ev.args(call.node)
+    return _clamped_lengths(ev, call, call.receiver, _flow()._arg(call.node, 0, "min"))
+
+
+@handlers.function("torch.clamp", "torch.clip", "torch.clamp_min")
+def _clamp_function(ev, call: Call):
+    values = ev.args(call.node)
+    if not values:
+        return None
+    return _clamped_lengths(ev, call, values[0], _flow()._arg(call.node, 1, "min"))
+
+
 @handlers.function("torch.nn.utils.rnn.pack_padded_sequence")
 def _pack_padded_sequence(ev, call: Call):
     """`pack_padded_sequence(x, lengths.cpu(), ...)` raises for a length of 0: from here on the

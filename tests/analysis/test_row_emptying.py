@@ -3,6 +3,8 @@ keep of a row that one operand can empty, and thresholds on query-key similariti
 
 from __future__ import annotations
 
+import pytest
+
 from attnlint.analysis.values import ATTEND
 
 from helpers import analyse, env
@@ -102,3 +104,32 @@ def test_a_mask_parameter_laid_out_per_key_is_a_key_padding_mask_unless_written_
     assert every_axis.mask.can_mask_whole_row is None
     (returned,) = [f for f in analysis.functions if f.name == "g"][0].returns
     assert returned.mask.rows_edited and returned.mask.can_mask_whole_row is None
+
+
+
+@pytest.mark.parametrize(
+    "clamped, can_empty",
+    [
+        ("lengths.clamp(min=1)", False),
+        ("lengths.clamp_min(2)", False),
+        ("torch.clamp(lengths, min=1)", False),
+        ("lengths.clip(1.0, 50)", False),
+        ("lengths.clamp(min=0)", True),
+        ("lengths.clamp(max=50)", True),
+        ("lengths.clamp(min=floor)", True),
+    ],
+)
+def test_lengths_clamped_from_below_by_at_least_one_keep_a_key_in_every_row(clamped, can_empty):
+    analysis, _ = analyse(
+        f"""
+        import torch
+
+        def padding(lengths, max_len):
+            return torch.arange(max_len)[None, :] >= lengths[:, None]
+
+        def f(x, lengths, floor):
+            m = padding({clamped}, x.size(1))
+            return m
+        """
+    )
+    assert env(analysis, "f", "m").mask.can_mask_whole_row is can_empty

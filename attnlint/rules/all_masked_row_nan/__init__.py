@@ -34,8 +34,9 @@ class AllMaskedRowNan(Rule):
     A mask that can empty a row still does after `&` with any other mask (`band & keep`, when
     `keep` reads True = attend): the result attends only where it does. `|` with a True = masked
     mask likewise.
-    Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0) keep a key
-    in every row. Fills of the same scores one after the other count together: a causal fill
+    Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0), or clamps
+    from below by at least 1 (`lengths.clamp(min=1)`, here or in a caller), keep a key in every
+    row. Fills of the same scores one after the other count together: a causal fill
     and then a fill of the pad positions mask what `causal | pad` masks (see below for when
     that empties a row).
 
@@ -129,6 +130,31 @@ class AllMaskedRowNan(Rule):
             )
 
     VALID = [
+        # Lengths clamped to at least 1 by the caller before a helper builds the mask from them:
+        # every row keeps its first key.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class FrameAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+
+                def key_padding(self, lens, n):
+                    return torch.arange(n, device=lens.device)[None, :] >= lens[:, None]
+
+                def forward(self, frames, frame_lens):
+                    is_pad = self.key_padding(frame_lens.clamp_min(1), frames.shape[1])
+                    q, k = self.q(frames), self.k(frames)
+                    scores = q @ k.transpose(1, 2) / q.shape[-1] ** 0.5
+                    scores = scores.masked_fill(is_pad[:, None, :], float("-inf"))
+                    return scores.softmax(dim=-1) @ frames
+            """
+        ),
         # The only caller passes a keep-mask in which every sequence keeps a token.
         Valid(
             """
