@@ -122,13 +122,30 @@ def rates_from_callers(analysis: "ModuleAnalysis", function: "FunctionFacts", pa
             else:
                 definition = definitions.functions.get(site.callee)
                 target = (None, definition) if definition is not None else None
-            if target is None or target[1] is not function.node or any(a.star for a in site.call.args):
+            if target is None or target[1] is not function.node:
                 continue
             names = param_names(function.node, target[0] is not None)
             arg = argument(site.call, names.index(param) if param in names else 99, param)
-            if arg is not None:
+            # `**kwargs` after the rate given by name does not move it; `*args` before a
+            # positional rate might.
+            if arg is not None and (arg.keyword is not None or not any(a.star for a in site.call.args)):
                 found.append(RatePassedOn(caller=caller, call=site.call, rate=arg.value))
     return found
+
+
+def callers_follow_mode(analysis: "ModuleAnalysis", function: "FunctionFacts", rate) -> bool:
+    """The rate is a parameter of `function` (`p=dropout`), and every call of it in this file
+    passes a literal zero or a rate computed from the caller's mode (`dropout=0.0 if not
+    self.training else self.attention_dropout`, the Hugging Face convention): at evaluation the
+    function is handed 0. False when no call is seen (the function's own mode then decides)."""
+    if not isinstance(rate, cst.Name) or rate.value not in function.params:
+        return False
+    passed = rates_from_callers(analysis, function, rate.value)
+    return bool(passed) and all(
+        (isinstance(p.rate, (cst.Integer, cst.Float)) and float(p.rate.evaluated_value) == 0.0)
+        or depends_on_mode(p.caller, p.call, p.rate)
+        for p in passed
+    )
 
 
 def mode_flag(analysis: "ModuleAnalysis", function: "FunctionFacts") -> Optional[str]:

@@ -832,6 +832,9 @@ class Evaluator:
                 truth=node.value == "True",
                 is_none=node.value == "None",
             )
+        if self.project is not None and node.value in self.project.definitions.functions:
+            # `attention_interface = eager_attention_forward`: calling the name later calls it.
+            return Value(kind="unknown", node=node, user_function=node.value)
         return _function_reference(node, self.aliases) or Value(
             kind="unknown",
             role=role_from_name(node.value),
@@ -1100,6 +1103,8 @@ class Evaluator:
                 return modules.call_module_value(self, node, target, func.value)
             if target is not None and target.function is not None:
                 return self.call_function(node, target.function)  # `attend = F.sdpa; attend(q, k, v)`
+            if target is not None and target.user_function is not None and func.value in self.env:
+                return modules.user_function(self, node, target.user_function)  # `attend = attention`
             if self.project is not None and func.value in self.project.external:
                 return modules.user_function(self, node, func.value)  # a function of another file here
             if qualified is not None:  # `from torch.nn.functional import softmax`

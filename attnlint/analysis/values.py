@@ -621,6 +621,9 @@ class Value:
     # A known callable referred to, not called (`self.attend = F.scaled_dot_product_attention`):
     # its canonical qualified name, so that calling the name or attribute later is that call.
     function: Optional[str] = None
+    # A function of the checked code referred to, not called (`attention_interface =
+    # eager_attention_forward`): calling the name later is a call of that function.
+    user_function: Optional[str] = None
     # For flags: True when the value holds on the code's ordinary paths (the literal True, a test
     # that a size exceeds one, `T > 1`), False when it never does (False, None); None: unknown.
     # See attnlint.analysis.attention_flags.
@@ -731,6 +734,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             changes[f.name] = _join_shapes(va, vb)
         elif f.name == "mask":
             changes[f.name] = _join_masks(va, vb)  # and see the None-literal case below
+        elif f.name == "user_function":
+            # A function of the code on one path, an implementation the analysis cannot see on
+            # the other (`ALL_ATTENTION_FUNCTIONS[impl]`, interchangeable by contract): a call
+            # through the name reaches the function wherever it holds it, with these arguments.
+            other = b if va is not None else a
+            changes[f.name] = va if va == vb else (va or vb) if _opaque(other) else None
         elif va == vb:
             changes[f.name] = va
         else:
@@ -754,6 +763,11 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         if other.mask is not None and is_none_literal(none):
             changes["mask"] = other.mask
     return Value(**changes)
+
+
+def _opaque(value: Value) -> bool:
+    """A value the analysis knows nothing of (no kind, callable or fact it could contradict)."""
+    return value.kind == "unknown" and value.function is None and value.user_function is None
 
 
 def is_none_literal(value: Value) -> bool:

@@ -170,3 +170,34 @@ def test_a_model_handed_in_and_called_on_a_padded_batch_is_the_one_root_module()
     ):
         analysis, _ = analyse(source + "\n        " + criterion + "\n")
         assert analysis.summaries.root_module() == "Encoder"
+
+
+def test_a_local_holding_a_function_of_the_module_calls_it_and_passes_it_arguments():
+    analysis, module = analyse(
+        """
+        import torch
+
+        REGISTRY = {}
+
+        def eager(q, k, scale):
+            return torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1)
+
+        def other(q, k, scale):
+            return torch.softmax(q @ k.transpose(-1, -2), dim=-1)
+
+        def attend(q, k, impl):
+            fn = eager
+            if impl != "eager":
+                fn = REGISTRY[impl]  # another backend the analysis cannot see
+            return fn(q, k, q.shape[-1] ** -0.5)
+
+        def pick(q, k, flag):
+            fn = eager if flag else other  # two functions it can see: neither for sure
+            return fn(q, k, 1.0)
+        """
+    )
+    eager = function(analysis, "eager")
+    (passed,) = analysis.argument_nodes_for(eager, "scale")
+    assert module.code_for_node(passed) == "q.shape[-1] ** -0.5"
+    assert env(analysis, "attend", "fn").user_function == "eager"
+    assert env(analysis, "pick", "fn").user_function is None

@@ -36,7 +36,9 @@ class AttentionDropoutInEval(Rule):
 
     Not reported: `nn.Dropout` modules (they follow `model.eval()`), calls that pass the mode
     (`training=self.training`, a `training` parameter), dropout under `if self.training:` or with
-    a rate computed as `p if self.training else 0.0`, a rate that is a literal zero, functions
+    a rate computed as `p if self.training else 0.0`, a rate that is a literal zero, a rate that is the function's parameter when every call of
+    it in the file passes zero or a rate computed from the mode (`drop=self.p if self.training
+    else 0.0`, also through a local that holds the function: `attend = eager_attend`), functions
     with no way to know the mode whose callers do not give them attention weights, and helper
     calls made only while training or handed a rate computed from the mode (or a literal zero).
 
@@ -86,6 +88,8 @@ class AttentionDropoutInEval(Rule):
                 if not site.functional or site.training_given or not site.on_attention_weights or site.rate_is_zero:
                     continue
                 if dropout.depends_on_mode(function, site.call, site.p_node):
+                    continue
+                if dropout.callers_follow_mode(ctx.analysis, function, site.p_node):
                     continue
                 ctx.report(
                     site.call,

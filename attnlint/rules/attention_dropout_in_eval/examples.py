@@ -3,6 +3,42 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # A shared attention function takes its rate from its callers, and the one caller (through
+    # a local that may also hold another backend) passes 0 outside training.
+    Valid(
+        """
+        import torch
+        from torch import nn
+
+        BACKENDS = {}
+
+
+        def eager_attend(module, q, k, v, mask, scale, drop=0.0):
+            w = torch.matmul(q, k.transpose(-1, -2)) * scale
+            if mask is not None:
+                w = w + mask
+            w = torch.softmax(w, dim=-1)
+            w = nn.functional.dropout(w, p=drop)
+            return torch.matmul(w, v)
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, heads, p):
+                super().__init__()
+                self.heads, self.p, self.scale = heads, p, (dim // heads) ** -0.5
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.backend = None
+
+            def forward(self, x, mask=None):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+                attend = eager_attend
+                if self.backend is not None:
+                    attend = BACKENDS[self.backend]
+                out = attend(self, q, k, v, mask, self.scale, drop=self.p if self.training else 0.0)
+                return out.transpose(1, 2).reshape(b, n, -1)
+        """
+    ),
     # The mode is passed.
     Valid(
         """
@@ -338,6 +374,74 @@ VALID = [
 ]
 
 INVALID = [
+    # The same shared function, and its caller hands it the rate in every mode.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+
+        BACKENDS = {}
+
+
+        def eager_attend(module, q, k, v, mask, scale, drop=0.0):
+            w = torch.matmul(q, k.transpose(-1, -2)) * scale
+            if mask is not None:
+                w = w + mask
+            w = torch.softmax(w, dim=-1)
+            w = nn.functional.dropout(w, p=drop)
+            return torch.matmul(w, v)
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, heads, p):
+                super().__init__()
+                self.heads, self.p, self.scale = heads, p, (dim // heads) ** -0.5
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.backend = None
+
+            def forward(self, x, mask=None):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+                attend = eager_attend
+                if self.backend is not None:
+                    attend = BACKENDS[self.backend]
+                out = attend(self, q, k, v, mask, self.scale, drop=self.p)
+                return out.transpose(1, 2).reshape(b, n, -1)
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+
+        BACKENDS = {}
+
+
+        def eager_attend(module, q, k, v, mask, scale, drop=0.0):
+            w = torch.matmul(q, k.transpose(-1, -2)) * scale
+            if mask is not None:
+                w = w + mask
+            w = torch.softmax(w, dim=-1)
+            w = nn.functional.dropout(w, p=drop, training=module.training)
+            return torch.matmul(w, v)
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, heads, p):
+                super().__init__()
+                self.heads, self.p, self.scale = heads, p, (dim // heads) ** -0.5
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.backend = None
+
+            def forward(self, x, mask=None):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+                attend = eager_attend
+                if self.backend is not None:
+                    attend = BACKENDS[self.backend]
+                out = attend(self, q, k, v, mask, self.scale, drop=self.p)
+                return out.transpose(1, 2).reshape(b, n, -1)
+        """,
+        line=12,
+    ),
     # A module's functional dropout with no training argument.
     Invalid(
         """
