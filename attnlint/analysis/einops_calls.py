@@ -5,6 +5,7 @@ roles (`b h n d`) and whether the feature axis stays last or moves to -2 (Kᵀ).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -12,7 +13,7 @@ import libcst as cst
 from attnlint.analysis import handlers, shapes
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.symbolic import Sym, product
-from attnlint.analysis.values import UNKNOWN, Value
+from attnlint.analysis.values import HEADS, UNKNOWN, Value
 
 Group = Tuple[str, ...]
 _TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_]\w*|\d+")
@@ -96,6 +97,7 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
         shape = shapes.make_shape(
             [size_of(g) for g in rhs], [shapes.role_of_dim_name(g[0]) if len(g) == 1 else None for g in rhs]
         )
+        shape = tuple(replace(axis, folded_heads=_folded_heads(g, sizes)) for axis, g in zip(shape, rhs))
     # Where did the input's last (feature) axis go?
     feature_last = None
     transposed = False
@@ -123,6 +125,14 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
         base = result.with_(rank=rank, shape=shapes.swapped(shape, -2, -1) if shape else None, feature_last=True)
         return result.with_(feature_transposed=True, base=base, feature_last=None)
     return result
+
+
+def _folded_heads(group: Group, sizes: Dict[str, Optional[Sym]]) -> Optional[Sym]:
+    """`(b h)`: the size of the heads letter composed with others into one axis, when known."""
+    if len(group) < 2:
+        return None
+    heads = [n for n in group if shapes.role_of_dim_name(n) == HEADS and sizes.get(n) is not None]
+    return sizes[heads[0]] if len(heads) == 1 else None
 
 
 def _axis_sizes(ev, node: cst.Call) -> Dict[str, Optional[Sym]]:

@@ -945,6 +945,10 @@ def _head_count(ev, query: Value, key: Value) -> Optional[Sym]:
         for index in range(len(value.shape)):
             if shapes.axis_role(value, index) == HEADS and value.shape[index].size is not None:
                 return ev.resolve(value.shape[index].size)
+    for value in (query, key):
+        for axis in value.shape or ():
+            if axis.folded_heads is not None:
+                return ev.resolve(axis.folded_heads)  # `(b h) n d`: heads folded into the batch
     return None
 
 

@@ -422,7 +422,21 @@ def make_shape(sizes, roles=None):
     if sizes is None:
         return None
     roles = roles or [None] * len(sizes)
-    return tuple(Axis(size, role) for size, role in zip(sizes, roles))
+    return tuple(Axis(size, role, folded_heads=folded_heads(size)) for size, role in zip(sizes, roles))
+
+
+def folded_heads(size) -> Optional["Sym"]:
+    """`bsz * self.num_heads`: a product of sizes one of which is named as the head count (and
+    another is not) holds heads folded into another axis; that count, else None."""
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import HEADS
+
+    if size is None or len(size.factors) < 2 or any(e != 1 for _, e in size.factors):
+        return None
+    heads = [atom for atom, _ in size.factors if role_of_dim_name(atom.name) == HEADS]
+    if len(heads) != 1:
+        return None
+    return Sym.atom(heads[0].key, heads[0].name)
 
 
 def broadcast(a, b):

@@ -41,6 +41,9 @@ class Axis:
 
     size: Optional[Sym] = None
     role: Optional[str] = None
+    # The heads folded into this axis (`(b h)` of an einops pattern, `view(b * heads, n, d)`):
+    # their count, so that scores of folded heads are still multi-head.
+    folded_heads: Optional[Sym] = None
 
 
 Shape = Tuple[Axis, ...]

@@ -366,3 +366,23 @@ def test_a_spread_shape_in_a_tuple_display_names_the_axes_left_for_it():
     x = env(analysis, "f", "x")
     assert x.rank == 3
     assert dims_text(x)[:2] == ("b", "n")
+
+
+def test_heads_folded_into_another_axis_keep_their_count():
+    analysis, _ = analyse(
+        """
+        import torch
+        from einops import rearrange
+
+        def f(x, heads, num_heads):
+            b, n, _ = x.shape
+            folded = rearrange(x, "b n (h d) -> (b h) n d", h=heads)
+            viewed = x.reshape(b * num_heads, n, -1)
+            plain = x.reshape(b * n, -1)
+            return folded, viewed, plain
+        """
+    )
+    folded, viewed, plain = (env(analysis, "f", name) for name in ("folded", "viewed", "plain"))
+    assert folded.shape[0].folded_heads.text() == "heads" and folded.shape[1].folded_heads is None
+    assert viewed.shape[0].folded_heads.text() == "num_heads"
+    assert plain.shape[0].folded_heads is None  # batch times tokens: no heads
