@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from attnlint.analysis import masks
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
-from attnlint.analysis.names import collect_aliases, iter_statements, names_in, plain_names_read
+from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
@@ -156,6 +156,27 @@ class ModuleAnalysis:
             return []
         inner = {id(n) for n in walk_nodes(outer.body) if isinstance(n, cst.FunctionDef)}
         return [f for f in self.functions if f is not function and id(f.node) in inner]
+
+    def scale_definition(self, site: SoftmaxSite) -> Optional["ScaleDefinition"]:
+        """For scores scaled by one attribute (`* self.scale`) that `__init__` sets once
+        (`self.scale = dim ** -0.5`): where its value is written, which is where a wrong scale is
+        made and mended, and the expressions that hold the head dimension there."""
+        scores = site.input.scores
+        function = self.function_of(site)
+        if scores is None or function is None or len(scores.scale_steps) != 1:
+            return None
+        factor = scores.scale_steps[0].factor
+        if not (isinstance(factor, cst.Attribute) and isinstance(factor.value, cst.Name) and factor.value.value == "self"):
+            return None
+        cls = self.classes.get(function.class_name) if function.class_name else None
+        attr = factor.attr.value
+        value = cls.attrs.get(attr) if cls is not None else None
+        init = _method_node(cls.node, "__init__") if cls is not None else None
+        if value is None or value.node is None or init is None or not contains(init, value.node):
+            return None
+        if _assignments_of_self_attr(cls.node, attr) != 1:
+            return None  # set in several places: which one reaches the scores is not shown
+        return ScaleDefinition(value.node, _head_dim_names_in_init(init, value.node, scores))
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
         if self._forward_by_class is None:
@@ -506,3 +527,66 @@ def _analyze_function(
         # Nested functions and classes are analysed on their own.
         _walk(body, analysis, cls)
     return facts
+
+
+@dataclass(frozen=True)
+class ScaleDefinition:
+    """Where the attribute a scale reads is given its value, in `__init__`."""
+
+    node: cst.BaseExpression  # `dim ** -0.5` of `self.scale = dim ** -0.5`
+    # Expressions holding the head dimension that are defined there (an `__init__` parameter,
+    # a `self.` attribute set before it), to write in a fix.
+    head_dim_names: Tuple[str, ...] = ()
+
+
+def _method_node(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt
+    return None
+
+
+def _self_attrs_assigned(node: cst.CSTNode) -> List[str]:
+    """`self.X` targets of the assignments in `node`, in order (tuple targets included)."""
+    found: List[str] = []
+
+    class Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            stack = [target.target]
+            while stack:
+                t = stack.pop(0)
+                if isinstance(t, (cst.Tuple, cst.List)):
+                    stack[:0] = [e.value for e in t.elements]
+                elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                    found.append(t.attr.value)
+
+        def visit_AnnAssign(self, stmt: cst.AnnAssign) -> None:
+            t = stmt.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                found.append(t.attr.value)
+
+    node.visit(Targets())
+    return found
+
+
+def _assignments_of_self_attr(cls: cst.ClassDef, attr: str) -> int:
+    return _self_attrs_assigned(cls).count(attr)
+
+
+def _head_dim_names_in_init(init: cst.FunctionDef, definition: cst.CSTNode, scores) -> Tuple[str, ...]:
+    """Names for the head dimension valid where `definition` is written in `__init__`: the
+    `self.` attributes the forward scope names for it that are set by an earlier statement, and
+    an `__init__` parameter that is the head dimension itself."""
+    earlier: List[str] = []
+    for stmt in init.body.body:
+        if contains(stmt, definition):
+            break
+        earlier += _self_attrs_assigned(stmt)
+    names = [n for n in scores.head_dim_names if n.startswith("self.") and n[len("self.") :] in earlier]
+    head = scores.head_dim
+    params = {p.name.value for p in init.params.params}
+    if head is not None and head.coeff == 1 and len(head.factors) == 1 and head.factors[0][1] == 1:
+        atom = head.factors[0][0]
+        if atom.key.endswith(".__init__:" + atom.name) and atom.name in params:
+            names.append(atom.name)
+    return tuple(names)

@@ -320,3 +320,34 @@ def test_a_random_weights_literal_spread_is_not_a_scale(init, kind):
     analysis, _ = analyse(RANDOM_WEIGHTS.format(init=init))
     found = [s.input.scores.scale_verdict().kind for s in analysis.softmax_sites if s.input.scores is not None]
     assert found == [kind]
+
+
+def test_a_scale_attribute_set_once_in_init_is_defined_there_with_the_names_valid_there():
+    source = """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=8, dim_head=64):
+        super().__init__()
+        self.scale = dim ** -0.5
+        self.head_dim = dim_head
+        self.heads = heads
+        self.to_q = nn.Linear(dim, heads * dim_head)
+        self.to_k = nn.Linear(dim, heads * dim_head)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q = self.to_q(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
+        k = self.to_k(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
+        return (q @ k.transpose(-1, -2) * self.scale).softmax(-1)
+"""
+    analysis, module = analyse(source)
+    definition = analysis.scale_definition(only_softmax(analysis))
+    assert module.code_for_node(definition.node) == "dim ** -0.5"
+    # `self.head_dim` is set after the scale: only the parameter can be written there.
+    assert definition.head_dim_names == ("dim_head",)
+    # Set again elsewhere: which value reaches the scores is not shown.
+    twice = source.replace("        return (q @", "        self.scale = 1.0\n        return (q @")
+    analysis, _ = analyse(twice)
+    assert analysis.scale_definition(only_softmax(analysis)) is None

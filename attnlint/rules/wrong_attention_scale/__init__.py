@@ -52,7 +52,10 @@ class WrongAttentionScale(Rule):
     scale needs retraining. It replaces the factor with the per-head dimension the code already
     names (`self.head_dim`, `d_k`), else the operand's contracted axis (`q.shape[-1]`). It is
     offered when the scores get one factor (`*`, `/`, `*=`, `/=`, `.div(...)`, `torch.mul`, a
-    `baddbmm` alpha): the analysis knows which expression is that factor. A scale after the softmax
+    `baddbmm` alpha): the analysis knows which expression is that factor. A scale kept in an
+    attribute that `__init__` sets once (`self.scale = dim ** -0.5`) is reported, and mended,
+    where it is set (`self.scale = dim_head ** -0.5`), when a name for the per-head dimension is
+    defined there; else the factor where it is applied is replaced. A scale after the softmax
     has no fix.
     """
 
@@ -101,6 +104,13 @@ class WrongAttentionScale(Rule):
                 # the callee (shared by other backends) keeps applying what it is given.
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
+            definition = ctx.analysis.scale_definition(site)
+            if definition is not None:
+                # `self.scale = dim ** -0.5` in `__init__`: the wrong value is written there.
+                attr = ctx.code(scores.scale_steps[0].factor)
+                fix = self._fix_definition(scores, definition) or self._fix(ctx, scores)
+                ctx.report(definition.node, f"{message} (`{attr}`, applied in `{site.function}`)", fix=fix)
+                continue
             target = scores.scale_steps[-1].node if scores.scale_steps else scores.product
             ctx.report(target, message, fix=self._fix(ctx, scores))
 
@@ -118,6 +128,16 @@ class WrongAttentionScale(Rule):
             return None
         replacement = cst.parse_expression(f"{head} ** 0.5" if step.divides else f"{head} ** -0.5")
         return NodeFix(f"Scale by 1/sqrt({head})", Applicability.UNSAFE, (Replacement(step.factor, replacement),))
+
+    @staticmethod
+    def _fix_definition(scores, definition) -> Optional[NodeFix]:
+        if not definition.head_dim_names:
+            return None
+        head = definition.head_dim_names[0]
+        new = f"{head} ** 0.5" if scores.scale_steps[0].divides else f"{head} ** -0.5"
+        return NodeFix(
+            f"Scale by 1/sqrt({head})", Applicability.UNSAFE, (Replacement(definition.node, cst.parse_expression(new)),)
+        )
 
     VALID = VALID
     INVALID = INVALID

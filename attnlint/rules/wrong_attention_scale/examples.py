@@ -3,6 +3,31 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # Heads folded into the batch by einops, scaled by the per-head size.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class LatentCrossAttention(nn.Module):
+            def __init__(self, latent_dim, media_dim, heads=4, head_dim=32):
+                super().__init__()
+                self.h = heads
+                self.scale = head_dim ** -0.5
+                self.to_q = nn.Linear(latent_dim, heads * head_dim, bias=False)
+                self.to_k = nn.Linear(media_dim, heads * head_dim, bias=False)
+                self.to_v = nn.Linear(media_dim, heads * head_dim, bias=False)
+
+            def forward(self, latents, media):
+                q, k, v = self.to_q(latents), self.to_k(media), self.to_v(media)
+                q, k, v = (rearrange(t, "b n (h d) -> (b h) n d", h=self.h) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) * self.scale
+                out = torch.bmm(logits.softmax(dim=-1), v)
+                return rearrange(out, "(b h) n d -> b n (h d)", h=self.h)
+        """
+    ),
     # The scale read from the key operand: a product's contracted axes are one size.
     Valid(
         """
@@ -553,6 +578,54 @@ VALID = [
 ]
 
 INVALID = [
+    # Heads folded into the batch by einops (`(b h) n d`), scaled by the latent width.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class LatentCrossAttention(nn.Module):
+            def __init__(self, latent_dim, media_dim, heads=4, head_dim=32):
+                super().__init__()
+                self.h = heads
+                self.scale = latent_dim ** -0.5
+                self.to_q = nn.Linear(latent_dim, heads * head_dim, bias=False)
+                self.to_k = nn.Linear(media_dim, heads * head_dim, bias=False)
+                self.to_v = nn.Linear(media_dim, heads * head_dim, bias=False)
+
+            def forward(self, latents, media):
+                q, k, v = self.to_q(latents), self.to_k(media), self.to_v(media)
+                q, k, v = (rearrange(t, "b n (h d) -> (b h) n d", h=self.h) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) * self.scale
+                out = torch.bmm(logits.softmax(dim=-1), v)
+                return rearrange(out, "(b h) n d -> b n (h d)", h=self.h)
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class LatentCrossAttention(nn.Module):
+            def __init__(self, latent_dim, media_dim, heads=4, head_dim=32):
+                super().__init__()
+                self.h = heads
+                self.scale = head_dim ** -0.5
+                self.to_q = nn.Linear(latent_dim, heads * head_dim, bias=False)
+                self.to_k = nn.Linear(media_dim, heads * head_dim, bias=False)
+                self.to_v = nn.Linear(media_dim, heads * head_dim, bias=False)
+
+            def forward(self, latents, media):
+                q, k, v = self.to_q(latents), self.to_k(media), self.to_v(media)
+                q, k, v = (rearrange(t, "b n (h d) -> (b h) n d", h=self.h) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) * self.scale
+                out = torch.bmm(logits.softmax(dim=-1), v)
+                return rearrange(out, "(b h) n d -> b n (h d)", h=self.h)
+        """,
+        line=10,
+    ),
     # Multi-head code scaled by the model width.
     Invalid(
         """
@@ -711,16 +784,17 @@ INVALID = [
                 super().__init__()
                 self.heads = heads
                 self.dim_head = dim // heads
-                self.scale = dim ** -0.5
+                self.scale = self.dim_head ** -0.5
                 self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
             def forward(self, x):
                 b, n, _ = x.shape
                 q, k, v = self.to_qkv(x).chunk(3, dim=-1)
                 q = q.reshape(b, n, self.heads, self.dim_head).transpose(1, 2)
                 k = k.reshape(b, n, self.heads, self.dim_head).transpose(1, 2)
-                dots = (q @ k.transpose(-1, -2)) * self.dim_head ** -0.5
+                dots = (q @ k.transpose(-1, -2)) * self.scale
                 return dots.softmax(dim=-1)
         """,
+        line=7,
     ),
     # einsum with the width.
     Invalid(
@@ -1032,7 +1106,7 @@ INVALID = [
         if __name__ == "__main__":
             print(TokenMixer(96, n_heads=6)(torch.randn(2, 10, 96)).shape)
         """,
-        line=15,
+        line=8,
     ),
     # One head per module, sized by the container (EMBED // N_HEADS), scaled by the input's
     # width: every head's softmax is two times too flat.
@@ -1141,7 +1215,7 @@ INVALID = [
                 super().__init__()
                 inner_dim = dim_head * heads
                 self.heads = heads
-                self.scale = dim ** -0.5
+                self.scale = dim_head ** -0.5
                 self.attend = nn.Softmax(dim=-1)
                 self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
                 self.to_out = nn.Sequential(nn.Linear(inner_dim, dim), nn.Dropout(dropout))
@@ -1149,12 +1223,12 @@ INVALID = [
             def forward(self, x):
                 qkv = self.to_qkv(x).chunk(3, dim=-1)
                 q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
-                dots = torch.matmul(q, k.transpose(-1, -2)) * q.shape[-1] ** -0.5
+                dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
                 attn = self.attend(dots)
                 out = torch.matmul(attn, v)
                 return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
         """,
-        line=19,
+        line=11,
     ),
     # Cross-attention scaled by the query width; the heads come from `view(b, n, heads, -1)`.
     Invalid(
@@ -1354,7 +1428,7 @@ INVALID = [
                 super().__init__()
                 self.n_head = n_head
                 self.d_head = d_model // n_head
-                self.root = math.sqrt(self.d_head)
+                self.root = self.d_head ** -0.5
                 self.qkv = nn.Linear(d_model, 3 * d_model)
                 self.pos = nn.Linear(d_model, d_model, bias=False)
                 self.content_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
@@ -1369,9 +1443,9 @@ INVALID = [
                 p = self.pos(pos_emb).view(b, t, self.n_head, self.d_head).transpose(1, 2)
                 ac = torch.matmul((q + self.content_bias).transpose(1, 2), k.transpose(-2, -1))
                 bd = torch.matmul((q + self.position_bias).transpose(1, 2), p.transpose(-2, -1))
-                logits = (ac + bd) * self.d_head ** -0.5
+                logits = (ac + bd) * self.root
                 return torch.matmul(logits.softmax(dim=-1), v)
         """,
-        line=26,
+        line=11,
     ),
 ]
