@@ -159,8 +159,9 @@ class ModuleAnalysis:
 
     def scale_definition(self, site: SoftmaxSite) -> Optional["ScaleDefinition"]:
         """For scores scaled by one attribute (`* self.scale`) that `__init__` sets once
-        (`self.scale = dim ** -0.5`): where its value is written, which is where a wrong scale is
-        made and mended, and the expressions that hold the head dimension there."""
+        (`self.scale = dim ** -0.5`) and nothing else reads: where its value is written, which is
+        where a scale of the wrong quantity is made and mended, and the expressions that hold
+        the head dimension there."""
         scores = site.input.scores
         function = self.function_of(site)
         if scores is None or function is None or len(scores.scale_steps) != 1:
@@ -176,6 +177,8 @@ class ModuleAnalysis:
             return None
         if _assignments_of_self_attr(cls.node, attr) != 1:
             return None  # set in several places: which one reaches the scores is not shown
+        if _reads_of_self_attr(cls.node, attr) != 1:
+            return None  # read elsewhere too (`self.head_dim` in views): its value is not the scale's alone
         return ScaleDefinition(value.node, _head_dim_names_in_init(init, value.node, scores))
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
@@ -571,6 +574,20 @@ def _self_attrs_assigned(node: cst.CSTNode) -> List[str]:
 
 def _assignments_of_self_attr(cls: cst.ClassDef, attr: str) -> int:
     return _self_attrs_assigned(cls).count(attr)
+
+
+def _reads_of_self_attr(cls: cst.ClassDef, attr: str) -> int:
+    """How many times `self.<attr>` appears in the class other than as an assignment target."""
+    total = 0
+
+    class Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal total
+            if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == attr:
+                total += 1
+
+    cls.visit(Reads())
+    return total - _assignments_of_self_attr(cls, attr)
 
 
 def _head_dim_names_in_init(init: cst.FunctionDef, definition: cst.CSTNode, scores) -> Tuple[str, ...]:

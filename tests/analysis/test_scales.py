@@ -351,3 +351,7 @@ class Attention(nn.Module):
     twice = source.replace("        return (q @", "        self.scale = 1.0\n        return (q @")
     analysis, _ = analyse(twice)
     assert analysis.scale_definition(only_softmax(analysis)) is None
+    # Read elsewhere too: mending its value there would change the other use.
+    shared = source.replace("        return (q @", "        print(self.scale)\n        return (q @")
+    analysis, _ = analyse(shared)
+    assert analysis.scale_definition(only_softmax(analysis)) is None

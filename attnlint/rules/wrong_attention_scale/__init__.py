@@ -52,10 +52,11 @@ class WrongAttentionScale(Rule):
     scale needs retraining. It replaces the factor with the per-head dimension the code already
     names (`self.head_dim`, `d_k`), else the operand's contracted axis (`q.shape[-1]`). It is
     offered when the scores get one factor (`*`, `/`, `*=`, `/=`, `.div(...)`, `torch.mul`, a
-    `baddbmm` alpha): the analysis knows which expression is that factor. A scale kept in an
-    attribute that `__init__` sets once (`self.scale = dim ** -0.5`) is reported, and mended,
-    where it is set (`self.scale = dim_head ** -0.5`), when a name for the per-head dimension is
-    defined there; else the factor where it is applied is replaced. A scale after the softmax
+    `baddbmm` alpha): the analysis knows which expression is that factor. A scale of the wrong
+    quantity kept in an attribute that `__init__` sets once and only the scores read
+    (`self.scale = dim ** -0.5`) is reported, and mended, where it is set (`self.scale =
+    dim_head ** -0.5`), when a name for the per-head dimension is defined there; else the
+    factor where it is applied is replaced. A scale after the softmax
     has no fix.
     """
 
@@ -104,7 +105,9 @@ class WrongAttentionScale(Rule):
                 # the callee (shared by other backends) keeps applying what it is given.
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
-            definition = ctx.analysis.scale_definition(site)
+            # A wrong quantity under the root is made where the attribute is set; a root
+            # multiplied or a missing root is how the scale is applied, at the use.
+            definition = ctx.analysis.scale_definition(site) if verdict.kind == ScaleKind.WRONG_DIMENSION else None
             if definition is not None:
                 # `self.scale = dim ** -0.5` in `__init__`: the wrong value is written there.
                 attr = ctx.code(scores.scale_steps[0].factor)

@@ -1428,7 +1428,7 @@ INVALID = [
                 super().__init__()
                 self.n_head = n_head
                 self.d_head = d_model // n_head
-                self.root = self.d_head ** -0.5
+                self.root = math.sqrt(self.d_head)
                 self.qkv = nn.Linear(d_model, 3 * d_model)
                 self.pos = nn.Linear(d_model, d_model, bias=False)
                 self.content_bias = nn.Parameter(torch.zeros(n_head, self.d_head))
@@ -1443,9 +1443,9 @@ INVALID = [
                 p = self.pos(pos_emb).view(b, t, self.n_head, self.d_head).transpose(1, 2)
                 ac = torch.matmul((q + self.content_bias).transpose(1, 2), k.transpose(-2, -1))
                 bd = torch.matmul((q + self.position_bias).transpose(1, 2), p.transpose(-2, -1))
-                logits = (ac + bd) * self.root
+                logits = (ac + bd) * self.d_head ** -0.5
                 return torch.matmul(logits.softmax(dim=-1), v)
         """,
-        line=11,
+        line=26,
     ),
 ]
