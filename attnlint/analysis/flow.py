@@ -331,19 +331,7 @@ class Evaluator:
         from attnlint.analysis.summaries import informative_binding, merge_into_param
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-        # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
-        body = getattr(self.facts.node, "body", None) if isinstance(self.facts.node, cst.FunctionDef) else None
-        embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
-        # Token ids the function embeds and itself tests against the pad id are a padded batch
-        # (what their padding holds is the pad id, a number it does not show here).
-        padded = embedded & masks.compared_with_pad(body) if embedded else set()
-        negated = masks.negated_names(body) if body is not None else set()
-        # Ranks the body's straight-line code shows (`b, n, d = x.shape` after the product).
-        shown, shown_at_binding = (
-            shapes.ranks_the_body_shows(self.facts.node, [p.name.value for p in every])
-            if isinstance(self.facts.node, cst.FunctionDef)
-            else ({}, {})
-        )
+        embedded, padded, negated, shown, shown_at_binding = self._body_facts(every)
         for param in every:
             name = param.name.value
             if name in ("self", "cls"):
@@ -425,6 +413,32 @@ class Evaluator:
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param
         self.shown_ranks = shown_at_binding
+
+    def _body_facts(self, every) -> tuple:
+        """What the function's text alone shows of its parameters, read once per function and
+        module however many calls are summarised (copies: the caller consumes them)."""
+        node = self.facts.node
+        cache = self.project.body_facts if self.project is not None else None
+        cached = cache.get(id(node)) if cache is not None else None
+        if cached is None or cached[0] is not node:
+            # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
+            body = getattr(node, "body", None) if isinstance(node, cst.FunctionDef) else None
+            embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
+            # Token ids the function embeds and itself tests against the pad id are a padded batch
+            # (what their padding holds is the pad id, a number it does not show here).
+            padded = embedded & masks.compared_with_pad(body) if embedded else set()
+            negated = masks.negated_names(body) if body is not None else set()
+            # Ranks the body's straight-line code shows (`b, n, d = x.shape` after the product).
+            shown, shown_at_binding = (
+                shapes.ranks_the_body_shows(node, [p.name.value for p in every])
+                if isinstance(node, cst.FunctionDef)
+                else ({}, {})
+            )
+            cached = (node, frozenset(embedded), frozenset(padded), frozenset(negated), shown, shown_at_binding)
+            if cache is not None:
+                cache[id(node)] = cached
+        _, embedded, padded, negated, shown, shown_at_binding = cached
+        return set(embedded), set(padded), set(negated), dict(shown), dict(shown_at_binding)
 
     # ------------------------------------------------------------------ statements
     def run(self, body: Sequence[cst.CSTNode]) -> None:

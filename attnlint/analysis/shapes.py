@@ -182,7 +182,9 @@ def _always_run(node: cst.CSTNode):
         return
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return
-    for child in node.children:
+    from attnlint.analysis.names import child_nodes
+
+    for child in child_nodes(node):
         yield from _always_run(child)
 
 
@@ -217,7 +219,9 @@ def _may_leave(node: cst.CSTNode) -> bool:
         return True
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
-    return any(_may_leave(child) for child in node.children)
+    from attnlint.analysis.names import child_nodes
+
+    return any(_may_leave(child) for child in child_nodes(node))
 
 
 def _shape_of_name(node: cst.BaseExpression) -> Optional[str]:

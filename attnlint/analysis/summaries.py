@@ -299,6 +299,8 @@ class Summaries:
         self.definitions = definitions
         self._cache: Dict[tuple, Value] = {}
         self._active: set = set()
+        # What each function's text shows of its parameters (Evaluator._body_facts), by node id.
+        self.body_facts: Dict[int, tuple] = {}
         # Functions imported from other modules of the project: local name -> (their
         # summaries, their name there).
         self.external: Dict[str, Tuple["Summaries", str]] = {}
