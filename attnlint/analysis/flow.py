@@ -1084,6 +1084,12 @@ class Evaluator:
         if isinstance(func, cst.Name):
             if func.value in ("map",) and len(node.args) == 2:
                 return self._map(node)
+            if func.value == "enumerate" and len(node.args) in (1, 2) and not any(a.star for a in node.args):
+                # `for step, batch in enumerate(loader)`: (a position, what iterating yields).
+                iterated = self.eval(node.args[0].value)
+                for extra in node.args[1:]:
+                    self.eval(extra.value)
+                return Value(kind="tuple", each=Value(kind="tuple", elements=(UNKNOWN, self.element_of(iterated))), node=node)
             if func.value == "zip" and node.args and not any(a.star for a in node.args):
                 return self._zip([self.eval(a.value) for a in node.args], node)
             if func.value in ("tuple", "list") and len(node.args) == 1:

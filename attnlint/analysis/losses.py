@@ -629,6 +629,10 @@ def _data_loader(ev, call: Call):
         return Value(kind="tuple", each=batch, node=call.node)
     if isinstance(collate.value, cst.Lambda):
         batch = ev.apply_callable(collate.value, Value(kind="unknown"))
+    elif _collate_factory_call(ev, collate.value) is not None:
+        # `collate_fn=make_collate(vocab)`: the batches are what the closure it returns makes.
+        inner = _collate_factory_call(ev, collate.value)
+        batch = _call_definition(ev, inner, 1)
     elif isinstance(collate.value, cst.Call) or (
         isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
     ):
@@ -638,6 +642,59 @@ def _data_loader(ev, call: Call):
     if batch.kind == "unknown" and not batch.entries:
         return Value(kind="unknown", node=call.node)
     return Value(kind="tuple", each=batch, node=call.node)
+
+
+def returned_closure(definition: cst.FunctionDef) -> Optional[cst.FunctionDef]:
+    """`def make_collate(vocab): def collate(batch): ...; return collate`: the function a factory
+    defines in its body and returns (every `return` of the factory returns it)."""
+    from attnlint.analysis.flow import block_statements
+
+    body = block_statements(definition.body)
+    inner = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    if not inner:
+        return None
+    returned = set()
+
+    class _Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False  # the closure's own returns
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def visit_Return(self, node) -> None:
+            value = node.value
+            returned.add(value.value if isinstance(value, cst.Name) else None)
+
+    for stmt in body:
+        if not isinstance(stmt, cst.FunctionDef):
+            stmt.visit(_Returns())
+    if len(returned) != 1:
+        return None
+    (name,) = returned
+    return inner.get(name) if name is not None else None
+
+
+def _collate_factory_call(ev, node: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+    """`make_collate(vocab)` of a factory function of the module: the closure it returns."""
+    if ev.project is None or not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
+        return None
+    definition = ev.project.definitions.functions.get(node.func.value)
+    if definition is None or node.func.value in ev.env:
+        return None
+    return returned_closure(definition)
+
+
+def _call_definition(ev, definition: cst.FunctionDef, count: int) -> Value:
+    """A function of the module called with `count` unknown arguments (its free names unknown)."""
+    args = [cst.Arg(value=cst.Name("_")) for _ in range(count)]
+    values = [Value(kind="unknown") for _ in range(count)]
+    fake = cst.Call(func=cst.Name(definition.name.value), args=args)
+    result = ev.project.call(ev, fake, definition.name.value, values, False, target=(None, definition))
+    return result if result is not None else Value(kind="unknown")
 
 
 def _called_instance(ev, instance: Value, node: cst.Call, method: str = "__call__") -> Value:
@@ -704,9 +761,14 @@ def module_collate_batch(ev) -> Optional[Value]:
 
     candidates = [(None, name, node) for name, node in definitions.functions.items() if collates(name)]
     candidates += [(owner, name, node) for (owner, name), node in definitions.methods.items() if collates(name)]
+    if not candidates:
+        return _module_dataset_batch(ev, definitions)
     if len(candidates) != 1:
         return None
     ((owner, name, definition),) = candidates
+    if owner is None and returned_closure(definition) is not None:
+        definition = returned_closure(definition)  # `def make_collate(vocab)`: its closure collates
+        name = definition.name.value
     positional = list(definition.params.posonly_params) + list(definition.params.params)
     if owner is not None:
         positional = positional[1:]  # self
@@ -719,6 +781,30 @@ def module_collate_batch(ev) -> Optional[Value]:
     target = (owner, definition)
     batch = summaries.call(ev, cst.Call(func=func, args=args), name, values, owner is not None, target=target)
     if batch is None or not _holds_padding(batch):
+        return None
+    return batch
+
+
+def _module_dataset_batch(ev, definitions) -> Optional[Value]:
+    """With no collate function in the module, a loader handed in stacks the samples of the
+    module's one dataset class (a `Dataset` subclass defining `__getitem__`) with torch's
+    default collate; nowhere in the module is a loader given another `collate_fn`."""
+    from attnlint.analysis.flow import walk_nodes
+
+    datasets = [
+        name
+        for name in definitions.classes
+        if "Dataset" in definitions.bases.get(name, ()) and (name, "__getitem__") in definitions.methods
+    ]
+    if len(datasets) != 1:
+        return None
+    module = ev.project.analysis.module
+    for node in walk_nodes(module):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "collate_fn":
+            return None  # some loader here collates its own way
+    sample = _called_instance(ev, Value(kind="module", module_type=datasets[0], user_class=True), None, "__getitem__")
+    batch = _default_collated(sample)
+    if not _holds_padding(batch):
         return None
     return batch
 

@@ -688,3 +688,71 @@ def test_a_loss_module_keeps_the_ignore_index_read_where_it_was_built():
     )
     (site,) = analysis.sites("loss_sites")
     assert site.ignore_index == -7  # `cfg` is __init__'s, not in scope in forward
+
+
+def test_enumerate_yields_positions_and_the_items_of_what_it_enumerates():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(rows, logits):
+            batches = [pad_sequence(rows, batch_first=True)]
+            for step, targets in enumerate(batches, 1):
+                F.cross_entropy(logits, targets)
+        """
+    )
+    assert _loss(analysis).targets.padding.value == 0.0
+
+
+def test_a_loader_handed_in_stacks_the_module_dataset_samples_when_no_collate_is_written():
+    source = """
+        import torch
+        import torch.nn.functional as F
+
+        class Rows(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                row = self.rows[i]
+                return torch.tensor(row + [5] * (self.width - len(row)))
+
+        def fit(net, loader):
+            for targets in loader:
+                F.cross_entropy(net(targets), targets)
+        """
+    analysis, _ = analyse(source)
+    assert _loss(analysis).targets.padding.value == 5.0
+    # A loader somewhere in the module with its own collate_fn: not followed.
+    analysis, _ = analyse(source + "\n        other = DataLoader(ds, collate_fn=merge)\n")
+    assert not _loss(analysis).targets.padded
+
+
+def test_a_collate_factory_gives_the_batches_of_the_closure_it_returns():
+    from attnlint.analysis.losses import returned_closure
+    import libcst as cst
+
+    analysis, module = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def make_collate(vocab):
+            def collate(batch):
+                return pad_sequence(batch, batch_first=True, padding_value=7)
+            return collate
+
+        def not_a_factory(flag):
+            def inner(batch):
+                return batch
+            if flag:
+                return inner
+            return None
+
+        def evaluate(net, val_loader):
+            for targets in val_loader:
+                F.cross_entropy(net(targets), targets)
+        """
+    )
+    assert _loss(analysis).targets.padding.value == 7.0
+    defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    assert returned_closure(defs["make_collate"]).name.value == "collate"
+    assert returned_closure(defs["not_a_factory"]) is None  # it may return None

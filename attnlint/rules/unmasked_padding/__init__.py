@@ -222,6 +222,40 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # The same collate factory, and the encoder masks the padding.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def batching(encode):
+                def collate(rows):
+                    ids = [torch.tensor(encode(text)) for text, _ in rows]
+                    return pad_sequence(ids, batch_first=True), torch.tensor([y for _, y in rows])
+                return collate
+
+
+            class Sentiment(nn.Module):
+                def __init__(self, vocab, width=64):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=0)
+                    block = nn.TransformerEncoderLayer(width, 4, batch_first=True)
+                    self.body = nn.TransformerEncoder(block, 2)
+                    self.head = nn.Linear(width, 2)
+
+                def forward(self, ids):
+                    h = self.body(self.embed(ids), src_key_padding_mask=ids == 0)
+                    return self.head(h[:, 0])
+
+
+            def fit(model, rows, encode):
+                for ids, y in DataLoader(rows, batch_size=32, collate_fn=batching(encode)):
+                    nn.functional.cross_entropy(model(ids), y).backward()
+            """
+        ),
         # The mask goes to the submodule positionally (a name that says nothing of masks).
         Valid(
             """
@@ -1104,6 +1138,42 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # The batches come from the closure a collate factory returns (padded with 0), reach the
+        # model handed in, and its encoder gets no src_key_padding_mask: the lengths only pool.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def batching(encode):
+                def collate(rows):
+                    ids = [torch.tensor(encode(text)) for text, _ in rows]
+                    sizes = torch.tensor([len(i) for i in ids])
+                    return pad_sequence(ids, batch_first=True), sizes, torch.tensor([y for _, y in rows])
+                return collate
+
+
+            class Sentiment(nn.Module):
+                def __init__(self, vocab, width=64):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=0)
+                    block = nn.TransformerEncoderLayer(width, 4, batch_first=True)
+                    self.body = nn.TransformerEncoder(block, 2)
+                    self.head = nn.Linear(width, 2)
+
+                def forward(self, ids, sizes):
+                    h = self.body(self.embed(ids))
+                    return self.head(h.sum(1) / sizes[:, None])
+
+
+            def fit(model, rows, encode):
+                for ids, sizes, y in DataLoader(rows, batch_size=32, collate_fn=batching(encode)):
+                    nn.functional.cross_entropy(model(ids, sizes), y).backward()
+            """,
+        ),
         # Hand-written attention over an embedded pad_sequence batch, no mask.
         Invalid(
             """
