@@ -1178,6 +1178,10 @@ class Evaluator:
             if result is not None:
                 return result
         values = self.args(node)
+        if method == "get" and values and values[0].text is not None and receiver.vocabulary is not None:
+            known = receiver.vocabulary.id_of(values[0].text)
+            if known is not None:  # `stoi.get("<pad>", unk)`: the key is there, the default unused
+                return Value(kind="scalar", int_value=known, node=node, token_id=True)
         if receiver.entries:
             if method == "get" and values and values[0].text is not None and receiver.entry(values[0].text):
                 return receiver.entry(values[0].text)  # `batch.get("labels")`

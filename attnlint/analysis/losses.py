@@ -143,7 +143,56 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
     field = encoding_field(base, key.text, node)
     if field is not None:
         return field
-    return token_id_value(vocabulary_of(base), key, node)
+    vocabulary = vocabulary_of(base)
+    if vocabulary is None:
+        looked_up = class_vocabulary_lookup(ev, base, node.value, key, node)
+        if looked_up is not None:
+            return looked_up
+    return token_id_value(vocabulary, key, node)
+
+
+def class_vocabulary_lookup(ev, base: Value, base_node, key: Value, node) -> Optional[Value]:
+    """`vocab["<pad>"]` on a vocabulary class of the module: the id its `__getitem__` returns
+    for the key (`return self.stoi.get(tok, unk)` over `{t: i for i, t in enumerate(itos)}`).
+    An instance built here is its class; a name handed in whose value the analysis cannot see
+    (a parameter, a closure's free name) is the module's one class whose `__getitem__` maps
+    this key to an id, the way a method name defined by one class names it
+    (Summaries.unique_method). Datasets define `__getitem__` too: they index samples, not
+    tokens, and are never taken for a vocabulary."""
+    summaries = ev.project
+    if summaries is None or key.text is None:
+        return None
+    definitions = summaries.definitions
+    if base.kind == "module" and base.user_class:
+        owners = [base.module_type]
+    elif (
+        isinstance(base_node, cst.Name)
+        and not base.entries
+        and base.rank is None
+        and (
+            # A parameter as it came in (parameters start as tensors of unknown rank; a string
+            # key says it is none), or a name this scope never bound (a closure's free name).
+            (base.kind in ("unknown", "tensor") and base.param == base_node.value)
+            or (base.kind == "unknown" and base_node.value not in ev.env)
+        )
+    ):
+        owners = [
+            name
+            for name in definitions.classes
+            if (name, "__getitem__") in definitions.methods and "Dataset" not in definitions.bases.get(name, ())
+        ]
+        if len(owners) != 1:
+            return None
+    else:
+        return None
+    target = definitions.method(owners[0], "__getitem__")
+    if target is None:
+        return None
+    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name("__getitem__")), args=[cst.Arg(value=cst.Name("_"))])
+    result = summaries.call(ev, fake, "__getitem__", [Value(kind="scalar", text=key.text)], True, target=target)
+    if result is None or result.int_value is None or result.kind != "scalar":
+        return None
+    return Value(kind="scalar", int_value=result.int_value, node=node, token_id=True)
 
 
 @handlers.method("index", "convert_tokens_to_ids", "token_to_id", "piece_to_id")

@@ -756,3 +756,46 @@ def test_a_collate_factory_gives_the_batches_of_the_closure_it_returns():
     defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
     assert returned_closure(defs["make_collate"]).name.value == "collate"
     assert returned_closure(defs["not_a_factory"]) is None  # it may return None
+
+
+def test_a_lookup_in_the_module_vocabulary_class_reads_its_getitem():
+    source = """
+        import torch
+
+        SPECIALS = ["<unk>", "<pad>"]
+
+        class Vocab:
+            def __init__(self, words):
+                self.itos = list(SPECIALS) + sorted(words)
+                self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+            def __getitem__(self, word):
+                return self.stoi.get(word, self.stoi["<unk>"])
+
+        class Clips(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                return self.items[i]
+
+        built = Vocab(["a"])
+        built_pad = built["<pad>"]
+
+        def handed_in(vocab):
+            pad = vocab["<pad>"]
+            return pad
+
+        def factory(vocab):
+            def inner(batch):
+                free = vocab["<pad>"]
+                return free
+            return inner
+        """
+    analysis, _ = analyse(source)
+    for fn, name in (("<module>", "built_pad"), ("handed_in", "pad"), ("inner", "free")):
+        value = env(analysis, fn, name)
+        # The dataset's __getitem__ indexes samples: not taken for a second vocabulary.
+        assert value.int_value == 1 and value.token_id, (fn, name)
+    # A second class that looks keys up: a vocabulary handed in may be either one.
+    analysis, _ = analyse(source + "\n        class Tags:\n            def __getitem__(self, t):\n                return 0\n")
+    assert env(analysis, "handed_in", "pad").int_value is None
+    assert env(analysis, "handed_in", "pad").token_id
+    assert env(analysis, "<module>", "built_pad").int_value == 1  # an instance is its class

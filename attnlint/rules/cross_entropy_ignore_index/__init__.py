@@ -117,6 +117,73 @@ class CrossEntropyIgnoreIndex(Rule):
             )
 
     VALID = [
+        # The vocabulary class puts "<pad>" at 2, and the loss ignores 2.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=2)
+            """
+        ),
+        # Two classes here look tokens up: which one is handed in is unknown, and a token id of
+        # unknown number may be 0.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            class Labels:
+                def __init__(self, names):
+                    self.names = list(names)
+
+                def __getitem__(self, name):
+                    return self.names.index(name)
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=0)
+            """
+        ),
         # The module's one dataset pads its targets with -100: a loader handed in stacks them.
         Valid(
             """
@@ -2629,6 +2696,62 @@ class CrossEntropyIgnoreIndex(Rule):
                 ce = nn.CrossEntropyLoss(ignore_index=BLANK)
                 for xs, ys in DataLoader(pairs, batch_size=8, collate_fn=make_batcher(tokenize)):
                     ce(net(xs).flatten(0, 1), ys.flatten()).backward()
+            """,
+        ),
+        # A vocabulary handed in: the module's one vocabulary class says "<pad>" is id 2
+        # (its lookup reads the position in the specials), and the loss ignores 0 (`<s>`).
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=0)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=2)
             """,
         ),
     ]
