@@ -799,3 +799,27 @@ def test_a_lookup_in_the_module_vocabulary_class_reads_its_getitem():
     assert env(analysis, "handed_in", "pad").int_value is None
     assert env(analysis, "handed_in", "pad").token_id
     assert env(analysis, "<module>", "built_pad").int_value == 1  # an instance is its class
+
+
+def test_softmax_weights_multiplied_into_activations_and_summed_weigh_values():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def pool(self, h):
+            w = torch.softmax(self.score(h), dim=1)
+            return (h * w).sum(1)
+
+        def gate(self, h):
+            w = torch.softmax(self.score(h), dim=1)
+            return h * w
+
+        def product(self, x):
+            w = torch.softmax(self.score(x), dim=-1)
+            return torch.sum(torch.tanh(x) * w, dim=-1)
+        """
+    )
+    weighs = {f.name: [s.weighs_values for s in f.softmax_sites] for f in analysis.functions}
+    assert weighs["pool"] == [True]
+    assert weighs["gate"] == [False]  # `h` may be a number and nothing sums the product
+    assert weighs["product"] == [True]  # a tensor of activations times the weights
