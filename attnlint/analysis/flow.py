@@ -1084,6 +1084,10 @@ class Evaluator:
         if isinstance(func, cst.Name):
             if func.value in ("map",) and len(node.args) == 2:
                 return self._map(node)
+            if func.value in ("iter", "next") and len(node.args) == 1 and not node.args[0].star:
+                # `next(iter(loader))`: one batch of the loader; `iter(x)` iterates as x does.
+                iterated = self.eval(node.args[0].value)
+                return iterated if func.value == "iter" else self.element_of(iterated).with_(node=node)
             if func.value == "enumerate" and len(node.args) in (1, 2) and not any(a.star for a in node.args):
                 # `for step, batch in enumerate(loader)`: (a position, what iterating yields).
                 iterated = self.eval(node.args[0].value)

@@ -746,6 +746,16 @@ def _call_definition(ev, definition: cst.FunctionDef, count: int) -> Value:
     return result if result is not None else Value(kind="unknown")
 
 
+@handlers.function("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm")
+def _progress_bar(ev, call: Call):
+    """`for batch in tqdm(loader, desc="train")`: a progress bar yields what it wraps."""
+    values = ev.args(call.node)
+    first = call.node.args[0] if call.node.args else None
+    if first is None or first.keyword is not None or first.star:
+        return None
+    return values[0]
+
+
 def _called_instance(ev, instance: Value, node: cst.Call, method: str = "__call__") -> Value:
     """`DataLoader(ds, collate_fn=Collator(cfg))`: a batch is what the class's `__call__`
     returns for the list of samples (`__getitem__`: one sample of a dataset of the checked code)."""

@@ -823,3 +823,25 @@ def test_softmax_weights_multiplied_into_activations_and_summed_weigh_values():
     assert weighs["pool"] == [True]
     assert weighs["gate"] == [False]  # `h` may be a number and nothing sums the product
     assert weighs["product"] == [True]  # a tensor of activations times the weights
+
+
+def test_progress_bars_and_next_of_iter_yield_the_loader_batches():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+        from tqdm import tqdm
+
+        def f(net, rows, params):
+            batches = [pad_sequence(rows, batch_first=True)]
+            for targets in tqdm(batches):
+                F.cross_entropy(net(targets), targets)
+            first = next(iter(batches))
+            weight = next(params)
+            return first
+        """
+    )
+    sites = analysis.sites("loss_sites")
+    assert [s.targets.padding.value for s in sites] == [0.0]
+    assert env(analysis, "f", "first").padding.value == 0.0
+    assert not env(analysis, "f", "weight").padded

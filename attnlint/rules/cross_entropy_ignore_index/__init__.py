@@ -2754,6 +2754,47 @@ class CrossEntropyIgnoreIndex(Rule):
                 return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=2)
             """,
         ),
+        # A progress bar yields what it wraps, and `next(iter(loader))` is one batch.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+            from tqdm.auto import tqdm
+
+
+            def pad_batch(rows):
+                return pad_sequence([r[:-1] for r in rows], batch_first=True), pad_sequence([r[1:] for r in rows], batch_first=True)
+
+
+            def train(lm, corpus, opt):
+                batches = DataLoader(corpus, batch_size=8, collate_fn=pad_batch)
+                probe_x, probe_y = next(iter(batches))
+                print(F.cross_entropy(lm(probe_x).transpose(1, 2), probe_y).item())
+                for x, y in tqdm(batches, desc="train"):
+                    F.cross_entropy(lm(x).transpose(1, 2), y).backward()
+                    opt.step()
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+            from tqdm.auto import tqdm
+
+
+            def pad_batch(rows):
+                return pad_sequence([r[:-1] for r in rows], batch_first=True), pad_sequence([r[1:] for r in rows], batch_first=True)
+
+
+            def train(lm, corpus, opt):
+                batches = DataLoader(corpus, batch_size=8, collate_fn=pad_batch)
+                probe_x, probe_y = next(iter(batches))
+                print(F.cross_entropy(lm(probe_x).transpose(1, 2), probe_y, ignore_index=0).item())
+                for x, y in tqdm(batches, desc="train"):
+                    F.cross_entropy(lm(x).transpose(1, 2), y, ignore_index=0).backward()
+                    opt.step()
+            """,
+        ),
     ]
 
 def _number(value) -> str:
