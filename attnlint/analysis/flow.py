@@ -1187,6 +1187,14 @@ class Evaluator:
             if known is not None:  # `stoi.get("<pad>", unk)`: the key is there, the default unused
                 return Value(kind="scalar", int_value=known, node=node, token_id=True)
         if receiver.entries:
+            popped = receiver.entry(values[0].text) if method == "pop" and len(values) == 1 and values[0].text else None
+            if popped is not None and owner_name(receiver_node) in self.env:
+                # `labels = batch.pop("labels")`: the entry, which the dict no longer holds.
+                key = values[0].text
+                self.env[owner_name(receiver_node)] = receiver.with_(
+                    entries=tuple((k, v) for k, v in receiver.entries if k != key)
+                )
+                return popped
             if method == "get" and values and values[0].text is not None and receiver.entry(values[0].text):
                 return receiver.entry(values[0].text)  # `batch.get("labels")`
             if method not in ("get", "items", "keys", "values", "copy") and owner_name(receiver_node) in self.env:
@@ -1215,6 +1223,11 @@ class Evaluator:
 
         base = target.value
         owner = owner_name(base)
+        held = self.env.get(owner) if owner is not None else None
+        if held is not None and not held.entries and losses.is_encoding(held) and key_of(target) is not None:
+            # `enc["labels"] = dec["input_ids"]` on a tokenizer's encoding: a field it now has.
+            self.env[owner] = held.with_entry(key_of(target), value)
+            return True
         if owner is not None and self.env.get(owner) is not None and self.env[owner].entries:
             key = key_of(target)
             if key is None:

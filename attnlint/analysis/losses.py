@@ -317,6 +317,11 @@ def tokenizer_call(ev, node: cst.Call) -> Optional[Value]:
     return Value(kind="unknown", node=node, padding=Padding(value=None, node=pad_id, token_id=True))
 
 
+def is_encoding(value: Value) -> bool:
+    """A padding tokenizer's encoding (`tokenizer(texts, padding=True)`)."""
+    return value.kind == "unknown" and value.padded and isinstance(value.node, cst.Call)
+
+
 def encoding_field(receiver: Value, field: Optional[str], node) -> Optional[Value]:
     """`enc["input_ids"]`, `enc.input_ids` of a padding tokenizer's encoding."""
     if receiver.kind != "unknown" or not receiver.padded or field not in _ID_FIELDS:

@@ -845,3 +845,22 @@ def test_progress_bars_and_next_of_iter_yield_the_loader_batches():
     assert [s.targets.padding.value for s in sites] == [0.0]
     assert env(analysis, "f", "first").padding.value == 0.0
     assert not env(analysis, "f", "weight").padded
+
+
+def test_a_field_stored_into_an_encoding_and_popped_off_it():
+    analysis, _ = analyse(
+        """
+        def collate(tokenizer, rows, other):
+            enc = tokenizer(rows, padding=True, return_tensors="pt")
+            dec = tokenizer(rows, padding=True, return_tensors="pt")
+            enc["labels"] = dec["input_ids"]
+            labels = enc.pop("labels")
+            gone = enc.get("labels")
+            plain = {}
+            plain["x"] = other
+            return labels
+        """
+    )
+    assert env(analysis, "collate", "labels").padding.token_id
+    assert not env(analysis, "collate", "enc").entries  # popped
+    assert not env(analysis, "collate", "gone").padded

@@ -117,6 +117,42 @@ class CrossEntropyIgnoreIndex(Rule):
             )
 
     VALID = [
+        # The labels stored into the encoding are rewritten to -100 at the pad id first.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.utils.data import DataLoader
+
+
+            class PairCollator:
+                def __init__(self, tokenizer):
+                    self.tokenizer = tokenizer
+
+                def __call__(self, rows):
+                    enc = self.tokenizer([r["q"] for r in rows], padding=True, return_tensors="pt")
+                    out = self.tokenizer([r["a"] for r in rows], padding=True, return_tensors="pt")
+                    labels = out["input_ids"]
+                    labels[labels == self.tokenizer.pad_token_id] = -100
+                    enc["labels"] = labels
+                    return enc
+
+
+            class Loop:
+                def __init__(self, net, tokenizer):
+                    self.net = net
+                    self.tokenizer = tokenizer
+                    self.ce = nn.CrossEntropyLoss()
+
+                def loss(self, batch):
+                    labels = batch.pop("labels")
+                    logits = self.net(**batch).logits
+                    return self.ce(logits.flatten(0, 1), labels.flatten())
+
+                def run(self, rows):
+                    for batch in DataLoader(rows, batch_size=4, collate_fn=PairCollator(self.tokenizer)):
+                        self.loss(batch).backward()
+            """
+        ),
         # The vocabulary class puts "<pad>" at 2, and the loss ignores 2.
         Valid(
             """
@@ -2793,6 +2829,40 @@ class CrossEntropyIgnoreIndex(Rule):
                 for x, y in tqdm(batches, desc="train"):
                     F.cross_entropy(lm(x).transpose(1, 2), y, ignore_index=0).backward()
                     opt.step()
+            """,
+        ),
+        # A field stored into a tokenizer's encoding, popped off the batch before the loss.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.utils.data import DataLoader
+
+
+            class PairCollator:
+                def __init__(self, tokenizer):
+                    self.tokenizer = tokenizer
+
+                def __call__(self, rows):
+                    enc = self.tokenizer([r["q"] for r in rows], padding=True, return_tensors="pt")
+                    out = self.tokenizer([r["a"] for r in rows], padding=True, return_tensors="pt")
+                    enc["labels"] = out["input_ids"]
+                    return enc
+
+
+            class Loop:
+                def __init__(self, net, tokenizer):
+                    self.net = net
+                    self.tokenizer = tokenizer
+                    self.ce = nn.CrossEntropyLoss()
+
+                def loss(self, batch):
+                    labels = batch.pop("labels")
+                    logits = self.net(**batch).logits
+                    return self.ce(logits.flatten(0, 1), labels.flatten())
+
+                def run(self, rows):
+                    for batch in DataLoader(rows, batch_size=4, collate_fn=PairCollator(self.tokenizer)):
+                        self.loss(batch).backward()
             """,
         ),
     ]
