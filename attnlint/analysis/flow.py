@@ -1101,6 +1101,16 @@ class Evaluator:
         if isinstance(func, cst.Name):
             if func.value in ("map",) and len(node.args) == 2:
                 return self._map(node)
+            if func.value in ("iter", "next") and len(node.args) == 1 and not node.args[0].star:
+                # `next(iter(loader))`: one batch of the loader; `iter(x)` iterates as x does.
+                iterated = self.eval(node.args[0].value)
+                return iterated if func.value == "iter" else self.element_of(iterated).with_(node=node)
+            if func.value == "enumerate" and len(node.args) in (1, 2) and not any(a.star for a in node.args):
+                # `for step, batch in enumerate(loader)`: (a position, what iterating yields).
+                iterated = self.eval(node.args[0].value)
+                for extra in node.args[1:]:
+                    self.eval(extra.value)
+                return Value(kind="tuple", each=Value(kind="tuple", elements=(UNKNOWN, self.element_of(iterated))), node=node)
             if func.value == "zip" and node.args and not any(a.star for a in node.args):
                 return self._zip([self.eval(a.value) for a in node.args], node)
             if func.value in ("tuple", "list") and len(node.args) == 1:
@@ -1191,7 +1201,19 @@ class Evaluator:
             if result is not None:
                 return result
         values = self.args(node)
+        if method == "get" and values and values[0].text is not None and receiver.vocabulary is not None:
+            known = receiver.vocabulary.id_of(values[0].text)
+            if known is not None:  # `stoi.get("<pad>", unk)`: the key is there, the default unused
+                return Value(kind="scalar", int_value=known, node=node, token_id=True)
         if receiver.entries:
+            popped = receiver.entry(values[0].text) if method == "pop" and len(values) == 1 and values[0].text else None
+            if popped is not None and owner_name(receiver_node) in self.env:
+                # `labels = batch.pop("labels")`: the entry, which the dict no longer holds.
+                key = values[0].text
+                self.env[owner_name(receiver_node)] = receiver.with_(
+                    entries=tuple((k, v) for k, v in receiver.entries if k != key)
+                )
+                return popped
             if method == "get" and values and values[0].text is not None and receiver.entry(values[0].text):
                 return receiver.entry(values[0].text)  # `batch.get("labels")`
             if method not in ("get", "items", "keys", "values", "copy") and owner_name(receiver_node) in self.env:
@@ -1220,6 +1242,11 @@ class Evaluator:
 
         base = target.value
         owner = owner_name(base)
+        held = self.env.get(owner) if owner is not None else None
+        if held is not None and not held.entries and losses.is_encoding(held) and key_of(target) is not None:
+            # `enc["labels"] = dec["input_ids"]` on a tokenizer's encoding: a field it now has.
+            self.env[owner] = held.with_entry(key_of(target), value)
+            return True
         if owner is not None and self.env.get(owner) is not None and self.env[owner].entries:
             key = key_of(target)
             if key is None:

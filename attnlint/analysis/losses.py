@@ -143,7 +143,56 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
     field = encoding_field(base, key.text, node)
     if field is not None:
         return field
-    return token_id_value(vocabulary_of(base), key, node)
+    vocabulary = vocabulary_of(base)
+    if vocabulary is None:
+        looked_up = class_vocabulary_lookup(ev, base, node.value, key, node)
+        if looked_up is not None:
+            return looked_up
+    return token_id_value(vocabulary, key, node)
+
+
+def class_vocabulary_lookup(ev, base: Value, base_node, key: Value, node) -> Optional[Value]:
+    """`vocab["<pad>"]` on a vocabulary class of the module: the id its `__getitem__` returns
+    for the key (`return self.stoi.get(tok, unk)` over `{t: i for i, t in enumerate(itos)}`).
+    An instance built here is its class; a name handed in whose value the analysis cannot see
+    (a parameter, a closure's free name) is the module's one class whose `__getitem__` maps
+    this key to an id, the way a method name defined by one class names it
+    (Summaries.unique_method). Datasets define `__getitem__` too: they index samples, not
+    tokens, and are never taken for a vocabulary."""
+    summaries = ev.project
+    if summaries is None or key.text is None:
+        return None
+    definitions = summaries.definitions
+    if base.kind == "module" and base.user_class:
+        owners = [base.module_type]
+    elif (
+        isinstance(base_node, cst.Name)
+        and not base.entries
+        and base.rank is None
+        and (
+            # A parameter as it came in (parameters start as tensors of unknown rank; a string
+            # key says it is none), or a name this scope never bound (a closure's free name).
+            (base.kind in ("unknown", "tensor") and base.param == base_node.value)
+            or (base.kind == "unknown" and base_node.value not in ev.env)
+        )
+    ):
+        owners = [
+            name
+            for name in definitions.classes
+            if (name, "__getitem__") in definitions.methods and "Dataset" not in definitions.bases.get(name, ())
+        ]
+        if len(owners) != 1:
+            return None
+    else:
+        return None
+    target = definitions.method(owners[0], "__getitem__")
+    if target is None:
+        return None
+    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name("__getitem__")), args=[cst.Arg(value=cst.Name("_"))])
+    result = summaries.call(ev, fake, "__getitem__", [Value(kind="scalar", text=key.text)], True, target=target)
+    if result is None or result.int_value is None or result.kind != "scalar":
+        return None
+    return Value(kind="scalar", int_value=result.int_value, node=node, token_id=True)
 
 
 @handlers.method("index", "convert_tokens_to_ids", "token_to_id", "piece_to_id")
@@ -266,6 +315,11 @@ def tokenizer_call(ev, node: cst.Call) -> Optional[Value]:
     ev.args(node)
     pad_id = cst.Attribute(value=owner, attr=cst.Name("pad_token_id"))
     return Value(kind="unknown", node=node, padding=Padding(value=None, node=pad_id, token_id=True))
+
+
+def is_encoding(value: Value) -> bool:
+    """A padding tokenizer's encoding (`tokenizer(texts, padding=True)`)."""
+    return value.kind == "unknown" and value.padded and isinstance(value.node, cst.Call)
 
 
 def encoding_field(receiver: Value, field: Optional[str], node) -> Optional[Value]:
@@ -629,6 +683,10 @@ def _data_loader(ev, call: Call):
         return Value(kind="tuple", each=batch, node=call.node)
     if isinstance(collate.value, cst.Lambda):
         batch = ev.apply_callable(collate.value, Value(kind="unknown"))
+    elif _collate_factory_call(ev, collate.value) is not None:
+        # `collate_fn=make_collate(vocab)`: the batches are what the closure it returns makes.
+        inner = _collate_factory_call(ev, collate.value)
+        batch = _call_definition(ev, inner, 1)
     elif isinstance(collate.value, cst.Call) or (
         isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
     ):
@@ -638,6 +696,69 @@ def _data_loader(ev, call: Call):
     if batch.kind == "unknown" and not batch.entries:
         return Value(kind="unknown", node=call.node)
     return Value(kind="tuple", each=batch, node=call.node)
+
+
+def returned_closure(definition: cst.FunctionDef) -> Optional[cst.FunctionDef]:
+    """`def make_collate(vocab): def collate(batch): ...; return collate`: the function a factory
+    defines in its body and returns (every `return` of the factory returns it)."""
+    from attnlint.analysis.flow import block_statements
+
+    body = block_statements(definition.body)
+    inner = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    if not inner:
+        return None
+    returned = set()
+
+    class _Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False  # the closure's own returns
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def visit_Return(self, node) -> None:
+            value = node.value
+            returned.add(value.value if isinstance(value, cst.Name) else None)
+
+    for stmt in body:
+        if not isinstance(stmt, cst.FunctionDef):
+            stmt.visit(_Returns())
+    if len(returned) != 1:
+        return None
+    (name,) = returned
+    return inner.get(name) if name is not None else None
+
+
+def _collate_factory_call(ev, node: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+    """`make_collate(vocab)` of a factory function of the module: the closure it returns."""
+    if ev.project is None or not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
+        return None
+    definition = ev.project.definitions.functions.get(node.func.value)
+    if definition is None or node.func.value in ev.env:
+        return None
+    return returned_closure(definition)
+
+
+def _call_definition(ev, definition: cst.FunctionDef, count: int) -> Value:
+    """A function of the module called with `count` unknown arguments (its free names unknown)."""
+    args = [cst.Arg(value=cst.Name("_")) for _ in range(count)]
+    values = [Value(kind="unknown") for _ in range(count)]
+    fake = cst.Call(func=cst.Name(definition.name.value), args=args)
+    result = ev.project.call(ev, fake, definition.name.value, values, False, target=(None, definition))
+    return result if result is not None else Value(kind="unknown")
+
+
+@handlers.function("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm")
+def _progress_bar(ev, call: Call):
+    """`for batch in tqdm(loader, desc="train")`: a progress bar yields what it wraps."""
+    values = ev.args(call.node)
+    first = call.node.args[0] if call.node.args else None
+    if first is None or first.keyword is not None or first.star:
+        return None
+    return values[0]
 
 
 def _called_instance(ev, instance: Value, node: cst.Call, method: str = "__call__") -> Value:
@@ -704,9 +825,14 @@ def module_collate_batch(ev) -> Optional[Value]:
 
     candidates = [(None, name, node) for name, node in definitions.functions.items() if collates(name)]
     candidates += [(owner, name, node) for (owner, name), node in definitions.methods.items() if collates(name)]
+    if not candidates:
+        return _module_dataset_batch(ev, definitions)
     if len(candidates) != 1:
         return None
     ((owner, name, definition),) = candidates
+    if owner is None and returned_closure(definition) is not None:
+        definition = returned_closure(definition)  # `def make_collate(vocab)`: its closure collates
+        name = definition.name.value
     positional = list(definition.params.posonly_params) + list(definition.params.params)
     if owner is not None:
         positional = positional[1:]  # self
@@ -719,6 +845,30 @@ def module_collate_batch(ev) -> Optional[Value]:
     target = (owner, definition)
     batch = summaries.call(ev, cst.Call(func=func, args=args), name, values, owner is not None, target=target)
     if batch is None or not _holds_padding(batch):
+        return None
+    return batch
+
+
+def _module_dataset_batch(ev, definitions) -> Optional[Value]:
+    """With no collate function in the module, a loader handed in stacks the samples of the
+    module's one dataset class (a `Dataset` subclass defining `__getitem__`) with torch's
+    default collate; nowhere in the module is a loader given another `collate_fn`."""
+    from attnlint.analysis.flow import walk_nodes
+
+    datasets = [
+        name
+        for name in definitions.classes
+        if "Dataset" in definitions.bases.get(name, ()) and (name, "__getitem__") in definitions.methods
+    ]
+    if len(datasets) != 1:
+        return None
+    module = ev.project.analysis.module
+    for node in walk_nodes(module):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "collate_fn":
+            return None  # some loader here collates its own way
+    sample = _called_instance(ev, Value(kind="module", module_type=datasets[0], user_class=True), None, "__getitem__")
+    batch = _default_collated(sample)
+    if not _holds_padding(batch):
         return None
     return batch
 

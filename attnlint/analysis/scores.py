@@ -60,6 +60,7 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         from attnlint.analysis import losses
 
         return losses.repeated_list(ev, left if left.kind == "tuple" else right, node)
+    weighted_by = None
     if isinstance(op, (cst.Multiply, cst.Divide)):
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node, sym=sym)
@@ -99,13 +100,35 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
                 tensor.softmax.scaled_after.append((node, factor))
             elif isinstance(op, cst.Divide) and tensor.softmax is not None:
                 tensor.softmax.renormalized = True  # `w / w.sum(...)`: normalised again
+        if isinstance(op, cst.Multiply):
+            for weights, values in ((left, right), (right, left)):
+                if (
+                    weights.weights_of is not None
+                    # Softmax of a learned parameter: mixing coefficients (a scalar mix of
+                    # layers), the same for every input, not attention over its positions.
+                    and not weights.weights_of.input.is_parameter
+                    and values.weights_of is None
+                    and values.kind == "tensor"
+                    and not values.is_parameter
+                    and values.mask is None
+                ):
+                    if numberish(values):
+                        # `h * w` of a parameter that may be a number: only a sum of the
+                        # product (`(h * w).sum(1)`) says it weighs values.
+                        weighted_by = weights.weights_of
+                    else:
+                        # `x * w` of activations and softmax weights (attentive pooling,
+                        # `torch.sum(x * w, dim=2)`): the weights weigh the values.
+                        weights.weights_of.uses.weigh_values = True
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
         # The product is not the operand: whatever size the operand stood for, it no longer does.
         factor_node = node.right if tensor is left else node.left
         divides = isinstance(op, cst.Divide)
-        result = scaled(tensor, factor, node, written, factor_node, divides).with_(node=node, sym=None)
+        result = scaled(tensor, factor, node, written, factor_node, divides).with_(
+            node=node, sym=None, weighted_by=weighted_by
+        )
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result
@@ -971,3 +994,13 @@ def contracted_size(value: Value) -> Optional[Sym]:
 
 
 __all__ = ["ScaleKind", "ScaleVerdict", "scale_verdict", "matmul", "einsum", "score_facts", "FEATURE"]
+
+
+@handlers.method("sum")
+def _weighted_sum(ev, call: Call):
+    """`(h * w).sum(1)`: the sum of a product with softmax weights weighs values. Only marks;
+    the call is evaluated as before."""
+    site = call.receiver.weighted_by if call.receiver is not None else None
+    if site is not None and call.node.args:
+        site.uses.weigh_values = True
+    return None

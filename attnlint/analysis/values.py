@@ -552,6 +552,9 @@ class Value:
     # The softmax these are the weights of, kept through views that renumber axes (unsqueeze,
     # squeeze, transposes) where `softmax`, which also tells the axes, is dropped.
     weights_of: Optional[SoftmaxSite] = field(default=None, compare=False)
+    # A product `x * w` of softmax weights and a value that may be a tensor or a number (a
+    # parameter of unknown rank): summing it (`.sum(dim)`) makes the weights weigh values.
+    weighted_by: Optional[SoftmaxSite] = field(default=None, compare=False)
     mask: Optional[MaskFacts] = None
     is_parameter: bool = False  # a weight, not an activation
     # For tensors: each axis's symbolic size and role (len == rank), or None when not known.
@@ -716,7 +719,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     changes: Dict[str, Any] = {}
     for f in fields(Value):
         va, vb = getattr(a, f.name), getattr(b, f.name)
-        if f.name in ("softmax", "weights_of"):
+        if f.name in ("softmax", "weights_of", "weighted_by"):
             changes[f.name] = va if va is vb else None
         elif f.name == "scores":
             changes[f.name] = _join_scores(va, vb)

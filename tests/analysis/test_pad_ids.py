@@ -688,3 +688,179 @@ def test_a_loss_module_keeps_the_ignore_index_read_where_it_was_built():
     )
     (site,) = analysis.sites("loss_sites")
     assert site.ignore_index == -7  # `cfg` is __init__'s, not in scope in forward
+
+
+def test_enumerate_yields_positions_and_the_items_of_what_it_enumerates():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def f(rows, logits):
+            batches = [pad_sequence(rows, batch_first=True)]
+            for step, targets in enumerate(batches, 1):
+                F.cross_entropy(logits, targets)
+        """
+    )
+    assert _loss(analysis).targets.padding.value == 0.0
+
+
+def test_a_loader_handed_in_stacks_the_module_dataset_samples_when_no_collate_is_written():
+    source = """
+        import torch
+        import torch.nn.functional as F
+
+        class Rows(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                row = self.rows[i]
+                return torch.tensor(row + [5] * (self.width - len(row)))
+
+        def fit(net, loader):
+            for targets in loader:
+                F.cross_entropy(net(targets), targets)
+        """
+    analysis, _ = analyse(source)
+    assert _loss(analysis).targets.padding.value == 5.0
+    # A loader somewhere in the module with its own collate_fn: not followed.
+    analysis, _ = analyse(source + "\n        other = DataLoader(ds, collate_fn=merge)\n")
+    assert not _loss(analysis).targets.padded
+
+
+def test_a_collate_factory_gives_the_batches_of_the_closure_it_returns():
+    from attnlint.analysis.losses import returned_closure
+    import libcst as cst
+
+    analysis, module = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+
+        def make_collate(vocab):
+            def collate(batch):
+                return pad_sequence(batch, batch_first=True, padding_value=7)
+            return collate
+
+        def not_a_factory(flag):
+            def inner(batch):
+                return batch
+            if flag:
+                return inner
+            return None
+
+        def evaluate(net, val_loader):
+            for targets in val_loader:
+                F.cross_entropy(net(targets), targets)
+        """
+    )
+    assert _loss(analysis).targets.padding.value == 7.0
+    defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    assert returned_closure(defs["make_collate"]).name.value == "collate"
+    assert returned_closure(defs["not_a_factory"]) is None  # it may return None
+
+
+def test_a_lookup_in_the_module_vocabulary_class_reads_its_getitem():
+    source = """
+        import torch
+
+        SPECIALS = ["<unk>", "<pad>"]
+
+        class Vocab:
+            def __init__(self, words):
+                self.itos = list(SPECIALS) + sorted(words)
+                self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+            def __getitem__(self, word):
+                return self.stoi.get(word, self.stoi["<unk>"])
+
+        class Clips(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                return self.items[i]
+
+        built = Vocab(["a"])
+        built_pad = built["<pad>"]
+
+        def handed_in(vocab):
+            pad = vocab["<pad>"]
+            return pad
+
+        def factory(vocab):
+            def inner(batch):
+                free = vocab["<pad>"]
+                return free
+            return inner
+        """
+    analysis, _ = analyse(source)
+    for fn, name in (("<module>", "built_pad"), ("handed_in", "pad"), ("inner", "free")):
+        value = env(analysis, fn, name)
+        # The dataset's __getitem__ indexes samples: not taken for a second vocabulary.
+        assert value.int_value == 1 and value.token_id, (fn, name)
+    # A second class that looks keys up: a vocabulary handed in may be either one.
+    analysis, _ = analyse(source + "\n        class Tags:\n            def __getitem__(self, t):\n                return 0\n")
+    assert env(analysis, "handed_in", "pad").int_value is None
+    assert env(analysis, "handed_in", "pad").token_id
+    assert env(analysis, "<module>", "built_pad").int_value == 1  # an instance is its class
+
+
+def test_softmax_weights_multiplied_into_activations_and_summed_weigh_values():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def pool(self, h):
+            w = torch.softmax(self.score(h), dim=1)
+            return (h * w).sum(1)
+
+        def gate(self, h):
+            w = torch.softmax(self.score(h), dim=1)
+            return h * w
+
+        def product(self, x):
+            w = torch.softmax(self.score(x), dim=-1)
+            return torch.sum(torch.tanh(x) * w, dim=-1)
+        """
+    )
+    weighs = {f.name: [s.weighs_values for s in f.softmax_sites] for f in analysis.functions}
+    assert weighs["pool"] == [True]
+    assert weighs["gate"] == [False]  # `h` may be a number and nothing sums the product
+    assert weighs["product"] == [True]  # a tensor of activations times the weights
+
+
+def test_progress_bars_and_next_of_iter_yield_the_loader_batches():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+        from torch.nn.utils.rnn import pad_sequence
+        from tqdm import tqdm
+
+        def f(net, rows, params):
+            batches = [pad_sequence(rows, batch_first=True)]
+            for targets in tqdm(batches):
+                F.cross_entropy(net(targets), targets)
+            first = next(iter(batches))
+            weight = next(params)
+            return first
+        """
+    )
+    sites = analysis.sites("loss_sites")
+    assert [s.targets.padding.value for s in sites] == [0.0]
+    assert env(analysis, "f", "first").padding.value == 0.0
+    assert not env(analysis, "f", "weight").padded
+
+
+def test_a_field_stored_into_an_encoding_and_popped_off_it():
+    analysis, _ = analyse(
+        """
+        def collate(tokenizer, rows, other):
+            enc = tokenizer(rows, padding=True, return_tensors="pt")
+            dec = tokenizer(rows, padding=True, return_tensors="pt")
+            enc["labels"] = dec["input_ids"]
+            labels = enc.pop("labels")
+            gone = enc.get("labels")
+            plain = {}
+            plain["x"] = other
+            return labels
+        """
+    )
+    assert env(analysis, "collate", "labels").padding.token_id
+    assert not env(analysis, "collate", "enc").entries  # popped
+    assert not env(analysis, "collate", "gone").padded

@@ -117,6 +117,175 @@ class CrossEntropyIgnoreIndex(Rule):
             )
 
     VALID = [
+        # The labels stored into the encoding are rewritten to -100 at the pad id first.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.utils.data import DataLoader
+
+
+            class PairCollator:
+                def __init__(self, tokenizer):
+                    self.tokenizer = tokenizer
+
+                def __call__(self, rows):
+                    enc = self.tokenizer([r["q"] for r in rows], padding=True, return_tensors="pt")
+                    out = self.tokenizer([r["a"] for r in rows], padding=True, return_tensors="pt")
+                    labels = out["input_ids"]
+                    labels[labels == self.tokenizer.pad_token_id] = -100
+                    enc["labels"] = labels
+                    return enc
+
+
+            class Loop:
+                def __init__(self, net, tokenizer):
+                    self.net = net
+                    self.tokenizer = tokenizer
+                    self.ce = nn.CrossEntropyLoss()
+
+                def loss(self, batch):
+                    labels = batch.pop("labels")
+                    logits = self.net(**batch).logits
+                    return self.ce(logits.flatten(0, 1), labels.flatten())
+
+                def run(self, rows):
+                    for batch in DataLoader(rows, batch_size=4, collate_fn=PairCollator(self.tokenizer)):
+                        self.loss(batch).backward()
+            """
+        ),
+        # The vocabulary class puts "<pad>" at 2, and the loss ignores 2.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=2)
+            """
+        ),
+        # Two classes here look tokens up: which one is handed in is unknown, and a token id of
+        # unknown number may be 0.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            class Labels:
+                def __init__(self, names):
+                    self.names = list(names)
+
+                def __getitem__(self, name):
+                    return self.names.index(name)
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=0)
+            """
+        ),
+        # The module's one dataset pads its targets with -100: a loader handed in stacks them.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            class Clips(torch.utils.data.Dataset):
+                def __getitem__(self, i):
+                    frames, labels = self.items[i]
+                    gap = self.width - len(labels)
+                    return torch.tensor(frames + [0] * gap), torch.tensor(labels + [-100] * gap)
+
+
+            def fit(net, loader):
+                for frames, labels in loader:
+                    F.cross_entropy(net(frames).transpose(1, 2), labels).backward()
+            """
+        ),
+        # The same dataset padding with 0, but a loader of the module collates its own way
+        # (it may rewrite the padding): a loader handed in is not taken for the dataset's.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.utils.data import DataLoader
+
+
+            class Clips(torch.utils.data.Dataset):
+                def __getitem__(self, i):
+                    frames, labels = self.items[i]
+                    gap = self.width - len(labels)
+                    return torch.tensor(frames + [0] * gap), torch.tensor(labels + [0] * gap)
+
+
+            def loader_for(clips, collate):
+                return DataLoader(clips, batch_size=4, collate_fn=collate)
+
+
+            def fit(net, loader):
+                for frames, labels in loader:
+                    F.cross_entropy(net(frames).transpose(1, 2), labels).backward()
+            """
+        ),
+        # A collate factory whose closure pads the targets with -100.
+        Valid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def make_batcher(tokenize):
+                def batcher(pairs):
+                    xs = pad_sequence([tokenize(a) for a, _ in pairs], batch_first=True)
+                    ys = pad_sequence([tokenize(b) for _, b in pairs], batch_first=True, padding_value=-100)
+                    return xs, ys
+                return batcher
+
+
+            def fit(net, pairs, tokenize):
+                ce = nn.CrossEntropyLoss()
+                for step, (xs, ys) in enumerate(DataLoader(pairs, collate_fn=make_batcher(tokenize))):
+                    ce(net(xs).flatten(0, 1), ys.flatten()).backward()
+            """
+        ),
         # The pad class weighted out instead of ignored.
         Valid(
             """
@@ -2431,6 +2600,269 @@ class CrossEntropyIgnoreIndex(Rule):
                 def forward(self, logits, target_rows):
                     targets = pad_sequence(target_rows, batch_first=True, padding_value=PAD_ID)
                     return self.ce(logits.flatten(0, 1), targets.flatten())
+            """,
+        ),
+        # Notebook style: a dataset padding with the tokenizer to a fixed length, the loader
+        # iterated with enumerate at module level; the loss ignores -100.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.utils.data import DataLoader, Dataset
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained("gpt2")
+
+
+            class Headlines(Dataset):
+                def __init__(self, rows):
+                    self.rows = rows
+
+                def __len__(self):
+                    return len(self.rows)
+
+                def __getitem__(self, i):
+                    enc = tokenizer(self.rows[i], max_length=32, padding="max_length", return_tensors="pt")
+                    return {"ids": enc.input_ids[0], "target": enc["input_ids"][0]}
+
+
+            dl = DataLoader(Headlines(texts), batch_size=16)
+            objective = nn.CrossEntropyLoss()
+            for it, sample in enumerate(dl, 1):
+                scores = net(sample["ids"])
+                objective(scores.flatten(0, 1), sample["target"].flatten()).backward()
+            """,
+        ),
+        # A loader handed in from outside, and no collate function here: its batches stack the
+        # samples of the module's one dataset, whose targets are padded on the left with 0.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            class Sessions(torch.utils.data.Dataset):
+                def __init__(self, sessions, width):
+                    self.sessions, self.width = sessions, width
+
+                def __len__(self):
+                    return len(self.sessions)
+
+                def __getitem__(self, i):
+                    clicks = self.sessions[i][-self.width :]
+                    gap = self.width - len(clicks)
+                    history = [0] * gap + clicks[:-1] + [0]
+                    nexts = [0] * gap + clicks[1:] + [0]
+                    return torch.tensor(history), torch.tensor(nexts)
+
+
+            def fit(recommender, train_loader, optim):
+                for history, nexts in train_loader:
+                    out = recommender(history)
+                    F.cross_entropy(out.transpose(1, 2), nexts).backward()
+                    optim.step()
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            class Sessions(torch.utils.data.Dataset):
+                def __init__(self, sessions, width):
+                    self.sessions, self.width = sessions, width
+
+                def __len__(self):
+                    return len(self.sessions)
+
+                def __getitem__(self, i):
+                    clicks = self.sessions[i][-self.width :]
+                    gap = self.width - len(clicks)
+                    history = [0] * gap + clicks[:-1] + [0]
+                    nexts = [0] * gap + clicks[1:] + [0]
+                    return torch.tensor(history), torch.tensor(nexts)
+
+
+            def fit(recommender, train_loader, optim):
+                for history, nexts in train_loader:
+                    out = recommender(history)
+                    F.cross_entropy(out.transpose(1, 2), nexts, ignore_index=0).backward()
+                    optim.step()
+            """,
+        ),
+        # A collate factory: the DataLoader gets the closure `make_batcher` returns, which pads
+        # the targets with a module constant.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            BLANK = 3
+
+
+            def make_batcher(tokenize):
+                def batcher(pairs):
+                    xs = pad_sequence([tokenize(a) for a, _ in pairs], batch_first=True, padding_value=BLANK)
+                    ys = pad_sequence([tokenize(b) for _, b in pairs], batch_first=True, padding_value=BLANK)
+                    return xs, ys
+                return batcher
+
+
+            def fit(net, pairs, tokenize):
+                ce = nn.CrossEntropyLoss()
+                for xs, ys in DataLoader(pairs, batch_size=8, collate_fn=make_batcher(tokenize)):
+                    ce(net(xs).flatten(0, 1), ys.flatten()).backward()
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            BLANK = 3
+
+
+            def make_batcher(tokenize):
+                def batcher(pairs):
+                    xs = pad_sequence([tokenize(a) for a, _ in pairs], batch_first=True, padding_value=BLANK)
+                    ys = pad_sequence([tokenize(b) for _, b in pairs], batch_first=True, padding_value=BLANK)
+                    return xs, ys
+                return batcher
+
+
+            def fit(net, pairs, tokenize):
+                ce = nn.CrossEntropyLoss(ignore_index=BLANK)
+                for xs, ys in DataLoader(pairs, batch_size=8, collate_fn=make_batcher(tokenize)):
+                    ce(net(xs).flatten(0, 1), ys.flatten()).backward()
+            """,
+        ),
+        # A vocabulary handed in: the module's one vocabulary class says "<pad>" is id 2
+        # (its lookup reads the position in the specials), and the loss ignores 0 (`<s>`).
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=0)
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+
+            SPECIAL = ["<s>", "</s>", "<pad>"]
+
+
+            class Lexicon:
+                def __init__(self, words):
+                    self.itos = SPECIAL + sorted(set(words) - set(SPECIAL))
+                    self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+                def __getitem__(self, word):
+                    return self.stoi.get(word, len(self.itos))
+
+
+            def batch_targets(lex, sentences):
+                rows = [torch.tensor([lex[w] for w in s]) for s in sentences]
+                return pad_sequence(rows, batch_first=True, padding_value=lex["<pad>"])
+
+
+            def loss_of(net, lex, sentences):
+                targets = batch_targets(lex, sentences)
+                return F.cross_entropy(net(targets).transpose(1, 2), targets, ignore_index=2)
+            """,
+        ),
+        # A progress bar yields what it wraps, and `next(iter(loader))` is one batch.
+        Invalid(
+            """
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+            from tqdm.auto import tqdm
+
+
+            def pad_batch(rows):
+                return pad_sequence([r[:-1] for r in rows], batch_first=True), pad_sequence([r[1:] for r in rows], batch_first=True)
+
+
+            def train(lm, corpus, opt):
+                batches = DataLoader(corpus, batch_size=8, collate_fn=pad_batch)
+                probe_x, probe_y = next(iter(batches))
+                print(F.cross_entropy(lm(probe_x).transpose(1, 2), probe_y).item())
+                for x, y in tqdm(batches, desc="train"):
+                    F.cross_entropy(lm(x).transpose(1, 2), y).backward()
+                    opt.step()
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+            from tqdm.auto import tqdm
+
+
+            def pad_batch(rows):
+                return pad_sequence([r[:-1] for r in rows], batch_first=True), pad_sequence([r[1:] for r in rows], batch_first=True)
+
+
+            def train(lm, corpus, opt):
+                batches = DataLoader(corpus, batch_size=8, collate_fn=pad_batch)
+                probe_x, probe_y = next(iter(batches))
+                print(F.cross_entropy(lm(probe_x).transpose(1, 2), probe_y, ignore_index=0).item())
+                for x, y in tqdm(batches, desc="train"):
+                    F.cross_entropy(lm(x).transpose(1, 2), y, ignore_index=0).backward()
+                    opt.step()
+            """,
+        ),
+        # A field stored into a tokenizer's encoding, popped off the batch before the loss.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.utils.data import DataLoader
+
+
+            class PairCollator:
+                def __init__(self, tokenizer):
+                    self.tokenizer = tokenizer
+
+                def __call__(self, rows):
+                    enc = self.tokenizer([r["q"] for r in rows], padding=True, return_tensors="pt")
+                    out = self.tokenizer([r["a"] for r in rows], padding=True, return_tensors="pt")
+                    enc["labels"] = out["input_ids"]
+                    return enc
+
+
+            class Loop:
+                def __init__(self, net, tokenizer):
+                    self.net = net
+                    self.tokenizer = tokenizer
+                    self.ce = nn.CrossEntropyLoss()
+
+                def loss(self, batch):
+                    labels = batch.pop("labels")
+                    logits = self.net(**batch).logits
+                    return self.ce(logits.flatten(0, 1), labels.flatten())
+
+                def run(self, rows):
+                    for batch in DataLoader(rows, batch_size=4, collate_fn=PairCollator(self.tokenizer)):
+                        self.loss(batch).backward()
             """,
         ),
     ]

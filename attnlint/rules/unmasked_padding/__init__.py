@@ -121,7 +121,9 @@ class UnmaskedPadding(Rule):
         if any(c.mask_keywords or any(a.star for a in c.call.args) for c in calls):
             return  # some mask reaches the attention: it may be built from other arguments
         calls = [c for c in calls if self._takes_mask(ctx, c)]
-        hand_written = [s for s in function.softmax_sites if s.input.scores is not None]
+        # Hand-written attention: Q·Kᵀ scores, or any scores whose weights weigh values
+        # (attentive pooling `sum(x * softmax(v(tanh(W x))), dim)`, additive attention).
+        hand_written = [s for s in function.softmax_sites if s.input.scores is not None or s.weighs_values]
         if any(s.input.fills for s in hand_written) or not (calls or hand_written):
             return
         for name in unused:
@@ -222,6 +224,78 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # The same pooling, masked from the lengths before the softmax.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class FramePool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1))
+
+                def forward(self, h, frame_lens):
+                    e = self.score(h)
+                    keep = torch.arange(h.size(1), device=h.device)[None, :, None] < frame_lens[:, None, None]
+                    w = torch.softmax(e.masked_fill(~keep, float("-inf")), dim=1)
+                    return (h * w).sum(1)
+            """
+        ),
+        # Softmax weights that scale a learned parameter (mixing coefficients), not the frames:
+        # no attention over the sequence, unused lengths or not.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class LayerMix(nn.Module):
+                def __init__(self, layers, width):
+                    super().__init__()
+                    self.logits = nn.Parameter(torch.zeros(layers))
+                    self.gamma = nn.Parameter(torch.ones(layers))
+
+                def forward(self, stacked, lengths):
+                    w = torch.softmax(self.logits, dim=0) * self.gamma
+                    return (stacked * w[:, None, None, None]).sum(0)
+            """
+        ),
+        # The same collate factory, and the encoder masks the padding.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def batching(encode):
+                def collate(rows):
+                    ids = [torch.tensor(encode(text)) for text, _ in rows]
+                    return pad_sequence(ids, batch_first=True), torch.tensor([y for _, y in rows])
+                return collate
+
+
+            class Sentiment(nn.Module):
+                def __init__(self, vocab, width=64):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=0)
+                    block = nn.TransformerEncoderLayer(width, 4, batch_first=True)
+                    self.body = nn.TransformerEncoder(block, 2)
+                    self.head = nn.Linear(width, 2)
+
+                def forward(self, ids):
+                    h = self.body(self.embed(ids), src_key_padding_mask=ids == 0)
+                    return self.head(h[:, 0])
+
+
+            def fit(model, rows, encode):
+                for ids, y in DataLoader(rows, batch_size=32, collate_fn=batching(encode)):
+                    nn.functional.cross_entropy(model(ids), y).backward()
+            """
+        ),
         # The mask goes to the submodule positionally (a name that says nothing of masks).
         Valid(
             """
@@ -1104,6 +1178,60 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # Attentive pooling over frames: the weights weigh the frames (`(h * w).sum(1)`), the
+        # lengths are accepted and never used, so padded frames share the softmax.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class FramePool(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1))
+
+                def forward(self, h, frame_lens):
+                    w = torch.softmax(self.score(h), dim=1)
+                    return (h * w).sum(1)
+            """,
+        ),
+        # The batches come from the closure a collate factory returns (padded with 0), reach the
+        # model handed in, and its encoder gets no src_key_padding_mask: the lengths only pool.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+
+            def batching(encode):
+                def collate(rows):
+                    ids = [torch.tensor(encode(text)) for text, _ in rows]
+                    sizes = torch.tensor([len(i) for i in ids])
+                    return pad_sequence(ids, batch_first=True), sizes, torch.tensor([y for _, y in rows])
+                return collate
+
+
+            class Sentiment(nn.Module):
+                def __init__(self, vocab, width=64):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, width, padding_idx=0)
+                    block = nn.TransformerEncoderLayer(width, 4, batch_first=True)
+                    self.body = nn.TransformerEncoder(block, 2)
+                    self.head = nn.Linear(width, 2)
+
+                def forward(self, ids, sizes):
+                    h = self.body(self.embed(ids))
+                    return self.head(h.sum(1) / sizes[:, None])
+
+
+            def fit(model, rows, encode):
+                for ids, sizes, y in DataLoader(rows, batch_size=32, collate_fn=batching(encode)):
+                    nn.functional.cross_entropy(model(ids, sizes), y).backward()
+            """,
+        ),
         # Hand-written attention over an embedded pad_sequence batch, no mask.
         Invalid(
             """
