@@ -591,7 +591,8 @@ class Evaluator:
 
                 divides = isinstance(op, cst.DivideAssign)
                 factor = _factor(operand, divides)
-                result = scores.scaled(current, factor, small, factor_node=small.value, divides=divides)
+                at = scores.written_at(operand, small.value)
+                result = scores.scaled(current, factor, small, factor_node=small.value, divides=divides, written_at=at)
                 self._bind(small.target, result, name_roles=False)
             elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
                 self._bind(
