@@ -77,6 +77,49 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # A decoding step that extends the cached keys with the new ones, and scales the scores
+        # after the concatenation: scaled.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CachedSelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+                    self.v = nn.Linear(width, width)
+
+                def forward(self, h, past=None):
+                    q, k, v = self.q(h), self.k(h), self.v(h)
+                    if past is not None:
+                        k = torch.cat((past[0], k), dim=-2)
+                        v = torch.cat((past[1], v), dim=-2)
+                    logits = q @ k.transpose(-2, -1) / k.size(-1) ** 0.5
+                    return logits.softmax(dim=-1) @ v, (k, v)
+            """
+        ),
+        # The stored keys come out of a helper the analysis does not follow (it may scale them):
+        # unknown, silent.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CompressedMemory(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+
+                def forward(self, h, memory):
+                    k = torch.cat((self.compress(memory), self.k(h)), dim=1)
+                    return torch.softmax(self.q(h) @ k.transpose(1, 2), dim=-1)
+            """
+        ),
         # The same projection with the scale folded into the weight's initialisation (another
         # method sets it with a number made of sizes): the scale is unknown.
         Valid(
@@ -457,6 +500,50 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # A decoding step with a key cache: the cached rows are earlier outputs of the same
+        # projection, so the joined keys are as unscaled as the new ones, and no scale follows.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CachedSelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+                    self.v = nn.Linear(width, width)
+
+                def forward(self, h, past=None):
+                    q, k, v = self.q(h), self.k(h), self.v(h)
+                    if past is not None:
+                        k = torch.cat((past[0], k), dim=-2)
+                        v = torch.cat((past[1], v), dim=-2)
+                    logits = q @ k.transpose(-2, -1)
+                    return logits.softmax(dim=-1) @ v, (k, v)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class CachedSelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+                    self.v = nn.Linear(width, width)
+
+                def forward(self, h, past=None):
+                    q, k, v = self.q(h), self.k(h), self.v(h)
+                    if past is not None:
+                        k = torch.cat((past[0], k), dim=-2)
+                        v = torch.cat((past[1], v), dim=-2)
+                    logits = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                    return logits.softmax(dim=-1) @ v, (k, v)
+            """,
+        ),
         # q, k, v projected by an einsum with a learned weight named for its role (initialised
         # with no number folded in): the scores are never scaled.
         Invalid(
