@@ -95,10 +95,17 @@ class MissingAttentionScale(Rule):
                 def forward(self, h, past=None):
                     q, k, v = self.q(h), self.k(h), self.v(h)
                     if past is not None:
-                        k = torch.cat((past[0], k), dim=-2)
-                        v = torch.cat((past[1], v), dim=-2)
+                        k = torch.cat((past["k"], k), dim=-2)
+                        v = torch.cat((past["v"], v), dim=-2)
                     logits = q @ k.transpose(-2, -1) / k.size(-1) ** 0.5
-                    return logits.softmax(dim=-1) @ v, (k, v)
+                    return logits.softmax(dim=-1) @ v, {"k": k, "v": v}
+
+            layer = CachedSelfAttention(32)
+
+
+            def extend(h, past):
+                # The serving code hands the cache in: what it holds is not known here.
+                return layer(h, past=past)
             """
         ),
         # The stored keys come out of a helper the analysis does not follow (it may scale them):
@@ -518,10 +525,17 @@ class MissingAttentionScale(Rule):
                 def forward(self, h, past=None):
                     q, k, v = self.q(h), self.k(h), self.v(h)
                     if past is not None:
-                        k = torch.cat((past[0], k), dim=-2)
-                        v = torch.cat((past[1], v), dim=-2)
+                        k = torch.cat((past["k"], k), dim=-2)
+                        v = torch.cat((past["v"], v), dim=-2)
                     logits = q @ k.transpose(-2, -1)
-                    return logits.softmax(dim=-1) @ v, (k, v)
+                    return logits.softmax(dim=-1) @ v, {"k": k, "v": v}
+
+            layer = CachedSelfAttention(32)
+
+
+            def extend(h, past):
+                # The serving code hands the cache in: what it holds is not known here.
+                return layer(h, past=past)
             """,
             fixed="""
             import torch
@@ -538,10 +552,17 @@ class MissingAttentionScale(Rule):
                 def forward(self, h, past=None):
                     q, k, v = self.q(h), self.k(h), self.v(h)
                     if past is not None:
-                        k = torch.cat((past[0], k), dim=-2)
-                        v = torch.cat((past[1], v), dim=-2)
+                        k = torch.cat((past["k"], k), dim=-2)
+                        v = torch.cat((past["v"], v), dim=-2)
                     logits = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
-                    return logits.softmax(dim=-1) @ v, (k, v)
+                    return logits.softmax(dim=-1) @ v, {"k": k, "v": v}
+
+            layer = CachedSelfAttention(32)
+
+
+            def extend(h, past):
+                # The serving code hands the cache in: what it holds is not known here.
+                return layer(h, past=past)
             """,
         ),
         # q, k, v projected by an einsum with a learned weight named for its role (initialised
