@@ -77,6 +77,29 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # The projections are copies of a layer handed in from outside (it may scale what it
+        # returns): the helper's q and k are unknown, silent.
+        Valid(
+            """
+            import copy
+            import torch
+            import torch.nn as nn
+
+
+            def attend(q, k, v):
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+
+            class Heads(nn.Module):
+                def __init__(self, proj, n=3):
+                    super().__init__()
+                    self.projs = nn.ModuleList(copy.deepcopy(proj) for _ in range(n))
+
+                def forward(self, x):
+                    q, k, v = [p(x) for p in self.projs]
+                    return attend(q, k, v)
+            """
+        ),
         # A decoding step that extends the cached keys with the new ones, and scales the scores
         # after the concatenation: scaled.
         Valid(
@@ -507,6 +530,65 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # A module-level helper fed by projections that are deep copies of one nn.Linear (the
+        # Annotated Transformer's `clones`): a copy is a Linear like the original, so the
+        # helper's q and k are plain projections, and nothing scales them.
+        Invalid(
+            """
+            import copy
+            import torch
+            import torch.nn as nn
+
+
+            def replicate(layer, n):
+                return nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])
+
+
+            def attend(q, k, v):
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+
+            class Heads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads, self.d = heads, width // heads
+                    self.projs = replicate(nn.Linear(width, width), 3)
+
+                def forward(self, q, k, v):
+                    b = q.size(0)
+                    q, k, v = [
+                        p(t).view(b, -1, self.heads, self.d).transpose(1, 2) for p, t in zip(self.projs, (q, k, v))
+                    ]
+                    return attend(q, k, v)
+            """,
+            fixed="""
+            import copy
+            import torch
+            import torch.nn as nn
+
+
+            def replicate(layer, n):
+                return nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])
+
+
+            def attend(q, k, v):
+                return torch.softmax((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5, dim=-1) @ v
+
+
+            class Heads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads, self.d = heads, width // heads
+                    self.projs = replicate(nn.Linear(width, width), 3)
+
+                def forward(self, q, k, v):
+                    b = q.size(0)
+                    q, k, v = [
+                        p(t).view(b, -1, self.heads, self.d).transpose(1, 2) for p, t in zip(self.projs, (q, k, v))
+                    ]
+                    return attend(q, k, v)
+            """,
+        ),
         # A decoding step with a key cache: the cached rows are earlier outputs of the same
         # projection, so the joined keys are as unscaled as the new ones, and no scale follows.
         Invalid(

@@ -1,0 +1,64 @@
+"""Where scale facts come from: copies of layers, rows joined from a cache, a factor computed
+elsewhere."""
+
+from __future__ import annotations
+
+from helpers import analyse, env, only_softmax
+
+
+def test_a_deep_copy_of_a_layer_is_that_layer():
+    analysis, _ = analyse(
+        """
+        import copy
+        import torch.nn as nn
+
+        def build(width):
+            proj = copy.deepcopy(nn.Linear(width, 2 * width))
+            return proj
+        """
+    )
+    proj = env(analysis, "build", "proj")
+    assert proj.kind == "module" and proj.module_type == "Linear"
+
+
+def test_fresh_keys_joined_with_cached_rows_keep_their_scale():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Step(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.k = nn.Linear(width, width)
+
+            def forward(self, h, cache):
+                k = torch.cat([cache["k"], self.k(h)], dim=1)
+                wide = torch.cat([cache["k"], self.k(h)], dim=-1)
+                called = torch.cat([self.squash(cache), self.k(h)], dim=1)
+                return k
+        """
+    )
+    assert env(analysis, "forward", "k").scaled is False
+    assert env(analysis, "forward", "wide").scaled is None  # the feature axis: another vector
+    assert env(analysis, "forward", "called").scaled is None  # an unknown call may scale
+
+
+def test_a_factor_computed_in_init_is_written_there():
+    analysis, module = analyse(
+        """
+        import torch.nn as nn
+
+        class Attn(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.scale = dim ** -0.5
+
+            def forward(self, q, k):
+                return (q @ k.transpose(-2, -1) * self.scale).softmax(-1)
+        """
+    )
+    (step,) = only_softmax(analysis).input.scores.scale_steps
+    assert module.code_for_node(step.factor) == "self.scale"
+    assert module.code_for_node(step.written_at) == "dim ** -0.5"
