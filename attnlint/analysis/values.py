@@ -442,8 +442,26 @@ class SoftmaxSite:
         axes = self.normalized_axes()
         if not axes or len(axes) != 1:
             return False
+        if self.padding_marks_keys(key, next(iter(axes))):
+            return True
         size = self.input.size_of(next(iter(axes)))
         return size is not None and size.int_value != 1 and size == self.input.size_of(key)
+
+    def padding_marks_keys(self, key: int, normalized: int) -> bool:
+        """A second witness for the key axis: the scores are filled by a mask that varies along
+        the axis later contracted with the values and is constant (broadcast) along the one
+        normalised. Such a mask masks keys: the contraction and the mask agree on where
+        they are, and a softmax along the broadcast axis normalises each padded key's column
+        of fills, which is no attention."""
+        from attnlint.analysis.masks import broadcast_axes
+
+        if key == normalized:
+            return False
+        for fill in self.input.fills:
+            axes = broadcast_axes(fill, self.rank)
+            if axes is not None and key in axes[1] and normalized in axes[0]:
+                return True
+        return False
 
     def normalized_axes(self) -> Optional[Set[int]]:
         """The axis softmax normalises over, as negative indices for each rank the scores may have.

@@ -62,3 +62,24 @@ def test_a_factor_computed_in_init_is_written_there():
     (step,) = only_softmax(analysis).input.scores.scale_steps
     assert module.code_for_node(step.factor) == "self.scale"
     assert module.code_for_node(step.written_at) == "dim ** -0.5"
+
+
+def test_a_mask_indexed_with_none_is_constant_along_that_axis():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def read(memory, slot_mask):
+            logits = torch.randn(2, 5, 7)
+            logits = logits.masked_fill(~slot_mask[:, None, :], float("-inf"))
+            return torch.bmm(torch.softmax(logits, dim=1), memory)
+        """
+    )
+    from attnlint.analysis.masks import broadcast_axes
+
+    site = only_softmax(analysis)
+    assert site.rank == 3
+    (fill,) = site.input.fills
+    assert broadcast_axes(fill, 3) == ({-2}, {-3, -1})
+    assert site.contracted_axes == {-1}
+    assert site.padding_marks_keys(-1, -2)
