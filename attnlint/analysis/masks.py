@@ -370,7 +370,7 @@ def broadcast_axes(fill, rank: Optional[int]):
     From the mask's shape when known (a literal size 1 broadcasts), else from an indexing made
     only of `:` and `None` (`~pad[:, None, :]`): masked_fill cannot grow the scores, so a mask
     indexed with as many entries as the scores have axes has exactly that rank, with a size-1
-    axis at each None."""
+    axis at each None. An `unsqueeze` at a negative axis tells the same from the end."""
     if rank is None or fill.mask.mask is None:
         return None
     shape = fill.mask.shape
@@ -380,6 +380,18 @@ def broadcast_axes(fill, rank: Optional[int]):
     node = fill.mask_node
     while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
         node = node.expression
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "unsqueeze"
+        and len(node.args) == 1
+    ):
+        # `pad.unsqueeze(-2)`: counted from the end, the new size-1 axis is at that place
+        # whatever the mask's rank, and the axes after it are the mask's own.
+        at = number(node.args[0].value)
+        if at is None or at != int(at) or not -rank <= at < -1:
+            return None
+        return {int(at)}, set(range(int(at) + 1, 0))
     if not isinstance(node, cst.Subscript) or len(node.slice) != rank:
         return None
     constant, varying = set(), set()

@@ -83,3 +83,22 @@ def test_a_mask_indexed_with_none_is_constant_along_that_axis():
     assert broadcast_axes(fill, 3) == ({-2}, {-3, -1})
     assert site.contracted_axes == {-1}
     assert site.padding_marks_keys(-1, -2)
+
+
+def test_a_mask_unsqueezed_from_the_end_is_constant_along_the_new_axis():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def read(memory, pad_mask):
+            logits = torch.randn(2, 5, 7)
+            logits = logits.masked_fill(pad_mask.unsqueeze(-2), -1e9)
+            return torch.bmm(torch.softmax(logits, dim=-2), memory)
+        """
+    )
+    from attnlint.analysis.masks import broadcast_axes
+
+    site = only_softmax(analysis)
+    (fill,) = site.input.fills
+    assert broadcast_axes(fill, 3) == ({-2}, {-1})
+    assert site.padding_marks_keys(-1, -2)
