@@ -1365,11 +1365,25 @@ def _split(ev, call: Call):
             if size is not None and count is None:
                 ratio = size / values[0].sym
                 count = ratio.int_value if ratio is not None else None
+    front_sizes = None
+    if (
+        receiver.shape is None
+        and method == "split"
+        and dim is not None
+        and dim >= 0
+        and values
+        and values[0].kind != "tuple"
+        and values[0].sym is not None
+    ):
+        # `q.split(d, 2)` of a tensor whose rank is not known: each piece holds d along axis 2
+        # (for the tuple this call makes; see _concatenate).
+        front_sizes = (id(node), ((dim, values[0].sym),))
     element = Value(
         kind="tensor",
         rank=rank,
         shape=shape,
         last_size=last_size,
+        front_sizes=front_sizes,
         scaled=receiver.scaled,
         scale=receiver.scale,
         feature_last=feature_last,
@@ -1603,7 +1617,18 @@ def _concatenate(ev, call: Call):
         rank = None
     if not stack:
         joined = _cached_rows_scale(joined, elements, dim, rank)
+    front_sizes = None
+    if not stack and shape is None and dim is not None and dim >= 0:
+        # `torch.cat(q.split(d, 2), 0)` (heads folded into the batch): the pieces' sizes along
+        # the other axes are the result's.
+        made = {e.front_sizes for e in elements}
+        if len(made) == 1 and None not in made:
+            tag, sizes = made.pop()
+            if tag == id(parts.node):
+                kept = tuple((axis, size) for axis, size in sizes if axis != dim)
+                front_sizes = (id(call.node), kept) if kept else None
     return joined.with_(
+        front_sizes=front_sizes,
         kind="tensor",
         rank=rank,
         shape=shape if shape is not None and len(shape) == rank else None,

@@ -634,6 +634,11 @@ class Value:
     reread_memory: bool = False
     # The size of the last axis when the rank (so the shape) is not known: a projection's width.
     last_size: Optional[Sym] = None
+    # When the rank is not known: sizes of axes counted from the front (`x.split(d, 2)`: axis 2
+    # holds d), as (id of the expression that made this value, ((axis, size), ...)). They hold
+    # only for the value that expression made: whatever moves axes makes a new value, and
+    # size_of reads them only while `node` is still that expression.
+    front_sizes: Optional[Tuple[int, Tuple[Tuple[int, Sym], ...]]] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
     # For an nn.CrossEntropyLoss: its `ignore_index` as read where it was built
@@ -685,10 +690,21 @@ class Value:
 
     def size_of(self, axis: int) -> Optional[Sym]:
         if self.shape is None:
-            return self.last_size if axis == -1 else None
+            if axis == -1 and self.last_size is not None:
+                return self.last_size
+            return self._front_size(axis)
         if not -len(self.shape) <= axis < len(self.shape):
             return None
         return self.shape[axis].size
+
+    def _front_size(self, axis: int) -> Optional[Sym]:
+        if self.front_sizes is None or self.node is None or self.front_sizes[0] != id(self.node):
+            return None
+        if axis < 0:
+            if self.rank is None or axis < -self.rank:
+                return None
+            axis += self.rank
+        return dict(self.front_sizes[1]).get(axis)
 
     def data_facts(self) -> dict:
         """The facts about the data (not the layout) that survive a reshape."""

@@ -102,3 +102,31 @@ def test_a_mask_unsqueezed_from_the_end_is_constant_along_the_new_axis():
     (fill,) = site.input.fills
     assert broadcast_axes(fill, 3) == ({-2}, {-1})
     assert site.padding_marks_keys(-1, -2)
+
+
+def test_pieces_of_a_split_stacked_along_the_batch_keep_their_width():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Fold(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.heads = heads
+                self.q = nn.Linear(width, width)
+
+            def forward(self, x):
+                q = self.q(x)
+                size = q.size(-1) // self.heads
+                folded = torch.cat(q.split(size, 2), 0)
+                moved = folded.transpose(1, 2)
+                return folded, moved
+        """
+    )
+    folded = env(analysis, "forward", "folded")
+    assert folded.rank is None
+    assert folded.size_of(2).text() == "width / heads"
+    assert folded.with_(rank=3).size_of(-1).text() == "width / heads"
+    # A value made from it by another expression does not inherit axis sizes it may have moved.
+    assert env(analysis, "forward", "moved").size_of(2) is None
