@@ -363,6 +363,49 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     )
 
 
+def broadcast_axes(fill, rank: Optional[int]):
+    """For a mask fill of rank-`rank` scores: (the axes its mask is constant along, the axes
+    it varies along), as negative indices, or None when the code does not show them.
+
+    From the mask's shape when known (a literal size 1 broadcasts), else from an indexing made
+    only of `:` and `None` (`~pad[:, None, :]`): masked_fill cannot grow the scores, so a mask
+    indexed with as many entries as the scores have axes has exactly that rank, with a size-1
+    axis at each None. An `unsqueeze` at a negative axis tells the same from the end."""
+    if rank is None or fill.mask.mask is None:
+        return None
+    shape = fill.mask.shape
+    if shape is not None and len(shape) == rank and all(a.size is not None for a in shape):
+        constant = {i - rank for i, a in enumerate(shape) if a.size.int_value == 1}
+        return constant, {i - rank for i in range(rank)} - constant
+    node = fill.mask_node
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        node = node.expression
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "unsqueeze"
+        and len(node.args) == 1
+    ):
+        # `pad.unsqueeze(-2)`: counted from the end, the new size-1 axis is at that place
+        # whatever the mask's rank, and the axes after it are the mask's own.
+        at = number(node.args[0].value)
+        if at is None or at != int(at) or not -rank <= at < -1:
+            return None
+        return {int(at)}, set(range(int(at) + 1, 0))
+    if not isinstance(node, cst.Subscript) or len(node.slice) != rank:
+        return None
+    constant, varying = set(), set()
+    for i, element in enumerate(node.slice):
+        part = element.slice
+        if isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and part.value.value == "None":
+            constant.add(i - rank)
+        elif isinstance(part, cst.Slice) and part.lower is None and part.upper is None and part.step is None:
+            varying.add(i - rank)
+        else:
+            return None
+    return constant, varying
+
+
 def fill_kind(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
     """ "-inf" for every spelling of negative infinity, "finite" for a number, else None."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):

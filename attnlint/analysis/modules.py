@@ -294,6 +294,15 @@ def _parameter(ev, call: Call):
     return inner.with_(kind="tensor", is_parameter=True, node=call.node, sym=None, **learned)
 
 
+@handlers.function("copy.deepcopy", "copy.copy")
+def _copy(ev, call: Call):
+    """`copy.deepcopy(layer)` (the Annotated Transformer's `clones`): a copy is what it copies,
+    a layer of the same class and sizes, a tensor with the same facts."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return ev.eval(call.args[0].value)
+
+
 @handlers.function("torch.dropout", "torch.dropout_")
 def _dropout(ev, call: Call):
     values = ev.args(call.node)

@@ -1383,11 +1383,25 @@ def _split(ev, call: Call):
             if size is not None and count is None:
                 ratio = size / values[0].sym
                 count = ratio.int_value if ratio is not None else None
+    front_sizes = None
+    if (
+        receiver.shape is None
+        and method == "split"
+        and dim is not None
+        and dim >= 0
+        and values
+        and values[0].kind != "tuple"
+        and values[0].sym is not None
+    ):
+        # `q.split(d, 2)` of a tensor whose rank is not known: each piece holds d along axis 2
+        # (for the tuple this call makes; see _concatenate).
+        front_sizes = (id(node), ((dim, values[0].sym),))
     element = Value(
         kind="tensor",
         rank=rank,
         shape=shape,
         last_size=last_size,
+        front_sizes=front_sizes,
         scaled=receiver.scaled,
         scale=receiver.scale,
         feature_last=feature_last,
@@ -1619,7 +1633,20 @@ def _concatenate(ev, call: Call):
             shape = tuple(items)
     if stack and joined.shape is None and joined.rank is None:
         rank = None
+    if not stack:
+        joined = _cached_rows_scale(joined, elements, dim, rank)
+    front_sizes = None
+    if not stack and shape is None and dim is not None and dim >= 0:
+        # `torch.cat(q.split(d, 2), 0)` (heads folded into the batch): the pieces' sizes along
+        # the other axes are the result's.
+        made = {e.front_sizes for e in elements}
+        if len(made) == 1 and None not in made:
+            tag, sizes = made.pop()
+            if tag == id(parts.node):
+                kept = tuple((axis, size) for axis, size in sizes if axis != dim)
+                front_sizes = (id(call.node), kept) if kept else None
     return joined.with_(
+        front_sizes=front_sizes,
         kind="tensor",
         rank=rank,
         shape=shape if shape is not None and len(shape) == rank else None,
@@ -1630,6 +1657,31 @@ def _concatenate(ev, call: Call):
         feature_transposed=False,
         feature_last=joined.feature_last if not stack else None,
     )
+
+
+def _cached_rows_scale(joined, elements, dim, rank):
+    """`torch.cat([cache["k"], k], dim=1)`: keys (or queries) computed here joined, along the
+    tokens, with rows stored elsewhere (a cache entry, a memory passed in) whose facts are not
+    known. The stored rows are earlier outputs of the same projection: a scale they carry and
+    the fresh rows lack would itself be wrong, so the result is as scaled as the fresh rows are.
+    Not along the feature axis (that builds a different vector), and only when every stored part
+    is a plain read (a subscript, an attribute, a name), never the result of a call we do not know."""
+    from attnlint.analysis.values import KEY, QUERY
+
+    if joined.scaled is not None or dim is None or dim == -1 or (rank is not None and dim == rank - 1):
+        return joined
+    fresh = [e for e in elements if e.scaled is not None]
+    stored = [e for e in elements if e.scaled is None]
+    if not fresh or not stored or any(e.scaled is not False for e in fresh):
+        return joined
+    if not all(e.role in (KEY, QUERY) for e in fresh) or len({e.role for e in fresh}) != 1:
+        return joined
+    for e in stored:
+        plain_read = isinstance(e.node, (cst.Subscript, cst.Attribute, cst.Name))
+        if e.role not in (None, fresh[0].role) or e.scores is not None or not (e.kind == "unknown" and plain_read):
+            return joined
+    scales = {e.scale for e in fresh}
+    return joined.with_(scaled=False, scale=scales.pop() if len(scales) == 1 else None, role=fresh[0].role)
 
 
 def _sum_sizes(sizes):

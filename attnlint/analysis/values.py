@@ -442,8 +442,26 @@ class SoftmaxSite:
         axes = self.normalized_axes()
         if not axes or len(axes) != 1:
             return False
+        if self.padding_marks_keys(key, next(iter(axes))):
+            return True
         size = self.input.size_of(next(iter(axes)))
         return size is not None and size.int_value != 1 and size == self.input.size_of(key)
+
+    def padding_marks_keys(self, key: int, normalized: int) -> bool:
+        """A second witness for the key axis: the scores are filled by a mask that varies along
+        the axis later contracted with the values and is constant (broadcast) along the one
+        normalised. Such a mask masks keys: the contraction and the mask agree on where
+        they are, and a softmax along the broadcast axis normalises each padded key's column
+        of fills, which is no attention."""
+        from attnlint.analysis.masks import broadcast_axes
+
+        if key == normalized:
+            return False
+        for fill in self.input.fills:
+            axes = broadcast_axes(fill, self.rank)
+            if axes is not None and key in axes[1] and normalized in axes[0]:
+                return True
+        return False
 
     def normalized_axes(self) -> Optional[Set[int]]:
         """The axis softmax normalises over, as negative indices for each rank the scores may have.
@@ -619,6 +637,11 @@ class Value:
     reread_memory: bool = False
     # The size of the last axis when the rank (so the shape) is not known: a projection's width.
     last_size: Optional[Sym] = None
+    # When the rank is not known: sizes of axes counted from the front (`x.split(d, 2)`: axis 2
+    # holds d), as (id of the expression that made this value, ((axis, size), ...)). They hold
+    # only for the value that expression made: whatever moves axes makes a new value, and
+    # size_of reads them only while `node` is still that expression.
+    front_sizes: Optional[Tuple[int, Tuple[Tuple[int, Sym], ...]]] = None
     # For modules: the sizes their constructor was given (`nn.Linear(dim, inner * 3)`).
     module_sizes: Tuple[Optional[Sym], ...] = ()
     # For an nn.CrossEntropyLoss: its `ignore_index` as read where it was built
@@ -673,10 +696,21 @@ class Value:
 
     def size_of(self, axis: int) -> Optional[Sym]:
         if self.shape is None:
-            return self.last_size if axis == -1 else None
+            if axis == -1 and self.last_size is not None:
+                return self.last_size
+            return self._front_size(axis)
         if not -len(self.shape) <= axis < len(self.shape):
             return None
         return self.shape[axis].size
+
+    def _front_size(self, axis: int) -> Optional[Sym]:
+        if self.front_sizes is None or self.node is None or self.front_sizes[0] != id(self.node):
+            return None
+        if axis < 0:
+            if self.rank is None or axis < -self.rank:
+                return None
+            axis += self.rank
+        return dict(self.front_sizes[1]).get(axis)
 
     def data_facts(self) -> dict:
         """The facts about the data (not the layout) that survive a reshape."""

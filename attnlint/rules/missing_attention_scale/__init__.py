@@ -77,6 +77,79 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # The projections are copies of a layer handed in from outside (it may scale what it
+        # returns): the helper's q and k are unknown, silent.
+        Valid(
+            """
+            import copy
+            import torch
+            import torch.nn as nn
+
+
+            def attend(q, k, v):
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+
+            class Heads(nn.Module):
+                def __init__(self, proj, n=3):
+                    super().__init__()
+                    self.projs = nn.ModuleList(copy.deepcopy(proj) for _ in range(n))
+
+                def forward(self, x):
+                    q, k, v = [p(x) for p in self.projs]
+                    return attend(q, k, v)
+            """
+        ),
+        # A decoding step that extends the cached keys with the new ones, and scales the scores
+        # after the concatenation: scaled.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CachedSelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+                    self.v = nn.Linear(width, width)
+
+                def forward(self, h, past=None):
+                    q, k, v = self.q(h), self.k(h), self.v(h)
+                    if past is not None:
+                        k = torch.cat((past["k"], k), dim=-2)
+                        v = torch.cat((past["v"], v), dim=-2)
+                    logits = q @ k.transpose(-2, -1) / k.size(-1) ** 0.5
+                    return logits.softmax(dim=-1) @ v, {"k": k, "v": v}
+
+            layer = CachedSelfAttention(32)
+
+
+            def extend(h, past):
+                # The serving code hands the cache in: what it holds is not known here.
+                return layer(h, past=past)
+            """
+        ),
+        # The stored keys come out of a helper the analysis does not follow (it may scale them):
+        # unknown, silent.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CompressedMemory(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+
+                def forward(self, h, memory):
+                    k = torch.cat((self.compress(memory), self.k(h)), dim=1)
+                    return torch.softmax(self.q(h) @ k.transpose(1, 2), dim=-1)
+            """
+        ),
         # The same projection with the scale folded into the weight's initialisation (another
         # method sets it with a number made of sizes): the scale is unknown.
         Valid(
@@ -457,6 +530,123 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # A module-level helper fed by projections that are deep copies of one nn.Linear (the
+        # Annotated Transformer's `clones`): a copy is a Linear like the original, so the
+        # helper's q and k are plain projections, and nothing scales them.
+        Invalid(
+            """
+            import copy
+            import torch
+            import torch.nn as nn
+
+
+            def replicate(layer, n):
+                return nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])
+
+
+            def attend(q, k, v):
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+
+            class Heads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads, self.d = heads, width // heads
+                    self.projs = replicate(nn.Linear(width, width), 3)
+
+                def forward(self, q, k, v):
+                    b = q.size(0)
+                    q, k, v = [
+                        p(t).view(b, -1, self.heads, self.d).transpose(1, 2) for p, t in zip(self.projs, (q, k, v))
+                    ]
+                    return attend(q, k, v)
+            """,
+            fixed="""
+            import copy
+            import torch
+            import torch.nn as nn
+
+
+            def replicate(layer, n):
+                return nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])
+
+
+            def attend(q, k, v):
+                return torch.softmax((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5, dim=-1) @ v
+
+
+            class Heads(nn.Module):
+                def __init__(self, width, heads):
+                    super().__init__()
+                    self.heads, self.d = heads, width // heads
+                    self.projs = replicate(nn.Linear(width, width), 3)
+
+                def forward(self, q, k, v):
+                    b = q.size(0)
+                    q, k, v = [
+                        p(t).view(b, -1, self.heads, self.d).transpose(1, 2) for p, t in zip(self.projs, (q, k, v))
+                    ]
+                    return attend(q, k, v)
+            """,
+        ),
+        # A decoding step with a key cache: the cached rows are earlier outputs of the same
+        # projection, so the joined keys are as unscaled as the new ones, and no scale follows.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class CachedSelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+                    self.v = nn.Linear(width, width)
+
+                def forward(self, h, past=None):
+                    q, k, v = self.q(h), self.k(h), self.v(h)
+                    if past is not None:
+                        k = torch.cat((past["k"], k), dim=-2)
+                        v = torch.cat((past["v"], v), dim=-2)
+                    logits = q @ k.transpose(-2, -1)
+                    return logits.softmax(dim=-1) @ v, {"k": k, "v": v}
+
+            layer = CachedSelfAttention(32)
+
+
+            def extend(h, past):
+                # The serving code hands the cache in: what it holds is not known here.
+                return layer(h, past=past)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class CachedSelfAttention(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.q = nn.Linear(width, width)
+                    self.k = nn.Linear(width, width)
+                    self.v = nn.Linear(width, width)
+
+                def forward(self, h, past=None):
+                    q, k, v = self.q(h), self.k(h), self.v(h)
+                    if past is not None:
+                        k = torch.cat((past["k"], k), dim=-2)
+                        v = torch.cat((past["v"], v), dim=-2)
+                    logits = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+                    return logits.softmax(dim=-1) @ v, {"k": k, "v": v}
+
+            layer = CachedSelfAttention(32)
+
+
+            def extend(h, past):
+                # The serving code hands the cache in: what it holds is not known here.
+                return layer(h, past=past)
+            """,
+        ),
         # q, k, v projected by an einsum with a learned weight named for its role (initialised
         # with no number folded in): the scores are never scaled.
         Invalid(

@@ -88,6 +88,56 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # Additive scores over (steps, slots), masked along the slots and normalised over them,
+        # then read with bmm over the slots: right.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReader(nn.Module):
+                # Each step reads a memory of slots; `slot_mask` (B, M) marks the filled slots.
+
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Sequential(nn.Linear(2 * width, width), nn.Tanh(), nn.Linear(width, 1))
+
+                def forward(self, steps, memory, slot_mask):
+                    T, M = steps.size(1), memory.size(1)
+                    pairs = torch.cat(
+                        [steps.unsqueeze(2).expand(-1, -1, M, -1), memory.unsqueeze(1).expand(-1, T, -1, -1)], dim=-1
+                    )
+                    logits = self.score(pairs).squeeze(-1)  # (B, T, M)
+                    logits = logits.masked_fill(~slot_mask[:, None, :], float("-inf"))
+                    weights = torch.softmax(logits, dim=-1)
+                    return torch.bmm(weights, memory)
+            """
+        ),
+        # The other direction: normalised over the steps, masked along the steps, and the
+        # weights are transposed so bmm sums over the steps. The axes agree.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class StepSummary(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Linear(2 * width, 1)
+
+                def forward(self, steps, memory, step_mask):
+                    T, M = steps.size(1), memory.size(1)
+                    pairs = torch.cat(
+                        [steps.unsqueeze(2).expand(-1, -1, M, -1), memory.unsqueeze(1).expand(-1, T, -1, -1)], dim=-1
+                    )
+                    logits = self.score(pairs).squeeze(-1)  # (B, T, M)
+                    logits = logits.masked_fill(~step_mask[:, :, None], -1e9)
+                    weights = torch.softmax(logits, dim=1)
+                    return torch.bmm(weights.transpose(1, 2), steps)
+            """
+        ),
         # The same logits normalised over the steps.
         Valid(
             """
@@ -551,6 +601,55 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # Additive scores over (steps, slots): the padding mask varies along the slots and the
+        # weights are summed over the slots (bmm with the memory), but the softmax runs over the
+        # steps. Each padded slot's column of fills gets normalised instead.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReader(nn.Module):
+                # Each step reads a memory of slots; `slot_mask` (B, M) marks the filled slots.
+
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Sequential(nn.Linear(2 * width, width), nn.Tanh(), nn.Linear(width, 1))
+
+                def forward(self, steps, memory, slot_mask):
+                    T, M = steps.size(1), memory.size(1)
+                    pairs = torch.cat(
+                        [steps.unsqueeze(2).expand(-1, -1, M, -1), memory.unsqueeze(1).expand(-1, T, -1, -1)], dim=-1
+                    )
+                    logits = self.score(pairs).squeeze(-1)  # (B, T, M)
+                    logits = logits.masked_fill(~slot_mask[:, None, :], float("-inf"))
+                    weights = torch.softmax(logits, dim=1)
+                    return torch.bmm(weights, memory)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SlotReader(nn.Module):
+                # Each step reads a memory of slots; `slot_mask` (B, M) marks the filled slots.
+
+                def __init__(self, width):
+                    super().__init__()
+                    self.score = nn.Sequential(nn.Linear(2 * width, width), nn.Tanh(), nn.Linear(width, 1))
+
+                def forward(self, steps, memory, slot_mask):
+                    T, M = steps.size(1), memory.size(1)
+                    pairs = torch.cat(
+                        [steps.unsqueeze(2).expand(-1, -1, M, -1), memory.unsqueeze(1).expand(-1, T, -1, -1)], dim=-1
+                    )
+                    logits = self.score(pairs).squeeze(-1)  # (B, T, M)
+                    logits = logits.masked_fill(~slot_mask[:, None, :], float("-inf"))
+                    weights = torch.softmax(logits, dim=-1)
+                    return torch.bmm(weights, memory)
+            """,
+        ),
         # Batch-first additive attention: the logits are (batch, steps), the steps named by the
         # size read into `steps`; dim=0 normalises over the batch.
         Invalid(

@@ -28,6 +28,53 @@ VALID = [
                 return rearrange(out, "(b h) n d -> b n (h d)", h=self.h)
         """
     ),
+    # The same folding scaled by the piece's width: right.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class FoldedHeads(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.width, self.heads = width, heads
+                self.q = nn.Linear(width, width)
+                self.kv = nn.Linear(width, 2 * width)
+
+            def forward(self, x, y):
+                q = self.q(x)
+                k, v = self.kv(y).chunk(2, dim=-1)
+                size = self.width // self.heads
+                # Heads folded into the batch: (heads * B, N, size).
+                q, k, v = (torch.cat(t.split(size, 2), 0) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(size)
+                return torch.bmm(logits.softmax(dim=2), v)
+        """
+    ),
+    # Windows of the sequence folded into the batch (local attention): the pieces are split
+    # along the tokens, each keeps the full width, and the full width is the right scale.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class LocalWindows(nn.Module):
+            def __init__(self, width, window):
+                super().__init__()
+                self.width, self.window = width, window
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q, k, v = (torch.cat(t.split(self.window, 1), 0) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(self.width)
+                return torch.bmm(logits.softmax(dim=2), v)
+        """
+    ),
     # The scale read from the key operand: a product's contracted axes are one size.
     Valid(
         """
@@ -1447,5 +1494,53 @@ INVALID = [
                 return torch.matmul(logits.softmax(dim=-1), v)
         """,
         line=26,
+    ),
+    # Heads folded into the batch by splitting the features and stacking the pieces along the
+    # batch (Set Transformer style): each piece is `size` wide, but the scale is the full width's.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class FoldedHeads(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.width, self.heads = width, heads
+                self.q = nn.Linear(width, width)
+                self.kv = nn.Linear(width, 2 * width)
+
+            def forward(self, x, y):
+                q = self.q(x)
+                k, v = self.kv(y).chunk(2, dim=-1)
+                size = self.width // self.heads
+                # Heads folded into the batch: (heads * B, N, size).
+                q, k, v = (torch.cat(t.split(size, 2), 0) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(self.width)
+                return torch.bmm(logits.softmax(dim=2), v)
+        """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class FoldedHeads(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.width, self.heads = width, heads
+                self.q = nn.Linear(width, width)
+                self.kv = nn.Linear(width, 2 * width)
+
+            def forward(self, x, y):
+                q = self.q(x)
+                k, v = self.kv(y).chunk(2, dim=-1)
+                size = self.width // self.heads
+                # Heads folded into the batch: (heads * B, N, size).
+                q, k, v = (torch.cat(t.split(size, 2), 0) for t in (q, k, v))
+                logits = torch.bmm(q, k.transpose(1, 2)) / size ** 0.5
+                return torch.bmm(logits.softmax(dim=2), v)
+        """,
     ),
 ]

@@ -1,0 +1,112 @@
+"""Where scale facts come from: copies of layers, rows joined from a cache, a factor computed
+elsewhere."""
+
+from __future__ import annotations
+
+from helpers import analyse, env, only_softmax
+
+
+def test_a_deep_copy_of_a_layer_is_that_layer():
+    analysis, _ = analyse(
+        """
+        import copy
+        import torch.nn as nn
+
+        def build(width):
+            proj = copy.deepcopy(nn.Linear(width, 2 * width))
+            return proj
+        """
+    )
+    proj = env(analysis, "build", "proj")
+    assert proj.kind == "module" and proj.module_type == "Linear"
+
+
+def test_fresh_keys_joined_with_cached_rows_keep_their_scale():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Step(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.k = nn.Linear(width, width)
+
+            def forward(self, h, cache):
+                k = torch.cat([cache["k"], self.k(h)], dim=1)
+                wide = torch.cat([cache["k"], self.k(h)], dim=-1)
+                called = torch.cat([self.squash(cache), self.k(h)], dim=1)
+                return k
+        """
+    )
+    assert env(analysis, "forward", "k").scaled is False
+    assert env(analysis, "forward", "wide").scaled is None  # the feature axis: another vector
+    assert env(analysis, "forward", "called").scaled is None  # an unknown call may scale
+
+
+def test_a_mask_indexed_with_none_is_constant_along_that_axis():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def read(memory, slot_mask):
+            logits = torch.randn(2, 5, 7)
+            logits = logits.masked_fill(~slot_mask[:, None, :], float("-inf"))
+            return torch.bmm(torch.softmax(logits, dim=1), memory)
+        """
+    )
+    from attnlint.analysis.masks import broadcast_axes
+
+    site = only_softmax(analysis)
+    assert site.rank == 3
+    (fill,) = site.input.fills
+    assert broadcast_axes(fill, 3) == ({-2}, {-3, -1})
+    assert site.contracted_axes == {-1}
+    assert site.padding_marks_keys(-1, -2)
+
+
+def test_a_mask_unsqueezed_from_the_end_is_constant_along_the_new_axis():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def read(memory, pad_mask):
+            logits = torch.randn(2, 5, 7)
+            logits = logits.masked_fill(pad_mask.unsqueeze(-2), -1e9)
+            return torch.bmm(torch.softmax(logits, dim=-2), memory)
+        """
+    )
+    from attnlint.analysis.masks import broadcast_axes
+
+    site = only_softmax(analysis)
+    (fill,) = site.input.fills
+    assert broadcast_axes(fill, 3) == ({-2}, {-1})
+    assert site.padding_marks_keys(-1, -2)
+
+
+def test_pieces_of_a_split_stacked_along_the_batch_keep_their_width():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Fold(nn.Module):
+            def __init__(self, width, heads):
+                super().__init__()
+                self.heads = heads
+                self.q = nn.Linear(width, width)
+
+            def forward(self, x):
+                q = self.q(x)
+                size = q.size(-1) // self.heads
+                folded = torch.cat(q.split(size, 2), 0)
+                moved = folded.transpose(1, 2)
+                return folded, moved
+        """
+    )
+    folded = env(analysis, "forward", "folded")
+    assert folded.rank is None
+    assert folded.size_of(2).text() == "width / heads"
+    assert folded.with_(rank=3).size_of(-1).text() == "width / heads"
+    # A value made from it by another expression does not inherit axis sizes it may have moved.
+    assert env(analysis, "forward", "moved").size_of(2) is None
