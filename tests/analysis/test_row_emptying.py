@@ -133,3 +133,19 @@ def test_lengths_clamped_from_below_by_at_least_one_keep_a_key_in_every_row(clam
         """
     )
     assert env(analysis, "f", "m").mask.can_mask_whole_row is can_empty
+
+
+def test_a_product_of_two_different_sets_of_vectors_is_a_similarity_but_of_one_set_with_itself_is_not():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+
+        def f(h, memory):
+            across = F.normalize(h, dim=-1) @ F.normalize(memory, dim=-1).transpose(-2, -1)
+            unit = F.normalize(h, dim=-1)
+            within = unit @ unit.transpose(-2, -1)
+            return across, within
+        """
+    )
+    assert env(analysis, "f", "across").similarity
+    assert not env(analysis, "f", "within").similarity

@@ -28,7 +28,8 @@ class AllMaskedRowNan(Rule):
     Scores compared with a threshold that does not come from their own row (a number, a module
     attribute such as a learned cutoff or `self.cfg.min_similarity`, a parameter) also count:
     every key of a row can fall on the masked side. So do query-key similarities
-    (`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`) against such a
+    (`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`, or the product of two
+    different sets of vectors, `F.normalize(h) @ F.normalize(memory).mT`) against such a
     threshold; of a tensor with itself the diagonal always passes and nothing is reported. A
     threshold from the row itself (its `topk`) keeps keys and is not reported.
     A mask that can empty a row still does after `&` with any other mask (`band & keep`, when
@@ -130,6 +131,22 @@ class AllMaskedRowNan(Rule):
             )
 
     VALID = [
+        # The same product of unit vectors with themselves: the diagonal is 1, so a row always keeps its own key.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def self_grounded_read(h, min_cos=0.3):
+                # Unit vectors against themselves: the diagonal is 1, so every row keeps its own position.
+                unit = F.normalize(h, dim=-1)
+                cos = unit @ unit.transpose(-2, -1)
+                logits = torch.einsum("bqd,bkd->bqk", h, h) / h.size(-1) ** 0.5
+                logits = logits.masked_fill(cos < min_cos, float("-inf"))
+                return logits.softmax(dim=-1) @ h
+            """
+        ),
         # Lengths clamped to at least 1 by the caller before a helper builds the mask from them:
         # every row keeps its first key.
         Valid(
@@ -917,6 +934,33 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # Cosine similarities written by hand (unit vectors of two different sets, multiplied) against a threshold: every key of a row can fall below it.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def grounded_read(h, memory, min_cos=0.3):
+                # Unit vectors of two different sets: the product is their cosine similarity, pair by pair.
+                cos = F.normalize(h, dim=-1) @ F.normalize(memory, dim=-1).transpose(-2, -1)
+                logits = torch.einsum("bqd,bkd->bqk", h, memory) / h.size(-1) ** 0.5
+                logits = logits.masked_fill(cos < min_cos, float("-inf"))
+                return logits.softmax(dim=-1) @ memory
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def grounded_read(h, memory, min_cos=0.3):
+                # Unit vectors of two different sets: the product is their cosine similarity, pair by pair.
+                cos = F.normalize(h, dim=-1) @ F.normalize(memory, dim=-1).transpose(-2, -1)
+                logits = torch.einsum("bqd,bkd->bqk", h, memory) / h.size(-1) ** 0.5
+                logits = logits.masked_fill(cos < min_cos, float("-inf"))
+                return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ memory
+            """,
+        ),
         # A mask named for nothing, but its caller writes one out with an empty sequence.
         Invalid(
             """
