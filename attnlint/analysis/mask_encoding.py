@@ -77,6 +77,24 @@ def multiplied_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Opt
     return "a mask parameter (by its name)"
 
 
+def passed_as_mask(value: Value) -> bool:
+    """What a caller passes is a mask: one the analysis traced (`mask=...`), or the caller's own
+    parameter named as a mask (`clicked_mask`, `evidence_mask.float()`, broadcast or cast but
+    with no arithmetic on it: `1 - m` or `m * -1e9` is no longer the mask as passed), by the same
+    role a multiplied mask parameter is read by (see multiplied_reason)."""
+    if value.mask is not None:
+        return True
+    param = value.param
+    if param is None or value.kind not in ("tensor", "unknown"):
+        return False
+    if value.sym is not None and value.sym.text() != param:
+        return False
+    from attnlint.analysis.names import words
+
+    parts = words(param)
+    return bool(parts) and parts[-1] in ("mask", "masks")
+
+
 def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
     """`param[:, None, None, :]`, `param.unsqueeze(1)`, `param.view(b, 1, 1, n)` in the function."""
     for node in _walk(function_node):

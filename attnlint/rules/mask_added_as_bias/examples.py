@@ -3,6 +3,35 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The same helper, but the only caller passes weights of its own under the mask's name: not a mask.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class SlotPooling(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.score = nn.Linear(width, 1)
+
+            def forward(self, slots, mask):
+                e = self.score(slots).squeeze(-1)
+                e = e * mask
+                return (torch.softmax(e, dim=-1).unsqueeze(-1) * slots).sum(1)
+
+
+        class DialogueState(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.pool = SlotPooling(width)
+
+            def forward(self, slots, slot_weights):
+                # The caller passes per-slot weights of its own under the callee's mask name: a
+                # temperature per slot, not a mask.
+                return self.pool(slots, slot_weights.float())
+        """
+    ),
     # A mask that may be bool or a float bias, tested by its dtype: `~` on the bool branch only,
     # the float one added (an SDPA fallback written by hand).
     Valid(
@@ -446,6 +475,34 @@ VALID = [
 ]
 
 INVALID = [
+    # A caller hands on its own mask parameter (cast to float): a mask, multiplied into the scores.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class SlotPooling(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.score = nn.Linear(width, 1)
+
+            def forward(self, slots, mask):
+                e = self.score(slots).squeeze(-1)
+                e = e * mask
+                return (torch.softmax(e, dim=-1).unsqueeze(-1) * slots).sum(1)
+
+
+        class DialogueState(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.pool = SlotPooling(width)
+
+            def forward(self, slots, slot_mask):
+                # The caller hands on its own mask parameter, cast to float: still a mask, multiplied in.
+                return self.pool(slots, slot_mask.float())
+        """
+    ),
     # A Hugging Face 0/1 attention_mask, broadcast here and added as is.
     Invalid(
         """
