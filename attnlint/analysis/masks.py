@@ -107,7 +107,8 @@ def from_param(name: str, negated: bool = False) -> Optional[MaskFacts]:
     named = _named_padding_mask(name)
     if named is not None:
         return replace(named, param=name, shown_bool=negated)
-    if name in _GENERIC_MASK_NAMES or negated:
+    if name in _GENERIC_MASK_NAMES or negated or names_attended_mask(name):
+        # `src_mask`, and so `context_mask`, `enc_mask`: a mask of the sequence attended to.
         return MaskFacts(origin="argument", param=name, dtype="bool" if negated else None, shown_bool=negated)
     return None
 

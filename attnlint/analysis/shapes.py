@@ -847,7 +847,7 @@ def _dtype_method(ev, call: Call):
     receiver, args, method = call.receiver, call.args, call.name
     dtype = DTYPE_METHODS.get(method)
     if method in ("to", "type") and args:
-        dtype = _flow().dtype_of(args[0].value, ev.aliases)
+        dtype = _flow().dtype_of(args[0].value, ev.aliases) or _activation_dtype(ev, args[0])
     ev.args(call.node)
     if receiver.kind == "unknown":
         return receiver
@@ -860,6 +860,22 @@ def _dtype_method(ev, call: Call):
         half = {"half": True, "bfloat16": True, "float": False, "double": False}.get(method)
         constructor = replace(constructor, dtype=dtype or constructor.dtype, half=half)
     return receiver.with_(node=call.node, mask=mask, constructor=constructor)
+
+
+def _activation_dtype(ev, arg: cst.Arg) -> Optional[str]:
+    """`.to(q.dtype)`, `.to(dtype=scores.dtype)`: the dtype of queries, keys, values or scores,
+    activations of the attention, which are floating point."""
+    from attnlint.analysis.values import KEY, QKV, QUERY, SCORES, VALUE
+
+    value = arg.value
+    if arg.keyword is not None and arg.keyword.value != "dtype":
+        return None
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "dtype"):
+        return None
+    source = ev.eval(value.value)
+    if source.kind == "tensor" and (source.scores is not None or source.role in (QUERY, KEY, VALUE, QKV, SCORES)):
+        return "float"
+    return None
 
 
 def _casts(arg: cst.Arg, aliases) -> bool:
