@@ -36,8 +36,11 @@ class MaskAddedAsBias(Rule):
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
     or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
     `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
-    convention (Hugging Face's `attention_mask`) that the function broadcasts itself
-    (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
+    convention (Hugging Face's `attention_mask`), or named as the padding mask of the sequence
+    attended to (`context_mask`, `enc_mask`, `src_pad_mask`), that the function broadcasts itself
+    (`mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`), so it is the raw mask, not a
+    bias a caller already made. A cast to the queries' or scores' dtype (`.to(q.dtype)`) is a
+    cast to float.
     Multiplied into the scores, any mask parameter counts (its name ends in `mask`:
     `relation_mask`, `edge_mask`), since a product masks nothing whatever the encoding (0/1 either
     way round, or a bias), when the product is its only use in the function (`s * m + (1 - m) *

@@ -3,6 +3,30 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # Laid out per key and passed as bool: a mask, not a bias.
+    Valid(
+        """
+        import torch.nn.functional as F
+        from einops import rearrange
+
+
+        def cross_attend(q, k, v, enc_mask):
+            # Laid out per key and handed over as bool: SDPA reads it as a mask, not a bias.
+            keep = rearrange(enc_mask, "b j -> b 1 1 j").bool()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        """
+    ),
+    # The same mask used as it comes: it may be the caller's bias.
+    Valid(
+        """
+        import torch.nn.functional as F
+
+
+        def cross_attend(q, k, v, enc_mask):
+            # Used as it comes (not laid out here): it may be the caller's additive bias, already (b, 1, 1, j).
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=enc_mask.to(q.dtype))
+        """
+    ),
     # The same helper, but the only caller passes weights of its own under the mask's name: not a mask.
     Valid(
         """
@@ -475,6 +499,20 @@ VALID = [
 ]
 
 INVALID = [
+    # A padding mask of the attended sequence, laid out per key here by einops and cast to the queries' dtype: SDPA adds it.
+    Invalid(
+        """
+        import torch.nn.functional as F
+        from einops import rearrange
+
+
+        def cross_attend(q, k, v, enc_mask):
+            # The encoder's padding mask, laid out per key here and cast to the queries' dtype: SDPA adds
+            # its 1.0s and 0.0s to the scores.
+            bias = rearrange(enc_mask, "b j -> b 1 1 j").to(q.dtype)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        """
+    ),
     # A caller hands on its own mask parameter (cast to float): a mask, multiplied into the scores.
     Invalid(
         """
