@@ -14,7 +14,8 @@ class AllMaskedRowNan(Rule):
     """
     ## What it does
     Checks for scores filled with `-inf` (`masked_fill(mask, float("-inf"))`, `-torch.inf`,
-    `-math.inf`, `-np.inf`, an additive `-inf` mask, `torch.where(keep, scores, -inf)`) from a
+    `-math.inf`, `-np.inf`, an additive `-inf` mask, `torch.where(keep, scores, -inf)`, a store
+    through a bool index, `scores[~keep] = float("-inf")`) from a
     padding or attention mask that can mask a whole row, followed by a softmax with nothing that
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
@@ -131,6 +132,36 @@ class AllMaskedRowNan(Rule):
             )
 
     VALID = [
+        # Stores over the future only: every row keeps its diagonal.
+        Valid(
+            """
+            import torch
+
+
+            def causal_attention(q, k, v):
+                t = q.size(-2)
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                future = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+                # Only the future is stored over: every row keeps its diagonal.
+                scores[..., future] = float("-inf")
+                scores[future.expand_as(scores)] = float("-inf")
+                return scores.softmax(dim=-1) @ v
+            """
+        ),
+        # The same store with a finite fill.
+        Valid(
+            """
+            import torch
+
+
+            def utterance_attention(q, k, v, frame_lens):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
+                # The same store with a finite fill: an empty clip gets uniform weights, not NaN.
+                scores[~frame_ok.expand_as(scores)] = -1e4
+                return scores.softmax(dim=-1) @ v
+            """
+        ),
         # The same product of unit vectors with themselves: the diagonal is 1, so a row always keeps its own key.
         Valid(
             """
@@ -934,6 +965,31 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # A store through a bool index (`scores[~keep] = -inf`) is a masked fill: lengths of 0 empty a row.
+        Invalid(
+            """
+            import torch
+
+
+            def utterance_attention(q, k, v, frame_lens):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
+                # A store through a bool index is a masked fill: a clip of 0 frames leaves its rows all -inf.
+                scores[~frame_ok.expand_as(scores)] = float("-inf")
+                return scores.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def utterance_attention(q, k, v, frame_lens):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
+                # A store through a bool index is a masked fill: a clip of 0 frames leaves its rows all -inf.
+                scores[~frame_ok.expand_as(scores)] = float("-inf")
+                return scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
         # Cosine similarities written by hand (unit vectors of two different sets, multiplied) against a threshold: every key of a row can fall below it.
         Invalid(
             """
