@@ -21,7 +21,8 @@ class AllMaskedRowNan(Rule):
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller, and
     mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
-    `mask[:, None, None, :]`: one value per sequence and key, a key-padding mask), unless the
+    `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
+    key, a key-padding mask), unless the
     code writes into them first (`mask[:, 0] = True`).
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
@@ -132,6 +133,20 @@ class AllMaskedRowNan(Rule):
             )
 
     VALID = [
+        # A pair mask laid out for the heads (`b i j -> b 1 i j`): no key-padding layout.
+        Valid(
+            """
+            import torch
+            from einops import rearrange
+
+
+            def attend(q, k, v, mask):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                # One value per query and key pair (b i j -> b 1 i j): no padding layout, of no known kind.
+                sim = sim.masked_fill(~rearrange(mask, "b i j -> b 1 i j"), float("-inf"))
+                return sim.softmax(dim=-1) @ v
+            """
+        ),
         # Stores over the future only: every row keeps its diagonal.
         Valid(
             """
@@ -965,6 +980,31 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # A mask parameter laid out per key by einops (`b j -> b 1 1 j`), as `mask[:, None, None, :]` lays it out: a key-padding mask.
+        Invalid(
+            """
+            import torch
+            from einops import rearrange
+
+
+            def attend(q, k, v, mask):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                # One value per sequence and key, laid out for every head and query: a key-padding mask.
+                sim = sim.masked_fill(~rearrange(mask, "b j -> b 1 1 j"), float("-inf"))
+                return sim.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            from einops import rearrange
+
+
+            def attend(q, k, v, mask):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                # One value per sequence and key, laid out for every head and query: a key-padding mask.
+                sim = sim.masked_fill(~rearrange(mask, "b j -> b 1 1 j"), float("-inf"))
+                return sim.softmax(dim=-1).masked_fill(sim.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
         # A store through a bool index (`scores[~keep] = -inf`) is a masked fill: lengths of 0 empty a row.
         Invalid(
             """
