@@ -22,8 +22,7 @@ class AllMaskedRowNan(Rule):
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller, and
     mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
     `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
-    key, a key-padding mask), unless the
-    code writes into them first (`mask[:, 0] = True`).
+    key, a key-padding mask), unless the code writes into them first (`mask[:, 0] = True`).
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
