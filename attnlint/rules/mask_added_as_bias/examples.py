@@ -499,6 +499,17 @@ VALID = [
 ]
 
 INVALID = [
+    # A padding-mask parameter broadcast here and cast with type_as(q): a float 0/1 mask to SDPA.
+    Invalid(
+        """
+        import torch.nn.functional as F
+
+
+        def cross_attend(q, k, v, memory_pad_mask):
+            # The memory's padding mask, broadcast here and cast with type_as: 1.0/0.0 added by SDPA.
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=memory_pad_mask[:, None, None, :].type_as(q))
+        """
+    ),
     # A padding mask of the attended sequence, laid out per key here by einops and cast to the queries' dtype: SDPA adds it.
     Invalid(
         """
