@@ -107,6 +107,10 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
             feature_last = tensor.feature_last
         elif len(rhs) >= 2 and last & set(rhs[-2]) and tensor.feature_last is not False:
             transposed = True
+    mask = tensor.mask
+    if mask is not None and kind == "rearrange" and _per_key_layout(lhs, rhs):
+        # `rearrange(mask, "b j -> b 1 1 j")` lays a mask out as `mask[:, None, None, :]` does.
+        mask = shapes.per_key_padding(mask, (None,) * len(rhs))
     result = Value(
         kind="tensor",
         rank=rank,
@@ -115,7 +119,7 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
         scaled=tensor.scaled,
         scale=tensor.scale,
         feature_last=feature_last,
-        mask=tensor.mask,
+        mask=mask,
         node=node,
         **tensor.data_facts(),
     )
@@ -133,6 +137,13 @@ def _folded_heads(group: Group, sizes: Dict[str, Optional[Sym]]) -> Optional[Sym
         return None
     heads = [n for n in group if shapes.role_of_dim_name(n) == HEADS and sizes.get(n) is not None]
     return sizes[heads[0]] if len(heads) == 1 else None
+
+
+def _per_key_layout(lhs: List[Group], rhs: List[Group]) -> bool:
+    """`b j -> b 1 1 j`, `b n -> b () n`: two axes kept in order, new axes of size 1 between."""
+    if len(lhs) != 2 or len(rhs) < 3 or any(len(g) != 1 or g == ("...",) for g in lhs):
+        return False
+    return rhs[0] == lhs[0] and rhs[-1] == lhs[-1] and all(g in ((), ("1",)) for g in rhs[1:-1])
 
 
 def _axis_sizes(ev, node: cst.Call) -> Dict[str, Optional[Sym]]:

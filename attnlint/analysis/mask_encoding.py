@@ -52,7 +52,11 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
     if param is not None:
         # A parameter: what its callers built (a triangle of ones, or of `finfo.min`) is not
         # this function's business; only broadcasting the raw mask here shows it is 0/1.
-        if facts.convention is not None and function_node is not None and broadcast_here(param, function_node):
+        # So does the name of a padding mask of the sequence attended to (`context_mask`,
+        # `enc_mask`, `src_pad_mask`): laid out per key here, it is the raw key-padding mask, 0/1
+        # values whichever way round.
+        known = facts.convention is not None or _names_key_padding(param)
+        if known and function_node is not None and broadcast_here(param, function_node):
             return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
         if facts.shown_bool:
             return f"the bool `{param}` (inverted with `~` here, so not a bias)"
@@ -77,9 +81,36 @@ def multiplied_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Opt
     return "a mask parameter (by its name)"
 
 
+def passed_as_mask(value: Value) -> bool:
+    """What a caller passes is a mask: one the analysis traced (`mask=...`), or the caller's own
+    parameter named as a mask (`clicked_mask`, `evidence_mask.float()`, broadcast or cast but
+    with no arithmetic on it: `1 - m` or `m * -1e9` is no longer the mask as passed), by the same
+    role a multiplied mask parameter is read by (see multiplied_reason)."""
+    if value.mask is not None:
+        return True
+    param = value.param
+    if param is None or value.kind not in ("tensor", "unknown"):
+        return False
+    if value.sym is not None and value.sym.text() != param:
+        return False
+    from attnlint.analysis.names import words
+
+    parts = words(param)
+    return bool(parts) and parts[-1] in ("mask", "masks")
+
+
+def _names_key_padding(param: str) -> bool:
+    from attnlint.analysis.masks import names_attended_mask, names_padding
+
+    return names_attended_mask(param) or names_padding(param)
+
+
 def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
-    """`param[:, None, None, :]`, `param.unsqueeze(1)`, `param.view(b, 1, 1, n)` in the function."""
+    """`param[:, None, None, :]`, `param.unsqueeze(1)`, `param.view(b, 1, 1, n)`,
+    `rearrange(param, "b j -> b 1 1 j")` in the function."""
     for node in _walk(function_node):
+        if isinstance(node, cst.Call) and _adds_unit_axes(node, param):
+            return True
         if isinstance(node, cst.Subscript) and _is_name(node.value, param):
             if any(
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None"
@@ -94,6 +125,28 @@ def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
         ):
             return True
     return False
+
+
+def _adds_unit_axes(node: cst.Call, param: str) -> bool:
+    """`rearrange(param, "b j -> b 1 1 j")`, `einops.rearrange(param, "b n -> b () () n")`: the
+    same axes, with new axes of size 1 among them."""
+    from attnlint.analysis.einops_calls import parse_pattern
+
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    positional = [a.value for a in node.args if a.keyword is None]
+    if name != "rearrange" or len(positional) < 2 or not _is_name(positional[0], param):
+        return False
+    pattern = positional[1]
+    if not isinstance(pattern, cst.SimpleString) or not isinstance(pattern.evaluated_value, str):
+        return False
+    parsed = parse_pattern(pattern.evaluated_value)
+    if parsed is None:
+        return False
+    lhs, rhs = parsed
+    units = [g for g in rhs if g in ((), ("1",))]
+    kept = [g for g in rhs if g not in ((), ("1",))]
+    return bool(units) and kept == lhs
 
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:

@@ -107,7 +107,8 @@ def from_param(name: str, negated: bool = False) -> Optional[MaskFacts]:
     named = _named_padding_mask(name)
     if named is not None:
         return replace(named, param=name, shown_bool=negated)
-    if name in _GENERIC_MASK_NAMES or negated:
+    if name in _GENERIC_MASK_NAMES or negated or names_attended_mask(name):
+        # `src_mask`, and so `context_mask`, `enc_mask`: a mask of the sequence attended to.
         return MaskFacts(origin="argument", param=name, dtype="bool" if negated else None, shown_bool=negated)
     return None
 
@@ -975,6 +976,8 @@ def store_into(ev, target: cst.Subscript, value) -> None:
     stored = ev.env.get(owner) if owner is not None else None
     if stored is not None and stored.softmax is not None:
         ev.env[owner] = stored.with_(guarded=True)  # `w[torch.isnan(w)] = 0`
+    if stored is not None and _filled_through_index(ev, stored, owner, target, value):
+        stored = ev.env[owner]
     scattered = _scattered_edges(ev, stored, target, value)
     if scattered is not None:
         ev.env[owner] = stored.with_(mask=scattered)
@@ -1010,6 +1013,46 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         # `heads[i] = attn @ v` into `torch.zeros(h, b, n, d)`: the new tensor now holds results
         # laid out along its axes; a view of it reads them (view_order.rereads_on_purpose).
         ev.env[owner] = current.with_(constructor=None)
+
+
+def _filled_through_index(ev, stored, owner: str, target: cst.Subscript, value) -> bool:
+    """`att[~mask] = float("-inf")`: a store through a bool mask is `att.masked_fill_(~mask,
+    -inf)`, recorded as that fill (True when it was). Labels rewritten at their padding with an
+    integer (`targets[targets == pad] = -100`) are no scores: losses.stored_into reads them."""
+    from attnlint.analysis.values import FillSite
+
+    if stored.kind != "tensor" or stored.softmax is not None or stored.padded or stored.token_ids:
+        return False
+    if stored.mask is not None or value.node is None:
+        return False  # a write into a mask changes the mask (see store_into)
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    fill = fill_kind(value.node, ev.aliases)
+    if fill is None or _integer_literal(value.node):
+        return False  # `targets[targets == pad] = -100`: ids rewritten, not scores masked
+    index_node = target.slice[0].slice.value
+    index = ev.eval(index_node)
+    if index.mask is None or index.mask.dtype not in ("bool", None) or index.kind != "tensor":
+        return False
+    site = FillSite(
+        call=target,
+        mask_node=index_node,
+        mask=index,
+        fill=fill,
+        in_place=True,
+        receiver_node=target.value,
+        on_scores=stored.scores is not None,
+        lengths=lengths_at(ev, stored, stored),
+    )
+    ev.facts.fill_sites.append(site)
+    ev.env[owner] = stored.with_(fills=(site,) if fill != "-inf" and stored.fills else stored.fills + (site,))
+    return True
+
+
+def _integer_literal(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, cst.Integer)
 
 
 def _scattered_edges(ev, stored, target: cst.Subscript, value) -> Optional[MaskFacts]:

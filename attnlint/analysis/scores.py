@@ -385,12 +385,18 @@ def matmul(
         and left.mask is None
         and right.mask is None
     )
+    # Two different sets of vectors, pair by pair (`F.normalize(x) @ F.normalize(evidence).mT`,
+    # `a @ b.transpose(1, 2)`): one similarity per (row of a, row of b), as cosine_similarity and
+    # cdist give. Of a tensor with itself the diagonal is each row's own match: no fact.
+    roots = (_similarity_root(left_node), _similarity_root(_transpose_receiver(right_node)))
+    similarity = pairwise and None not in roots and roots[0] != roots[1]
     return Value(
         kind="tensor",
         rank=rank,
         shape=shape if shape is not None and len(shape) == rank else None,
         node=node,
         pairwise=pairwise,
+        similarity=similarity,
         scaled=any_true(left.scaled, right.scaled) if known else None,
         scale=_times(left.scale, right.scale) if known else None,
     )
@@ -537,6 +543,23 @@ def summed_scores(a: ScoreFacts, b: ScoreFacts) -> Optional[ScoreFacts]:
 
 def is_simple_node(node) -> bool:
     return _flow().is_simple(node)
+
+
+def _similarity_root(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    """The tensor a similarity operand reads (`x` of `F.normalize(x, dim=-1)`, of `x[:, None]`)."""
+    from attnlint.analysis.masks import _root_name
+
+    while (
+        isinstance(node, cst.Call)
+        and node.args
+        and node.args[0].keyword is None
+        and (
+            (isinstance(node.func, cst.Attribute) and node.func.attr.value == "normalize")
+            or (isinstance(node.func, cst.Name) and node.func.value == "normalize")
+        )
+    ):
+        node = node.args[0].value
+    return _root_name(node) if node is not None else None
 
 
 def _transpose_receiver(node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:

@@ -854,6 +854,9 @@ def _identity_method(ev, call: Call):
     if call.name == "type_as" and receiver.constructor is not None:
         # `torch.zeros(n, n).type_as(scores)`: in the scores' dtype, which may be half.
         receiver = receiver.with_(constructor=replace(receiver.constructor, half=None))
+    if call.name == "type_as" and receiver.mask is not None and call.args and _is_activation(ev, call.args[0].value):
+        # `mask.type_as(q)`: a mask cast to the queries' dtype, floating point (as `.to(q.dtype)`).
+        receiver = receiver.with_(mask=replace(receiver.mask, dtype="float"))
     return receiver.with_(node=call.node) if receiver.kind != "unknown" else receiver
 
 
@@ -865,7 +868,7 @@ def _dtype_method(ev, call: Call):
     receiver, args, method = call.receiver, call.args, call.name
     dtype = DTYPE_METHODS.get(method)
     if method in ("to", "type") and args:
-        dtype = _flow().dtype_of(args[0].value, ev.aliases)
+        dtype = _flow().dtype_of(args[0].value, ev.aliases) or _activation_dtype(ev, args[0])
     ev.args(call.node)
     if receiver.kind == "unknown":
         return receiver
@@ -878,6 +881,25 @@ def _dtype_method(ev, call: Call):
         half = {"half": True, "bfloat16": True, "float": False, "double": False}.get(method)
         constructor = replace(constructor, dtype=dtype or constructor.dtype, half=half)
     return receiver.with_(node=call.node, mask=mask, constructor=constructor)
+
+
+def _activation_dtype(ev, arg: cst.Arg) -> Optional[str]:
+    """`.to(q.dtype)`, `.to(dtype=scores.dtype)`: the dtype of queries, keys, values or scores,
+    activations of the attention, which are floating point."""
+    value = arg.value
+    if arg.keyword is not None and arg.keyword.value != "dtype":
+        return None
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "dtype"):
+        return None
+    return "float" if _is_activation(ev, value.value) else None
+
+
+def _is_activation(ev, node: cst.BaseExpression) -> bool:
+    """Queries, keys, values or scores: the attention's activations, floating point."""
+    from attnlint.analysis.values import KEY, QKV, QUERY, SCORES, VALUE
+
+    source = ev.eval(node)
+    return source.kind == "tensor" and (source.scores is not None or source.role in (QUERY, KEY, VALUE, QKV, SCORES))
 
 
 def _casts(arg: cst.Arg, aliases) -> bool:

@@ -509,3 +509,24 @@ def test_a_fill_read_from_a_parameter_default_that_no_call_can_override():
     callee = function(analysis, "attend")
     (site,) = callee.fill_sites
     assert fill_values.fill_constant(site, analysis.aliases, callee.node, module).value == -1e-9
+
+
+def test_a_padding_mask_of_the_attended_sequence_laid_out_by_einops_and_cast_to_the_queries_dtype_is_a_float_0_1_mask():
+    analysis, _ = analyse(
+        """
+        from einops import rearrange
+
+        def f(q, context_mask):
+            laid_out = rearrange(context_mask, "b j -> b 1 1 j").to(q.dtype)
+            as_it_comes = context_mask.to(q.dtype)
+            return laid_out, as_it_comes
+        """
+    )
+    callee = function(analysis, "f")
+    laid_out, as_it_comes = env(analysis, "f", "laid_out"), env(analysis, "f", "as_it_comes")
+    # `.to(q.dtype)`: the queries are floating point.
+    assert laid_out.mask.dtype == "float" and laid_out.mask.param == "context_mask"
+    assert mask_encoding.zero_one_reason(laid_out, callee.node) is not None
+    assert mask_encoding.broadcast_here("context_mask", callee.node)
+    # Not laid out here: it may be the caller's bias.
+    assert mask_encoding.zero_one_reason(as_it_comes, None) is None

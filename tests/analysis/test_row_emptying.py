@@ -7,7 +7,7 @@ import pytest
 
 from attnlint.analysis.values import ATTEND
 
-from helpers import analyse, env
+from helpers import analyse, env, function
 
 
 def test_and_with_a_mask_of_unknown_meaning_keeps_the_rows_a_keep_mask_can_empty():
@@ -133,3 +133,38 @@ def test_lengths_clamped_from_below_by_at_least_one_keep_a_key_in_every_row(clam
         """
     )
     assert env(analysis, "f", "m").mask.can_mask_whole_row is can_empty
+
+
+def test_a_product_of_two_different_sets_of_vectors_is_a_similarity_but_of_one_set_with_itself_is_not():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+
+        def f(h, memory):
+            across = F.normalize(h, dim=-1) @ F.normalize(memory, dim=-1).transpose(-2, -1)
+            unit = F.normalize(h, dim=-1)
+            within = unit @ unit.transpose(-2, -1)
+            return across, within
+        """
+    )
+    assert env(analysis, "f", "across").similarity
+    assert not env(analysis, "f", "within").similarity
+
+
+def test_a_store_through_a_bool_index_is_a_fill_but_a_store_into_labels_at_their_padding_is_not():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k, lengths, targets, pad):
+            s = q @ k.transpose(-2, -1)
+            keep = torch.arange(k.size(1))[None, None, :] < lengths[:, None, None]
+            s[~keep] = float("-inf")
+            targets[targets == pad] = -100
+            return s.softmax(-1), targets
+        """
+    )
+    f = function(analysis, "f")
+    (site,) = f.fill_sites
+    assert site.fill == "-inf" and site.in_place and site.mask.mask.origin == "lengths"
+    assert [s.fill for s in env(analysis, "f", "s").fills] == ["-inf"]

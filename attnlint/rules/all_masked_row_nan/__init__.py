@@ -14,21 +14,23 @@ class AllMaskedRowNan(Rule):
     """
     ## What it does
     Checks for scores filled with `-inf` (`masked_fill(mask, float("-inf"))`, `-torch.inf`,
-    `-math.inf`, `-np.inf`, an additive `-inf` mask, `torch.where(keep, scores, -inf)`) from a
+    `-math.inf`, `-np.inf`, an additive `-inf` mask, `torch.where(keep, scores, -inf)`, a store
+    through a bool index, `scores[~keep] = float("-inf")`) from a
     padding or attention mask that can mask a whole row, followed by a softmax with nothing that
     handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
     compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
     `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller, and
     mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
-    `mask[:, None, None, :]`: one value per sequence and key, a key-padding mask), unless the
-    code writes into them first (`mask[:, 0] = True`).
+    `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
+    key, a key-padding mask), unless the code writes into them first (`mask[:, 0] = True`).
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
     Scores compared with a threshold that does not come from their own row (a number, a module
     attribute such as a learned cutoff or `self.cfg.min_similarity`, a parameter) also count:
     every key of a row can fall on the masked side. So do query-key similarities
-    (`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`) against such a
+    (`cosine_similarity(q[:, None], keys[None], dim=-1)`, `cdist(q, keys)`, or the product of two
+    different sets of vectors, `F.normalize(h) @ F.normalize(memory).mT`) against such a
     threshold; of a tensor with itself the diagonal always passes and nothing is reported. A
     threshold from the row itself (its `topk`) keeps keys and is not reported.
     A mask that can empty a row still does after `&` with any other mask (`band & keep`, when
@@ -130,6 +132,66 @@ class AllMaskedRowNan(Rule):
             )
 
     VALID = [
+        # A pair mask laid out for the heads (`b i j -> b 1 i j`): no key-padding layout.
+        Valid(
+            """
+            import torch
+            from einops import rearrange
+
+
+            def attend(q, k, v, mask):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                # One value per query and key pair (b i j -> b 1 i j): no padding layout, of no known kind.
+                sim = sim.masked_fill(~rearrange(mask, "b i j -> b 1 i j"), float("-inf"))
+                return sim.softmax(dim=-1) @ v
+            """
+        ),
+        # Stores over the future only: every row keeps its diagonal.
+        Valid(
+            """
+            import torch
+
+
+            def causal_attention(q, k, v):
+                t = q.size(-2)
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                future = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+                # Only the future is stored over: every row keeps its diagonal.
+                scores[..., future] = float("-inf")
+                scores[future.expand_as(scores)] = float("-inf")
+                return scores.softmax(dim=-1) @ v
+            """
+        ),
+        # The same store with a finite fill.
+        Valid(
+            """
+            import torch
+
+
+            def utterance_attention(q, k, v, frame_lens):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
+                # The same store with a finite fill: an empty clip gets uniform weights, not NaN.
+                scores[~frame_ok.expand_as(scores)] = -1e4
+                return scores.softmax(dim=-1) @ v
+            """
+        ),
+        # The same product of unit vectors with themselves: the diagonal is 1, so a row always keeps its own key.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def self_grounded_read(h, min_cos=0.3):
+                # Unit vectors against themselves: the diagonal is 1, so every row keeps its own position.
+                unit = F.normalize(h, dim=-1)
+                cos = unit @ unit.transpose(-2, -1)
+                logits = torch.einsum("bqd,bkd->bqk", h, h) / h.size(-1) ** 0.5
+                logits = logits.masked_fill(cos < min_cos, float("-inf"))
+                return logits.softmax(dim=-1) @ h
+            """
+        ),
         # Lengths clamped to at least 1 by the caller before a helper builds the mask from them:
         # every row keeps its first key.
         Valid(
@@ -917,6 +979,83 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # A mask parameter laid out per key by einops (`b j -> b 1 1 j`), as `mask[:, None, None, :]` lays it out: a key-padding mask.
+        Invalid(
+            """
+            import torch
+            from einops import rearrange
+
+
+            def attend(q, k, v, mask):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                # One value per sequence and key, laid out for every head and query: a key-padding mask.
+                sim = sim.masked_fill(~rearrange(mask, "b j -> b 1 1 j"), float("-inf"))
+                return sim.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            from einops import rearrange
+
+
+            def attend(q, k, v, mask):
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                # One value per sequence and key, laid out for every head and query: a key-padding mask.
+                sim = sim.masked_fill(~rearrange(mask, "b j -> b 1 1 j"), float("-inf"))
+                return sim.softmax(dim=-1).masked_fill(sim.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # A store through a bool index (`scores[~keep] = -inf`) is a masked fill: lengths of 0 empty a row.
+        Invalid(
+            """
+            import torch
+
+
+            def utterance_attention(q, k, v, frame_lens):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
+                # A store through a bool index is a masked fill: a clip of 0 frames leaves its rows all -inf.
+                scores[~frame_ok.expand_as(scores)] = float("-inf")
+                return scores.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def utterance_attention(q, k, v, frame_lens):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
+                # A store through a bool index is a masked fill: a clip of 0 frames leaves its rows all -inf.
+                scores[~frame_ok.expand_as(scores)] = float("-inf")
+                return scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
+        # Cosine similarities written by hand (unit vectors of two different sets, multiplied) against a threshold: every key of a row can fall below it.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def grounded_read(h, memory, min_cos=0.3):
+                # Unit vectors of two different sets: the product is their cosine similarity, pair by pair.
+                cos = F.normalize(h, dim=-1) @ F.normalize(memory, dim=-1).transpose(-2, -1)
+                logits = torch.einsum("bqd,bkd->bqk", h, memory) / h.size(-1) ** 0.5
+                logits = logits.masked_fill(cos < min_cos, float("-inf"))
+                return logits.softmax(dim=-1) @ memory
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def grounded_read(h, memory, min_cos=0.3):
+                # Unit vectors of two different sets: the product is their cosine similarity, pair by pair.
+                cos = F.normalize(h, dim=-1) @ F.normalize(memory, dim=-1).transpose(-2, -1)
+                logits = torch.einsum("bqd,bkd->bqk", h, memory) / h.size(-1) ** 0.5
+                logits = logits.masked_fill(cos < min_cos, float("-inf"))
+                return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ memory
+            """,
+        ),
         # A mask named for nothing, but its caller writes one out with an empty sequence.
         Invalid(
             """

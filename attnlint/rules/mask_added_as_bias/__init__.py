@@ -36,12 +36,16 @@ class MaskAddedAsBias(Rule):
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
     or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
     `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
-    convention (Hugging Face's `attention_mask`) that the function broadcasts itself
-    (`mask[:, None, None, :]`), so it is the raw mask, not a bias a caller already made.
+    convention (Hugging Face's `attention_mask`), or named as the padding mask of the sequence
+    attended to (`context_mask`, `enc_mask`, `src_pad_mask`), that the function broadcasts itself
+    (`mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`), so it is the raw mask, not a
+    bias a caller already made. A cast to the queries' or scores' dtype (`.to(q.dtype)`) is a
+    cast to float.
     Multiplied into the scores, any mask parameter counts (its name ends in `mask`:
     `relation_mask`, `edge_mask`), since a product masks nothing whatever the encoding (0/1 either
     way round, or a bias), when the product is its only use in the function (`s * m + (1 - m) *
-    -1e4` reads it again) and every caller in the file passes a mask for it.
+    -1e4` reads it again) and every caller in the file passes a mask for it (one the analysis
+    traced, or the caller's own mask parameter handed on: `self.pool(h, clicked_mask.float())`).
 
     ## Why is this bad?
     Adding 1 to the kept logits and 0 to the masked ones shifts every row by a constant where it
@@ -163,7 +167,7 @@ class MaskAddedAsBias(Rule):
             # A mask by its name only: a caller in the file that passes anything else for it
             # (soft weights, a tensor of no known kind) says it is no mask.
             passed = ctx.analysis.arguments_for(function, facts.param)
-            if any(arg.mask is None for arg in passed):
+            if not all(mask_encoding.passed_as_mask(arg) for arg in passed):
                 return
         ctx.report(
             site.call,

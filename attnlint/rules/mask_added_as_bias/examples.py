@@ -3,6 +3,59 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # Laid out per key and passed as bool: a mask, not a bias.
+    Valid(
+        """
+        import torch.nn.functional as F
+        from einops import rearrange
+
+
+        def cross_attend(q, k, v, enc_mask):
+            # Laid out per key and handed over as bool: SDPA reads it as a mask, not a bias.
+            keep = rearrange(enc_mask, "b j -> b 1 1 j").bool()
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        """
+    ),
+    # The same mask used as it comes: it may be the caller's bias.
+    Valid(
+        """
+        import torch.nn.functional as F
+
+
+        def cross_attend(q, k, v, enc_mask):
+            # Used as it comes (not laid out here): it may be the caller's additive bias, already (b, 1, 1, j).
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=enc_mask.to(q.dtype))
+        """
+    ),
+    # The same helper, but the only caller passes weights of its own under the mask's name: not a mask.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class SlotPooling(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.score = nn.Linear(width, 1)
+
+            def forward(self, slots, mask):
+                e = self.score(slots).squeeze(-1)
+                e = e * mask
+                return (torch.softmax(e, dim=-1).unsqueeze(-1) * slots).sum(1)
+
+
+        class DialogueState(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.pool = SlotPooling(width)
+
+            def forward(self, slots, slot_weights):
+                # The caller passes per-slot weights of its own under the callee's mask name: a
+                # temperature per slot, not a mask.
+                return self.pool(slots, slot_weights.float())
+        """
+    ),
     # A mask that may be bool or a float bias, tested by its dtype: `~` on the bool branch only,
     # the float one added (an SDPA fallback written by hand).
     Valid(
@@ -446,6 +499,59 @@ VALID = [
 ]
 
 INVALID = [
+    # A padding-mask parameter broadcast here and cast with type_as(q): a float 0/1 mask to SDPA.
+    Invalid(
+        """
+        import torch.nn.functional as F
+
+
+        def cross_attend(q, k, v, memory_pad_mask):
+            # The memory's padding mask, broadcast here and cast with type_as: 1.0/0.0 added by SDPA.
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=memory_pad_mask[:, None, None, :].type_as(q))
+        """
+    ),
+    # A padding mask of the attended sequence, laid out per key here by einops and cast to the queries' dtype: SDPA adds it.
+    Invalid(
+        """
+        import torch.nn.functional as F
+        from einops import rearrange
+
+
+        def cross_attend(q, k, v, enc_mask):
+            # The encoder's padding mask, laid out per key here and cast to the queries' dtype: SDPA adds
+            # its 1.0s and 0.0s to the scores.
+            bias = rearrange(enc_mask, "b j -> b 1 1 j").to(q.dtype)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        """
+    ),
+    # A caller hands on its own mask parameter (cast to float): a mask, multiplied into the scores.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class SlotPooling(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.score = nn.Linear(width, 1)
+
+            def forward(self, slots, mask):
+                e = self.score(slots).squeeze(-1)
+                e = e * mask
+                return (torch.softmax(e, dim=-1).unsqueeze(-1) * slots).sum(1)
+
+
+        class DialogueState(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.pool = SlotPooling(width)
+
+            def forward(self, slots, slot_mask):
+                # The caller hands on its own mask parameter, cast to float: still a mask, multiplied in.
+                return self.pool(slots, slot_mask.float())
+        """
+    ),
     # A Hugging Face 0/1 attention_mask, broadcast here and added as is.
     Invalid(
         """
