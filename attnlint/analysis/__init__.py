@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from attnlint.analysis import masks
+from attnlint.analysis.modules import self_attr
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, plain_names_read
@@ -167,8 +168,8 @@ class ModuleAnalysis:
         if scores is None or function is None or len(scores.scale_steps) != 1:
             return None
         factor = scores.scale_steps[0].factor
-        if not (isinstance(factor, cst.Attribute) and isinstance(factor.value, cst.Name) and factor.value.value == "self"):
-            return None
+        if not isinstance(factor, cst.Attribute) or self_attr(factor) != factor.attr.value:
+            return None  # `self.scale`, not `self.scale.data` or another object's attribute
         cls = self.classes.get(function.class_name) if function.class_name else None
         attr = factor.attr.value
         value = cls.attrs.get(attr) if cls is not None else None
@@ -560,13 +561,12 @@ def _self_attrs_assigned(node: cst.CSTNode) -> List[str]:
                 t = stack.pop(0)
                 if isinstance(t, (cst.Tuple, cst.List)):
                     stack[:0] = [e.value for e in t.elements]
-                elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                    found.append(t.attr.value)
+                elif self_attr(t) is not None:
+                    found.append(self_attr(t))
 
         def visit_AnnAssign(self, stmt: cst.AnnAssign) -> None:
-            t = stmt.target
-            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                found.append(t.attr.value)
+            if self_attr(stmt.target) is not None:
+                found.append(self_attr(stmt.target))
 
     node.visit(Targets())
     return found
@@ -583,7 +583,7 @@ def _reads_of_self_attr(cls: cst.ClassDef, attr: str) -> int:
     class Reads(cst.CSTVisitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             nonlocal total
-            if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == attr:
+            if node.attr.value == attr and self_attr(node) == attr:
                 total += 1
 
     cls.visit(Reads())

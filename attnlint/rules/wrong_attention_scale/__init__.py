@@ -32,7 +32,9 @@ class WrongAttentionScale(Rule):
     - the scale applied to the weights *after* the softmax, which leaves the softmax unscaled.
 
     The analysis compares the factor with the contracted axis symbolically (`dim // heads`,
-    `self.head_dim`, `q.shape[-1]`), so it reports only what it can evaluate. A helper that
+    `self.head_dim`, `q.shape[-1]`), so it reports only what it can evaluate. Heads folded into
+    the batch (`rearrange(t, "b n (h d) -> (b h) n d")`, `view(bsz * num_heads, n, d)`) are still
+    heads. A helper that
     scales by one of its parameters (`attention(q, k, v, d_model)`) is checked with what its
     callers pass, and the finding points at the caller's argument.
 
