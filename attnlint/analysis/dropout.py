@@ -63,8 +63,12 @@ class DropoutSite:
     @property
     def rate_is_zero(self) -> bool:
         """A literal `p=0` / `p=0.0`: nothing is dropped in any mode."""
-        node = self.p_node
-        return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
+        return self.p_node is not None and is_literal_zero(self.p_node)
+
+
+def is_literal_zero(node: cst.BaseExpression) -> bool:
+    """A literal rate of `0` / `0.0`."""
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
 
 
 def record(evaluator, call: cst.Call, values: List[Value]) -> None:
@@ -142,8 +146,7 @@ def callers_follow_mode(analysis: "ModuleAnalysis", function: "FunctionFacts", r
         return False
     passed = rates_from_callers(analysis, function, rate.value)
     return bool(passed) and all(
-        (isinstance(p.rate, (cst.Integer, cst.Float)) and float(p.rate.evaluated_value) == 0.0)
-        or depends_on_mode(p.caller, p.call, p.rate)
+        is_literal_zero(p.rate) or depends_on_mode(p.caller, p.call, p.rate)
         for p in passed
     )
 

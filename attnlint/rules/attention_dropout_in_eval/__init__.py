@@ -151,7 +151,7 @@ class AttentionDropoutInEval(Rule):
         for passed in dropout.rates_from_callers(ctx.analysis, helper, param):
             mode = dropout.mode_flag(ctx.analysis, passed.caller)
             node = passed.rate
-            if mode is None or _is_zero(node) or _from_parameter(node, passed.caller):
+            if mode is None or dropout.is_literal_zero(node) or _from_parameter(node, passed.caller):
                 continue
             if dropout.depends_on_mode(passed.caller, passed.call, node):
                 continue
@@ -183,11 +183,7 @@ def _passes_zero(call: cst.Call, helper, param: str) -> bool:
         return False
     names = param_names(node, helper.class_name is not None)
     arg = argument(call, names.index(param) if param in names else 99, param)
-    return arg is not None and _is_zero(arg.value)
-
-
-def _is_zero(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
+    return arg is not None and dropout.is_literal_zero(arg.value)
 
 
 def _from_parameter(rate: cst.BaseExpression, function) -> bool:
