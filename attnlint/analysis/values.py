@@ -11,7 +11,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from attnlint.analysis.symbolic import ONE, Sym
+from attnlint.analysis.symbolic import ONE, Sym, product
 
 # Roles an expression can play in attention.
 QUERY = "query"
@@ -543,11 +543,35 @@ class ViewSite:
                 continue
             src, dst = list(self.input_dims[i0:i1]), list(self.target_dims[t0:t1])
             carried = [d for d in src if not d.is_const and src.count(d) == 1 and dst.count(d) == 1]
+            if any(
+                _sizes_unrelated(self.input_dims, self.target_dims, i0 + src.index(d), t0 + dst.index(d)) for d in carried
+            ):
+                continue
             if any(src.index(d) != dst.index(d) for d in carried) or (
                 len(carried) >= 2 and [d for d in dst if d in carried] != carried
             ):
                 out.append(((i0, i1), (t0, t1)))
         return out
+
+
+def _sizes_unrelated(input_dims, target_dims, input_index: int, target_index: int) -> bool:
+    """The axes in front of a carried axis (at `input_index` in the input, `target_index` in
+    the target) differ by a size the input does not hold, even once each written quotient is
+    named (`c / heads` makes `heads` part of c): `(b, H, n, D) -> (heads * b, n, H * D / heads)`
+    with H read off a shape and `heads` from the config. They may be one size at run time, and
+    then the carried axis sits at the same place in memory: not shown either way."""
+    dims = list(input_dims) + list(target_dims)
+    if any(d is None for d in dims):
+        return False
+    from attnlint.analysis.view_order import quotients_named
+
+    named = quotients_named(dims) or dims
+    source, target = named[: len(input_dims)], named[len(input_dims) :]
+    ratio = product(target[:target_index]) / product(source[:input_index])
+    if ratio is None or ratio == ONE:
+        return False
+    held = {a.key for d in source for a in d.atoms()}
+    return any(a.key not in held for a in ratio.atoms())
 
 
 @dataclass(frozen=True)

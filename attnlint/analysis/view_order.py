@@ -94,12 +94,12 @@ def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optio
     Named sizes (atoms) are indivisible: `(B, L, 300) -> (5 * B, L, 60)` puts a factor 5 of the
     last axis next to the batch, and `L` cannot lend it one. Only a division the code writes
     splits a size: `c / heads` says c is heads times a size of its own, and `(B, N, C) ->
-    (4 * B, N / 4, C)` splits N into windows (see `_quotients_named`). Sizes of 1 go anywhere.
+    (4 * B, N / 4, C)` splits N into windows (see `quotients_named`). Sizes of 1 go anywhere.
     None when a size is unknown or a division cannot be read that way.
     """
     if any(d is None for d in list(input_dims) + list(target_dims)):
         return None
-    dims = _quotients_named(list(input_dims) + list(target_dims))
+    dims = quotients_named(list(input_dims) + list(target_dims))
     if dims is None:
         return None
     source = [d for d in dims[: len(input_dims)] if d != ONE]
@@ -150,7 +150,7 @@ def swaps_literal_sizes(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -
     return sorted(source[i].int_value for i in moved) == sorted(target[i].int_value for i in moved)
 
 
-def _quotients_named(dims: List[Sym]) -> Optional[List[Sym]]:
+def quotients_named(dims: List[Sym]) -> Optional[List[Sym]]:
     """The sizes with each written quotient named: `c / heads` is a size q of its own and c is
     `heads * q` everywhere (`N / 4`: N is `4 * q`). None when a quotient divides a product of
     several sizes (`B * N / 4`: which one is split is not said) or a size is not positive."""

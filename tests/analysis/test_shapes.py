@@ -294,6 +294,28 @@ def test_view_as_transpose():
     assert swap.swapped_runs() == [((1, 3), (1, 4))]
 
 
+def test_a_merge_with_heads_from_the_config_and_from_a_shape_is_not_shown_to_move_axes():
+    # BLOOM: the heads axis is read off the tensor (shape[2]), the merge uses the config's count;
+    # equal at run time, but nothing shows it, so the carried query axis is not shown to move.
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, hidden_size, n_head):
+                super().__init__()
+                self.num_heads = n_head
+                self.head_dim = hidden_size // n_head
+
+            def forward(self, query_layer):
+                batch_size, q_length, _, _ = query_layer.shape
+                merged = query_layer.transpose(1, 2).reshape(batch_size * self.num_heads, q_length, self.head_dim)
+                return merged
+        """
+    )
+    (merged,) = [v for v in analysis.view_sites if len(v.target_dims) == 3 and v.target_dims[0].text() != "batch_size"]
+    assert not merged.transposes_by_view
+
 def test_projection_width_is_known_when_the_rank_is_not():
     analysis, _ = analyse(
         """
