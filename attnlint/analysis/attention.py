@@ -157,6 +157,8 @@ _MASKS_FOR_INPUT = {
     ),
 }
 _MASKS_FOR_INPUT["TransformerDecoderLayer"] = _MASKS_FOR_INPUT["TransformerDecoder"]
+# APIs whose positional inputs are (query, key, value).
+_QUERY_FIRST = ("sdpa", "MultiheadAttention")
 
 
 def padded_inputs_without_mask(site: AttentionCallSite) -> List[str]:
@@ -166,7 +168,11 @@ def padded_inputs_without_mask(site: AttentionCallSite) -> List[str]:
     is covered."""
     table = _MASKS_FOR_INPUT.get(site.api)
     if table is None:
-        if site.mask_keywords or site.is_causal or not any(v.padded for v in site.inputs):
+        # What is attended is the keys (and their values): a padded query against a sequence
+        # that has no padding (cross-attention from text to image patches) attends to nothing
+        # it should not.
+        attended = site.inputs[1:] if site.api in _QUERY_FIRST and len(site.inputs) >= 2 else site.inputs
+        if site.mask_keywords or site.is_causal or not any(v.padded for v in attended):
             return []
         return ["input"]
     given = set(site.mask_keywords) | ({"causal"} if site.is_causal else set())

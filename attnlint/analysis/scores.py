@@ -497,7 +497,9 @@ def score_facts(
         scaled=any_true(query.scaled, key.scaled),
         feature_dim=feature_dim,
         operand_params=params,
-        padded=bool(query.padded or key.padded),
+        # Padding harms only as keys: padded query rows attend to real keys, and their outputs
+        # are dropped downstream (a padded query against image features is no bug).
+        padded=bool(key.padded),
         scale=_times(query.scale, key.scale),
         head_dim=head_dim,
         head_dim_aliases=tuple(aliases),

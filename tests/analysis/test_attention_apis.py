@@ -441,3 +441,42 @@ def test_closures_of_a_function_and_weights_summed_through_a_view():
     (inner,) = analysis.nested_in(outer)
     assert inner.name == "step" and inner.computes_attention()
     assert not outer.computes_attention()
+
+
+def test_only_attended_padding_needs_a_mask():
+    """A padded query against keys that are not padded (text attending to image patches) attends
+    to nothing it should not; padded keys do, in an API call and in hand-written scores."""
+    from attnlint.analysis.attention import padded_inputs_without_mask
+
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+                self.emb = nn.Embedding(10, 16)
+                self.to_q = nn.Linear(16, 16)
+                self.to_k = nn.Linear(16, 16)
+
+            def forward(self, token_lists, patches):
+                text = self.emb(pad_sequence(token_lists, batch_first=True))
+                to_patches = self.attn(text, patches, patches)
+                to_text = self.attn(patches, text, text)
+                q_text, k_text = self.to_q(text), self.to_k(text)
+                q_patches, k_patches = self.to_q(patches), self.to_k(patches)
+                by_hand = torch.softmax(q_text @ k_patches.transpose(1, 2), dim=-1)
+                over_text = torch.softmax(q_patches @ k_text.transpose(1, 2), dim=-1)
+                return to_patches, to_text, by_hand, over_text
+        """
+    )
+    forward = function(analysis, "forward")
+    to_patches, to_text = forward.attention_calls
+    assert padded_inputs_without_mask(to_patches) == []
+    assert padded_inputs_without_mask(to_text) == ["input"]
+    by_hand, over_text = forward.softmax_sites
+    assert not by_hand.input.scores.padded
+    assert over_text.input.scores.padded
