@@ -30,7 +30,7 @@ from attnlint.analysis import masks
 from attnlint.analysis.modules import self_attr
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
-from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, plain_names_read
+from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
@@ -148,6 +148,20 @@ class ModuleAnalysis:
             return None
         passed = self.argument_nodes_for(function, params[0])
         return passed[0] if passed else None
+
+    def dropped_scale_parameters(self, function: FunctionFacts) -> List[str]:
+        """Parameters named for a scale (`scaling`, `softmax_scale`) that `function` never reads,
+        while some caller in this file passes one that is not a literal 1 (`scaling=self.scaling`):
+        the function was handed its scale and dropped it (an `eager_attention_forward` that
+        never multiplies by `scaling`)."""
+        dropped = []
+        for name in function.params:
+            if not names_scale(name) or name in function.used_names:
+                continue
+            passed = self.argument_nodes_for(function, name)
+            if any(not _is_unit_or_none(node) for node in passed):
+                dropped.append(name)
+        return dropped
 
     def nested_in(self, function: FunctionFacts) -> List[FunctionFacts]:
         """The functions defined inside `function`'s body (closures it calls: `def recurrence(...)`
@@ -607,3 +621,10 @@ def _head_dim_names_in_init(init: cst.FunctionDef, definition: cst.CSTNode, scor
         if atom.key.endswith(".__init__:" + atom.name) and atom.name in params:
             names.append(atom.name)
     return tuple(names)
+
+
+def _is_unit_or_none(node: cst.BaseExpression) -> bool:
+    """`1`, `1.0` or `None`: a scale that changes nothing."""
+    if isinstance(node, cst.Name):
+        return node.value == "None"
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 1.0

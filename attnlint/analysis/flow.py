@@ -891,6 +891,11 @@ class Evaluator:
         spread = None
         for e in node.elements:
             inner = self.eval(e.value)
+            if isinstance(e, cst.StarredElement) and inner.kind == "tuple" and inner.elements and not inner.known_tail:
+                # `(self.to_q(x), *self.to_kv(ctx).chunk(2, dim=-1))`: a tuple of known length spreads
+                # its elements in place.
+                values.extend(inner.elements)
+                continue
             if isinstance(e, cst.StarredElement):
                 # `(*input_shape, -1, d)`: count unknown
                 starred, head, values = starred + 1, tuple(values), []

@@ -203,6 +203,13 @@ def names_in(node: cst.CSTNode) -> set:
     return found
 
 
+def names_scale(name: str) -> bool:
+    """A name that says a scale of scores: `scale`, `scaling`, `softmax_scale`, `attn_scale`,
+    `scale_factor`; not `rescale_grad` or `scale_by_keep` (a flag)."""
+    words = name.lower().strip("_").split("_")
+    return words[-1] in ("scale", "scaling") or words == ["scale", "factor"]
+
+
 def plain_names_read(node: cst.CSTNode) -> set:
     """The plain names an expression reads, not through an attribute: `d_model` of
     `math.sqrt(d_model)`, nothing of `self.scale` (an attribute is not the variable of its name)."""

@@ -13,36 +13,41 @@ from attnlint.fixers import bare_code
 from attnlint.edits import NodeFix, Replacement
 
 
-def scale_scores(module: cst.Module, scores: ScoreFacts, parent: Optional[cst.CSTNode]) -> Optional[NodeFix]:
+def scale_scores(
+    module: cst.Module, scores: ScoreFacts, parent: Optional[cst.CSTNode], factor: Optional[str] = None
+) -> Optional[NodeFix]:
     """`q @ k.transpose(-2, -1)` -> `(q @ k.transpose(-2, -1)) * self.head_dim ** -0.5`.
 
     The dimension is the per-head dimension the code already names (`self.head_dim`, `d_k`),
     else read from an operand's contracted axis (`q.shape[-1]`), which is the per-head dimension
     by construction: scaling by the model width (`d_out`) in multi-head code is a wrong fix seen
-    in public code, and neither form can make it. `parent` is the product's parent node (where
+    in public code, and neither form can make it. `factor` is a scale the function was handed
+    and dropped (`scaling`): the scores are multiplied by it instead. `parent` is the product's parent node (where
     `x * s` may need parentheses). Unsafe: it changes every output.
     """
     product = scores.product
     if scores.adds_bias:
         # baddbmm(bias, q, kᵀ) adds the bias inside: multiplying the result would scale it too.
         return None
-    dimension = _named_head_dim(scores)
-    if dimension is None:
-        if scores.feature_dim is None:
-            return None
-        operand, axis = scores.feature_dim
-        dimension = f"{module.code_for_node(operand)}.shape[{axis}]"
+    if factor is None:
+        dimension = _named_head_dim(scores)
+        if dimension is None:
+            if scores.feature_dim is None:
+                return None
+            operand, axis = scores.feature_dim
+            dimension = f"{module.code_for_node(operand)}.shape[{axis}]"
+        factor = f"{dimension} ** -0.5"
     code = bare_code(module, product)
     if isinstance(product, cst.BinaryOperation):
         code = f"({code})"
-    text = f"{code} * {dimension} ** -0.5"
+    text = f"{code} * {factor}"
     if not product.lpar and not _stands_alone(parent, product):
         # `torch.matmul(q, kT).softmax(-1)`: the product must stay one operand. (A product in
         # parentheses keeps them around the replacement.)
         text = f"({text})"
     new = cst.parse_expression(text)
     return NodeFix(
-        message=f"Scale the scores by `{dimension} ** -0.5`",
+        message=f"Scale the scores by `{factor}`",
         applicability=Applicability.UNSAFE,
         changes=(Replacement(product, new),),
     )

@@ -122,3 +122,27 @@ def test_an_attribute_chain_is_read_without_regenerating_its_code(monkeypatch):
     analysis, _ = analyse("x = y" + ".a" * 300 + "\n")
     assert env(analysis, "<module>", "x").sym.text() == "y" + ".a" * 300
     assert len(calls) < 5
+
+
+def test_a_tuple_of_known_length_spreads_its_elements_into_a_tuple_literal():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from einops import rearrange
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, dim_head):
+                super().__init__()
+                self.heads = heads
+                self.to_q = nn.Linear(dim, heads * dim_head)
+                self.to_kv = nn.Linear(dim, heads * dim_head * 2)
+
+            def forward(self, x, context):
+                qkv = (self.to_q(x), *self.to_kv(context).chunk(2, dim=-1))
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                return q, k, v
+        """
+    )
+    qkv = env(analysis, "forward", "qkv")
+    assert len(qkv.elements) == 3
+    assert [env(analysis, "forward", n).scaled for n in "qk"] == [False, False]

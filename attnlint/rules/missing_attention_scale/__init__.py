@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.scale import scale_scores
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
@@ -61,8 +63,15 @@ class MissingAttentionScale(Rule):
                 scores.product,
                 f"attention scores `{_short(ctx.code(scores.product))}` reach softmax without a "
                 "1/sqrt(d_k) scale; the softmax saturates as the head dimension grows",
-                fix=scale_scores(ctx.module, scores, ctx.analysis.parent_of(scores.product)),
+                fix=scale_scores(ctx.module, scores, ctx.analysis.parent_of(scores.product), self._dropped_scale(ctx, site)),
             )
+
+    @staticmethod
+    def _dropped_scale(ctx: RuleContext, site) -> Optional[str]:
+        """The one scale parameter the function was handed and never read: the fix applies it."""
+        function = ctx.analysis.function_of(site)
+        dropped = ctx.analysis.dropped_scale_parameters(function) if function is not None else []
+        return dropped[0] if len(dropped) == 1 else None
 
     @staticmethod
     def _scaled_by_callers(ctx: RuleContext, site, scores) -> bool:
@@ -71,9 +80,12 @@ class MissingAttentionScale(Rule):
         function = ctx.analysis.function_of(site)
         if function is None:
             return False
+        # Handed a scale and dropped it: only inputs shown to be scaled already excuse that.
+        dropped_scale = bool(ctx.analysis.dropped_scale_parameters(function))
         for param in scores.operand_params:
-            if any(v.scaled is not False for v in ctx.analysis.arguments_for(function, param)):
-                return True
+            for value in ctx.analysis.arguments_for(function, param):
+                if value.scaled is True or (value.scaled is None and not dropped_scale):
+                    return True
         return False
 
     VALID = [
@@ -527,9 +539,107 @@ class MissingAttentionScale(Rule):
                     return logits.softmax(-1)
             """
         ),
+        # The caller folds the scale into the query and hands the helper `scaling=1.0`, which
+        # the helper may ignore: nothing is dropped.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+                attn_weights = torch.matmul(query, key.transpose(2, 3))
+                if attention_mask is not None:
+                    attn_weights = attn_weights + attention_mask
+                attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                return torch.matmul(attn_weights, value)
+
+
+            class Attention(nn.Module):
+                def __init__(self, hidden_size, num_heads):
+                    super().__init__()
+                    self.head_dim = hidden_size // num_heads
+                    self.scaling = self.head_dim**-0.5
+                    self.q_proj = nn.Linear(hidden_size, hidden_size)
+                    self.k_proj = nn.Linear(hidden_size, hidden_size)
+                    self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+                def forward(self, hidden_states, attention_mask=None):
+                    shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+                    query = (self.q_proj(hidden_states) * self.scaling).view(shape).transpose(1, 2)
+                    key = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                    value = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                    return eager_attention_forward(self, query, key, value, attention_mask, scaling=1.0)
+            """
+        ),
     ]
 
     INVALID = [
+        # The Hugging Face helper is handed `scaling` and never applies it: whatever the caller
+        # does to q and k on the way (rotary embeddings, a cache), the scores go unscaled. The
+        # fix applies the scale the helper was given.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+                attn_weights = torch.matmul(query, key.transpose(2, 3))
+                if attention_mask is not None:
+                    attn_weights = attn_weights + attention_mask
+                attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                return torch.matmul(attn_weights, value)
+
+
+            class Attention(nn.Module):
+                def __init__(self, hidden_size, num_heads):
+                    super().__init__()
+                    self.head_dim = hidden_size // num_heads
+                    self.scaling = self.head_dim**-0.5
+                    self.q_proj = nn.Linear(hidden_size, hidden_size)
+                    self.k_proj = nn.Linear(hidden_size, hidden_size)
+                    self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+                def forward(self, hidden_states, cos, sin, attention_mask=None):
+                    shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+                    query = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+                    key = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                    value = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                    query, key = query * cos + rotate(query) * sin, key * cos + rotate(key) * sin
+                    return eager_attention_forward(self, query, key, value, attention_mask, scaling=self.scaling)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+                attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+                if attention_mask is not None:
+                    attn_weights = attn_weights + attention_mask
+                attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                return torch.matmul(attn_weights, value)
+
+
+            class Attention(nn.Module):
+                def __init__(self, hidden_size, num_heads):
+                    super().__init__()
+                    self.head_dim = hidden_size // num_heads
+                    self.scaling = self.head_dim**-0.5
+                    self.q_proj = nn.Linear(hidden_size, hidden_size)
+                    self.k_proj = nn.Linear(hidden_size, hidden_size)
+                    self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+                def forward(self, hidden_states, cos, sin, attention_mask=None):
+                    shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+                    query = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+                    key = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                    value = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                    query, key = query * cos + rotate(query) * sin, key * cos + rotate(key) * sin
+                    return eager_attention_forward(self, query, key, value, attention_mask, scaling=self.scaling)
+            """,
+        ),
         # A module-level helper fed by projections that are deep copies of one nn.Linear (the
         # Annotated Transformer's `clones`): a copy is a Linear like the original, so the
         # helper's q and k are plain projections, and nothing scales them.
