@@ -684,9 +684,12 @@ def _data_loader(ev, call: Call):
     if isinstance(collate.value, cst.Lambda):
         batch = ev.apply_callable(collate.value, Value(kind="unknown"))
     elif _collate_factory_call(ev, collate.value) is not None:
-        # `collate_fn=make_collate(vocab)`: the batches are what the closure it returns makes.
-        inner = _collate_factory_call(ev, collate.value)
-        batch = _call_definition(ev, inner, 1)
+        # `collate_fn=make_collate(vocab)`: the batches are what the closure it returns makes,
+        # its free names bound as the factory binds them for this call.
+        factory, inner = _collate_factory_call(ev, collate.value)
+        batch = ev.project.call_closure(
+            ev, collate.value, factory, inner, ev.args(collate.value), [Value(kind="unknown")]
+        )
     elif isinstance(collate.value, cst.Call) or (
         isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
     ):
@@ -732,23 +735,16 @@ def returned_closure(definition: cst.FunctionDef) -> Optional[cst.FunctionDef]:
     return inner.get(name) if name is not None else None
 
 
-def _collate_factory_call(ev, node: cst.BaseExpression) -> Optional[cst.FunctionDef]:
-    """`make_collate(vocab)` of a factory function of the module: the closure it returns."""
+def _collate_factory_call(ev, node: cst.BaseExpression):
+    """`make_collate(vocab)` of a factory function of the module: (the factory, the closure it
+    returns), or None."""
     if ev.project is None or not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
         return None
     definition = ev.project.definitions.functions.get(node.func.value)
     if definition is None or node.func.value in ev.env:
         return None
-    return returned_closure(definition)
-
-
-def _call_definition(ev, definition: cst.FunctionDef, count: int) -> Value:
-    """A function of the module called with `count` unknown arguments (its free names unknown)."""
-    args = [cst.Arg(value=cst.Name("_")) for _ in range(count)]
-    values = [Value(kind="unknown") for _ in range(count)]
-    fake = cst.Call(func=cst.Name(definition.name.value), args=args)
-    result = ev.project.call(ev, fake, definition.name.value, values, False, target=(None, definition))
-    return result if result is not None else Value(kind="unknown")
+    closure = returned_closure(definition)
+    return (definition, closure) if closure is not None else None
 
 
 @handlers.function("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm")

@@ -386,12 +386,45 @@ class Summaries:
         self._cache[key] = result
         return result
 
-    def _evaluate(self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound) -> Value:
+    def call_closure(
+        self,
+        ev: "Evaluator",
+        factory_call: cst.Call,
+        factory: cst.FunctionDef,
+        closure: cst.FunctionDef,
+        factory_values: List[Value],
+        closure_values: List[Value],
+    ) -> Value:
+        """What a closure returns when called with `closure_values`, its free names holding what
+        the factory bound them to for this call (`make_collate(cfg)` with `pad = cfg.pad_id`
+        and `def collate(batch): ... torch.full(..., pad)`). Unknown past the depth limit."""
+        if ev.depth + 1 >= MAX_DEPTH or id(factory) in self._active or id(closure) in self._active:
+            return UNKNOWN
+        outer = bind_arguments(factory, factory_call, factory_values, method=False)
+        if outer is None:
+            return UNKNOWN
+        self._active.add(id(factory))
+        try:
+            scope = self._run_body(ev, None, factory, outer).env
+            fake = cst.Call(func=cst.Name(closure.name.value), args=[cst.Arg(value=cst.Name("_"))] * len(closure_values))
+            bound = bind_arguments(closure, fake, closure_values, method=False)
+            if bound is None:
+                return UNKNOWN
+            self._active.add(id(closure))
+            try:
+                return self._evaluate(ev, None, closure, bound, free=scope)
+            finally:
+                self._active.discard(id(closure))
+        finally:
+            self._active.discard(id(factory))
+
+    def _run_body(self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound, free=None):
+        """The evaluator after running `definition`'s body for one call (`free`: the names an
+        enclosing function bound, for a closure)."""
         from attnlint.analysis.flow import Evaluator, FunctionFacts, block_statements
 
         facts = FunctionFacts(node=definition, name=definition.name.value, class_name=owner)
         cls = self.analysis.classes.get(owner) if owner is not None else None
-        # The callee runs in its own module's scope (its imports and constants).
         sub = Evaluator(
             facts,
             self.analysis.aliases,
@@ -401,8 +434,15 @@ class Summaries:
             project=self,
             depth=ev.depth + 1,
         )
+        if free:
+            sub.env.update(free)
         sub.bind_params(definition.params, bindings=bound, one_call=True)
         sub.run(block_statements(definition.body))
+        return sub
+
+    def _evaluate(self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound, free=None) -> Value:
+        # The callee runs in its own module's scope (its imports and constants).
+        facts = self._run_body(ev, owner, definition, bound, free).facts
         for site in facts.dot_t_sites:
             if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:
                 self.batched_dot_t.setdefault(id(site.node), site)

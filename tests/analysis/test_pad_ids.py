@@ -758,6 +758,35 @@ def test_a_collate_factory_gives_the_batches_of_the_closure_it_returns():
     assert returned_closure(defs["not_a_factory"]) is None  # it may return None
 
 
+def test_a_collate_closure_reads_the_pad_id_its_factory_bound_for_the_call():
+    analysis, _ = analyse(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn.functional as F
+        from torch.utils.data import DataLoader
+
+        @dataclass
+        class Config:
+            pad_token_id: int = 3
+
+        def make_collate(config: Config, shift):
+            pad = config.pad_token_id + shift
+
+            def collate(batch):
+                ids = torch.full((len(batch), 8), pad, dtype=torch.long)
+                return ids[:, :-1], ids[:, 1:].clone()
+
+            return collate
+
+        def train(model, data):
+            for x, y in DataLoader(data, collate_fn=make_collate(Config(), 1)):
+                F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        """
+    )
+    assert _loss(analysis).targets.padding.value == 4.0
+
+
 def test_a_lookup_in_the_module_vocabulary_class_reads_its_getitem():
     source = """
         import torch
