@@ -585,11 +585,25 @@ def _full(ev, call: Call):
 
         result = result.with_(constructor=replace(result.constructor, fill_value=fill.value))
     padding = padding_of(ev, fill.value)
-    if padding.token_id or masks._names_pad(fill.value) or (
-        isinstance(fill.value, cst.Name) and fill.value.value in ev.constants
+    if (
+        padding.token_id
+        or masks._names_pad(fill.value)
+        or (isinstance(fill.value, cst.Name) and fill.value.value in ev.constants)
+        or _looks_up_pad_token(ev, fill.value)
     ):
         return result.with_(padding=padding)
     return result
+
+
+def _looks_up_pad_token(ev, node: cst.BaseExpression) -> bool:
+    """`LABEL2ID["<pad>"]`, `vocab[PAD_TOKEN]`: the id a vocabulary gives the pad token."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    key = node.slice[0].slice.value
+    if not isinstance(key, (cst.SimpleString, cst.Name)):
+        return False
+    text = ev.eval(key).text
+    return pad_token_text(text) or names_pad_id(text)
 
 
 @handlers.function("torch.nn.functional.pad", "torch.pad")  # names.canonical drops `nn.functional`

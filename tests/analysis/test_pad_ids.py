@@ -579,6 +579,24 @@ def test_a_full_tensor_of_a_written_number_filled_row_by_row_is_padded_with_it()
     assert env(analysis, "f", "biases").padding is None  # not an integer id
 
 
+def test_a_full_tensor_of_the_pad_tokens_id_in_a_label_map_is_padded_with_it():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        LABELS = ["<pad>", "O", "B-PER"]
+        LABEL2ID = {l: i for i, l in enumerate(LABELS)}
+
+        def f(n):
+            labels = torch.full((4, n), LABEL2ID["<pad>"])
+            outside = torch.full((4, n), LABEL2ID["O"])
+            return labels, outside
+        """
+    )
+    assert env(analysis, "f", "labels").padding.value == 0.0
+    assert env(analysis, "f", "outside").padding is None  # the id of a real label
+
+
 def test_rows_gathered_by_integer_position_keep_the_padding():
     analysis, _ = analyse(
         """
