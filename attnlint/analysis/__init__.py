@@ -21,6 +21,7 @@ registered buffers, `self.head_dim = dim // heads`) is known inside `forward`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -194,7 +195,11 @@ class ModuleAnalysis:
             return None  # set in several places: which one reaches the scores is not shown
         if _reads_of_self_attr(cls.node, attr) != 1:
             return None  # read elsewhere too (`self.head_dim` in views): its value is not the scale's alone
-        return ScaleDefinition(value.node, _head_dim_names_in_init(init, value.node, scores))
+        head_dims = [d for d in (scores.head_dim, *scores.head_dim_aliases) if d is not None]
+        right = value.sym is not None and any(
+            value.sym == d.power(e) for d in head_dims for e in (Fraction(1), Fraction(1, 2), Fraction(-1, 2))
+        )
+        return ScaleDefinition(value.node, _head_dim_names_in_init(init, value.node, scores), right)
 
     def forward_of(self, class_name: Optional[str]) -> Optional[FunctionFacts]:
         if self._forward_by_class is None:
@@ -555,6 +560,9 @@ class ScaleDefinition:
     # Expressions holding the head dimension that are defined there (an `__init__` parameter,
     # a `self.` attribute set before it), to write in a fix.
     head_dim_names: Tuple[str, ...] = ()
+    # The attribute holds the head dimension or its root either way up (`self.head_dim`,
+    # `self.scale = head_dim ** -0.5`): a right quantity, so what is wrong is how it is applied.
+    holds_head_dim_or_root: bool = False
 
 
 def _method_node(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:

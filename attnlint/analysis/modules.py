@@ -13,7 +13,7 @@ from attnlint.analysis import dropout, handlers
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import role_from_name
 from attnlint.analysis.symbolic import ONE
-from attnlint.analysis.values import FEATURE, KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value
+from attnlint.analysis.values import FEATURE, KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value, join
 
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
@@ -24,6 +24,8 @@ SHAPE_PRESERVING_MODULES = (
     "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
     "InstanceNorm2d", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Mish", "LeakyReLU",
 )
+# Normalisations of each token's features (over the last axis), not of a batch or channels.
+TOKEN_NORMS = ("LayerNorm", "RMSNorm")
 # Functions known not to rescale their input (rotary embeddings rotate pairs of features).
 ROTARY_WORDS = ("rotary", "rope", "rotate", "pos_emb", "apply_pos")
 
@@ -118,6 +120,16 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
     values = ev.args(node)
     if module.user_class:
         return user_module_call(ev, node, kind, values)
+    if not kind and module.module_choices:
+        # One of several torch modules by path: whatever holds on every path's output.
+        results = [
+            _torch_module_call(ev, node, module.with_(module_type=t, module_choices=()), t, values, attr)
+            for t in module.module_choices
+        ]
+        joined = results[0]
+        for other in results[1:]:
+            joined = join(joined, other)
+        return joined.with_(node=node)
     return _torch_module_call(ev, node, module, kind, values, attr)
 
 
@@ -144,12 +156,38 @@ def user_module_call(ev, node: cst.Call, kind: str, values: List[Value]) -> Valu
     return Value(kind="unknown", node=node)
 
 
+def _features_last(value: Value) -> bool:
+    """The last axis may hold the features (not a key moved to (.., d, n) for the product)."""
+    return value.feature_last is not False and not value.feature_transposed
+
+
 def _torch_module_call(ev, node: cst.Call, module: Value, kind: str, values: List[Value], attr: str) -> Value:
     if kind in IDENTITY_MODULES and values:
         return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
     if kind in PER_TOKEN_MODULES and values and values[0].padded and kind not in PROJECTION_MODULES:
         # An embedding or a per-token layer of a padded batch is still padded there.
         return Value(kind="tensor", node=node, padding=values[0].padding)
+    if kind in TOKEN_NORMS and values and not (values[0].role in (QUERY, KEY) and _features_last(values[0])):
+        from attnlint.analysis import shapes
+
+        return shapes.elementwise(ev, values[0], node)
+    if kind in TOKEN_NORMS and values:
+        # QK-norm: each query and key vector normalised over its features. It is still the
+        # query (key), laid out as before, and whatever scaled it before is normalised away:
+        # the dot products grow with the head dimension again, as unscaled ones do.
+        source = values[0]
+        return Value(
+            kind="tensor",
+            rank=source.rank,
+            shape=source.shape,
+            role=source.role,
+            feature_last=source.feature_last,
+            feature_transposed=source.feature_transposed,
+            scaled=False,
+            scale=ONE,
+            node=node,
+            padding=source.padding,
+        )
     if kind in SHAPE_PRESERVING_MODULES and values and (values[0].shape is not None or values[0].padded):
         # Per position: a normalised (or activated) padded batch is padded at the same places.
         return Value(kind="tensor", rank=values[0].rank, shape=values[0].shape, node=node, padding=values[0].padding)

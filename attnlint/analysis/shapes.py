@@ -1737,7 +1737,8 @@ ELEMENTWISE = (
 )
 
 
-def _elementwise(ev, value, node):
+def elementwise(ev, value, node):
+    """What an element-wise function or layer makes of `value`: its layout and data facts."""
     from attnlint.analysis.values import Value
 
     return Value(
@@ -1755,13 +1756,13 @@ def _elementwise(ev, value, node):
 @handlers.function(*("torch." + name for name in ELEMENTWISE))
 def _elementwise_function(ev, call: Call):
     values = ev.args(call.node)
-    return _elementwise(ev, values[0], call.node) if values else None
+    return elementwise(ev, values[0], call.node) if values else None
 
 
 @handlers.method(*ELEMENTWISE)
 def _elementwise_method(ev, call: Call):
     ev.args(call.node)
-    return _elementwise(ev, call.receiver, call.node)
+    return elementwise(ev, call.receiver, call.node)
 
 
 @handlers.module(
@@ -1778,12 +1779,10 @@ def _elementwise_method(ev, call: Call):
     "BatchNorm1d",
     "BatchNorm2d",
     "InstanceNorm2d",
-    "LayerNorm",
-    "RMSNorm",
 )
 def _elementwise_module(ev, call: Call):
     values = ev.args(call.node)
-    return _elementwise(ev, values[0], call.node) if values else None
+    return elementwise(ev, values[0], call.node) if values else None
 
 
 def per_key_padding(mask, sizes):

@@ -605,6 +605,9 @@ class Value:
     sym: Optional[Sym] = None
     # For kind == "module": the nn class name (Linear, Softmax, ...) and its constructor call.
     module_type: Optional[str] = None
+    # A torch module of one of several types by path (`nn.LayerNorm(d) if qk_norm else
+    # nn.Identity()`): module_type is None, and a call is each type's call, joined.
+    module_choices: Tuple[str, ...] = ()
     ctor: Optional[cst.Call] = None
     user_class: bool = False  # a module whose class is defined in the checked code
     custom_init: bool = False  # a projection whose weights __init__ sets by hand
@@ -798,6 +801,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             changes[f.name] = _join_shapes(va, vb)
         elif f.name == "mask":
             changes[f.name] = _join_masks(va, vb)  # and see the None-literal case below
+        elif f.name == "module_choices":
+            changes[f.name] = _join_module_choices(a, b)
         elif f.name == "user_function":
             # A function of the code on one path, an implementation the analysis cannot see on
             # the other (`ALL_ATTENTION_FUNCTIONS[impl]`, interchangeable by contract): a call
@@ -827,6 +832,20 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         if other.mask is not None and is_none_literal(none):
             changes["mask"] = other.mask
     return Value(**changes)
+
+
+def _join_module_choices(a: Value, b: Value) -> Tuple[str, ...]:
+    """The torch module types a name may hold on either path (none for classes of the checked
+    code, whose forward is summarised instead, or when a path holds no known module)."""
+    choices = []
+    for value in (a, b):
+        if value.kind != "module" or value.user_class:
+            return ()
+        types = value.module_choices or ((value.module_type,) if value.module_type else ())
+        if not types:
+            return ()
+        choices += [t for t in types if t not in choices]
+    return tuple(choices) if len(choices) > 1 else ()
 
 
 def _opaque(value: Value) -> bool:

@@ -6,7 +6,7 @@ import pytest
 
 from attnlint.analysis.scores import ScaleKind
 
-from helpers import analyse, only_softmax
+from helpers import analyse, dims_text, env, only_softmax
 
 MODULE = """
 import math
@@ -355,3 +355,35 @@ class Attention(nn.Module):
     shared = source.replace("        return (q @", "        print(self.scale)\n        return (q @")
     analysis, _ = analyse(shared)
     assert analysis.scale_definition(only_softmax(analysis)) is None
+
+
+def test_qk_norm_keeps_the_query_and_key_and_normalises_their_scale_away():
+    """`nn.LayerNorm(d) if qk_norm else nn.Identity()`: either module by path. Each keeps the
+    query a query; the norm undoes a scale applied before it, the identity keeps it."""
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, qk_norm=True):
+                super().__init__()
+                self.head_dim = dim // heads
+                self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+                self.k_norm = nn.LayerNorm(self.head_dim)
+                self.qkv = nn.Linear(dim, dim * 3)
+
+            def forward(self, x):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).reshape(B, N, 3, -1, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+                either = self.q_norm(q)
+                normed = self.k_norm(k)
+                prescaled = self.k_norm(k * self.head_dim ** -0.5)
+                return either, normed, prescaled
+        """
+    )
+    either, normed, prescaled = (env(analysis, "forward", n) for n in ("either", "normed", "prescaled"))
+    assert (either.role, either.scaled, either.scale.text()) == ("query", False, "1")
+    assert (normed.role, normed.scaled) == ("key", False)
+    assert dims_text(normed)[-1] == "dim / heads"  # laid out as before the norm
+    assert (prescaled.scaled, prescaled.scale.text()) == (False, "1")  # normalised away
+    assert analysis.classes["Attention"].attrs["q_norm"].module_choices == ("LayerNorm", "Identity")

@@ -107,10 +107,11 @@ class WrongAttentionScale(Rule):
                 # the callee (shared by other backends) keeps applying what it is given.
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
-            # A wrong quantity under the root is made where the attribute is set; a root
-            # multiplied or a missing root is how the scale is applied, at the use.
-            definition = ctx.analysis.scale_definition(site) if verdict.kind == ScaleKind.WRONG_DIMENSION else None
-            if definition is not None:
+            # A wrong value is made where the attribute is set (`self.scale = dim ** -0.5`,
+            # `self.temperature = 1 / head_dim`); an attribute holding the head dimension or a
+            # right scale (`/ self.head_dim`, `/ self.scale`) is wrong in how it is applied, at the use.
+            definition = ctx.analysis.scale_definition(site)
+            if definition is not None and (verdict.kind == ScaleKind.WRONG_DIMENSION or not definition.holds_head_dim_or_root):
                 # `self.scale = dim ** -0.5` in `__init__`: the wrong value is written there.
                 attr = ctx.code(scores.scale_steps[0].factor)
                 fix = self._fix_definition(scores, definition) or self._fix(ctx, scores)
@@ -158,35 +159,3 @@ def _head_dim_factor(scaled_after, head_dim):
         if factor is not None and not factor.is_const and set(factor.atoms()) <= atoms:
             return node, factor
     return None
-
-
-def _head_dim_factor(scaled_after, head_dim):
-    """The factor multiplied into the weights after the softmax that is made of the head dimension
-    (`w / math.sqrt(d_k)`): a scale in the wrong place, not a temperature."""
-    if head_dim is None:
-        return None
-    atoms = set(head_dim.atoms())
-    for node, factor in reversed(scaled_after):
-        if factor is not None and not factor.is_const and set(factor.atoms()) <= atoms:
-            return node, factor
-    return None
-
-
-def _factor_like(node: cst.BaseExpression) -> bool:
-    """The side of a `*` that is the factor: a number, a power, a root, or a `scale` attribute."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.BinaryOperation)) and not _has_matmul(node):
-        return isinstance(node, (cst.Integer, cst.Float)) or isinstance(node.operator, (cst.Power, cst.Divide))
-    if isinstance(node, cst.Call):
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        return name in ("sqrt", "rsqrt")
-    if isinstance(node, (cst.Name, cst.Attribute)):
-        text = node.value if isinstance(node, cst.Name) else node.attr.value
-        return "scal" in text.lower()
-    return False
-
-
-def _has_matmul(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-        return True
-    return any(_has_matmul(child) for child in node.children)

@@ -3,6 +3,32 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # QK-norm (a LayerNorm or the identity by config) and then the right scale, kept in an
+    # attribute named for a temperature.
+    Valid(
+        """
+        import torch.nn as nn
+
+
+        class QKNormAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads, qk_norm=True):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = hidden_size // num_heads
+                self.temperature = self.head_dim ** -0.5
+                self.qkv = nn.Linear(hidden_size, hidden_size * 3)
+                self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+                self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                q, k = self.q_norm(q), self.k_norm(k)
+                attn = (q @ k.transpose(-2, -1)) * self.temperature
+                return (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, N, C)
+        """
+    ),
     # Heads folded into the batch by einops, scaled by the per-head size.
     Valid(
         """
@@ -625,6 +651,55 @@ VALID = [
 ]
 
 INVALID = [
+    # The scale kept in `__init__` has lost its root (1/d instead of 1/sqrt(d)): the value is
+    # wrong where it is written, so it is reported and mended there. QK-norm on the way does
+    # not excuse it: normalised queries and keys give dot products that grow with d.
+    Invalid(
+        """
+        import torch.nn as nn
+
+
+        class QKNormAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads, qk_norm=True):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = hidden_size // num_heads
+                self.temperature = 1.0 / self.head_dim
+                self.qkv = nn.Linear(hidden_size, hidden_size * 3)
+                self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+                self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                q, k = self.q_norm(q), self.k_norm(k)
+                attn = (q @ k.transpose(-2, -1)) * self.temperature
+                return (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, N, C)
+        """,
+        fixed="""
+        import torch.nn as nn
+
+
+        class QKNormAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads, qk_norm=True):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = hidden_size // num_heads
+                self.temperature = self.head_dim ** -0.5
+                self.qkv = nn.Linear(hidden_size, hidden_size * 3)
+                self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+                self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
+
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                q, k = self.q_norm(q), self.k_norm(k)
+                attn = (q @ k.transpose(-2, -1)) * self.temperature
+                return (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, N, C)
+        """,
+    ),
     # Heads folded into the batch by einops (`(b h) n d`), scaled by the latent width.
     Invalid(
         """
