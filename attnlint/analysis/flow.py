@@ -390,11 +390,18 @@ class Evaluator:
                 # parameter: `Head(head_size)` inside a module its callers build with 16).
                 example = merged.int_value if caller_context and merged.kind == "scalar" else None
                 if example is not None and example >= 2 and value.sym is not None:
-                    merged = merged.with_(sym=value.sym)
+                    # A size the caller names (its own `n_embed`, given 32 by a smoke test) stays
+                    # the caller's name, so that it matches the other sizes the caller derives
+                    # from it (`n_embed // n_head`); a number written in the call becomes an
+                    # example of the parameter's own size.
+                    named = merged.sym is not None and not merged.sym.is_const and len(merged.sym.factors) == 1
+                    if not named:
+                        merged = merged.with_(sym=value.sym)
+                    key = (merged.sym if named else value.sym).factors[0][0].key
                     example = Sym.const(example)
-                    self.size_examples[value.sym.factors[0][0].key] = example
+                    self.size_examples[key] = example
                     if self.record_attrs and self.cls is not None:
-                        self.cls.size_examples[value.sym.factors[0][0].key] = example
+                        self.cls.size_examples[key] = example
                 value = merged
             elif (_losses().names_loader(name) or _losses().names_batch(name)) and param.default is None:
                 # A loader handed in from outside yields the batches of the module's own collate
@@ -1132,6 +1139,8 @@ class Evaluator:
                 return modules.call_module_value(self, node, target, func.value)
             if target is not None and target.function is not None:
                 return self.call_function(node, target.function)  # `attend = F.sdpa; attend(q, k, v)`
+            if target is not None and target.bound_call is not None and func.value in self.env:
+                return modules.bound_function_call(self, node, target, self.args(node))  # a partial
             if target is not None and target.user_function is not None and func.value in self.env:
                 return modules.user_function(self, node, target.user_function)  # `attend = attention`
             if self.project is not None and func.value in self.project.external:

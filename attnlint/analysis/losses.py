@@ -10,7 +10,7 @@ import libcst as cst
 
 from attnlint.analysis import handlers, masks
 from attnlint.analysis.handlers import Call
-from attnlint.analysis.names import words
+from attnlint.analysis.names import qualify, words
 from attnlint.analysis.values import LossSite, Padding, TokenIds, Value
 
 
@@ -460,6 +460,7 @@ def loss_site(
     functional = configured_at is None or configured_at is call
     ignore_position, weight_position = (4, 2) if functional else (2, 0)
     ignore_arg = flow._arg(where, ignore_position, "ignore_index")
+    read = None
     weight_arg = flow._arg(where, weight_position, "weight")
     weighted = weight_arg is not None and not flow.is_false(weight_arg.value)
     if any(a.star == "**" for a in where.args):
@@ -473,7 +474,9 @@ def loss_site(
         elif not functional and built_with is not None:
             ignore = built_with  # read in the scope that built the module
         else:
-            ignore = ev.eval(ignore_arg.value).int_value
+            read = ev.eval(ignore_arg.value)
+            ignore = read.int_value
+    ignores_token_id = ignore is None and ignore_arg is not None and names_token_id(ev, ignore_arg.value, read)
     reduction_arg = flow._arg(where, 99, "reduction")
     reduction: Optional[str] = "mean"
     if reduction_arg is not None:
@@ -489,6 +492,7 @@ def loss_site(
             configured_at=configured_at,
             reduction=reduction,
             weighted=weighted,
+            ignores_token_id=ignores_token_id,
         )
     )
 
@@ -704,6 +708,10 @@ def _data_loader(ev, call: Call):
         batch = ev.project.call_closure(
             ev, collate.value, factory, inner, ev.args(collate.value), [Value(kind="unknown")]
         )
+    elif _names_partial(ev, collate.value) and ev.eval(collate.value).bound_call is not None:
+        # `collate_fn=partial(collate, pad_id=pad)`: the function with those arguments bound.
+        fake = cst.Call(func=cst.Name("_"), args=[cst.Arg(value=cst.Name("_"))])
+        batch = modules.bound_function_call(ev, fake, ev.eval(collate.value), [Value(kind="unknown")])
     elif isinstance(collate.value, cst.Call) or (
         isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
     ):
@@ -747,6 +755,14 @@ def returned_closure(definition: cst.FunctionDef) -> Optional[cst.FunctionDef]:
         return None
     (name,) = returned
     return inner.get(name) if name is not None else None
+
+
+def _names_partial(ev, node: cst.BaseExpression) -> bool:
+    """A name (`collate`, maybe bound to a partial) or a `functools.partial(...)` call: reading
+    either twice has no effect."""
+    if isinstance(node, cst.Name):
+        return True
+    return isinstance(node, cst.Call) and qualify(node.func, ev.aliases) == "functools.partial"
 
 
 def _collate_factory_call(ev, node: cst.BaseExpression):

@@ -409,12 +409,47 @@ def _model_handed_in(ev, name: str, method: bool, values: List[Value]) -> Option
     return ev.project.root_module()
 
 
+@handlers.function("functools.partial")
+def _partial(ev, call: Call):
+    """`partial(collate, pad_id=pad)` of a function of the checked code: calling it later calls
+    that function with these arguments first (see bound_function_call)."""
+    values = ev.args(call.node)
+    args = call.node.args
+    if (
+        not args
+        or args[0].keyword is not None
+        or args[0].star
+        or not isinstance(args[0].value, cst.Name)
+        or ev.project is None
+        or (args[0].value.value not in ev.project.definitions.functions and args[0].value.value not in ev.project.external)
+    ):
+        _flow().escape(values)
+        return Value(kind="unknown", node=call.node)
+    return Value(kind="unknown", node=call.node, user_function=args[0].value.value, bound_call=(call.node, tuple(values[1:])))
+
+
+def bound_function_call(ev, node: cst.Call, target: Value, values: List[Value]) -> Value:
+    """`collate(batch)` where `collate = partial(collate_batch, pad_id=pad)`: the call of
+    `collate_batch` with the partial's arguments, then the call's own (positional first)."""
+    partial, bound = target.bound_call
+    pairs = list(zip(partial.args[1:], bound)) + list(zip(node.args, values))
+    if any(arg.star for arg, _ in pairs):
+        return user_function(ev, node, target.user_function, values=values)
+    ordered = [p for p in pairs if p[0].keyword is None] + [p for p in pairs if p[0].keyword is not None]
+    merged = node.with_changes(func=cst.Name(target.user_function), args=[arg for arg, _ in ordered])
+    return user_function(ev, merged, target.user_function, values=[value for _, value in ordered])
+
+
 def call_with_values(ev, func: cst.BaseExpression, values: List[Value]) -> Value:
     """`map(self._heads, qkv)`: the value of calling `func` on each element."""
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         name, method = func.attr.value, True
     elif isinstance(func, cst.Name):
         name, method = func.value, False
+        target = ev.env.get(name)
+        if target is not None and target.bound_call is not None:
+            fake = cst.Call(func=func, args=[cst.Arg(value=cst.Name("_")) for _ in values])
+            return bound_function_call(ev, fake, target, values)
     else:
         return UNKNOWN
     fake = cst.Call(func=func, args=[cst.Arg(value=cst.Name("_")) for _ in values])

@@ -142,8 +142,9 @@ def informative(value: Optional[Value]) -> bool:
 def informative_binding(bindings: Dict[str, Value], name: str) -> bool:
     """Does the argument bound to `name` say more than the parameter's name does? A size the
     caller only names (`self.d_model`, its own attribute) does when it is a size of another
-    argument of the same call (q passed as (b, h, n, d_model / h)): bound, the callee relates
-    the two (`/ math.sqrt(d_model)` next to q's last axis); unbound, they are unrelated names."""
+    argument of the same call (q passed as (b, h, n, d_model / h)), or a factor of another
+    size argument (`n_embed // n_head`): bound, the callee relates the two (`/ math.sqrt(d_model)`
+    next to q's last axis); unbound, they are unrelated names."""
     value = bindings.get(name)
     if informative(value):
         return True
@@ -151,9 +152,14 @@ def informative_binding(bindings: Dict[str, Value], name: str) -> bool:
         return False
     atoms = set(value.sym.atoms())
     for other_name, other in bindings.items():
-        if other_name == name or other is None or other.shape is None:
+        if other_name == name or other is None:
             continue
-        if any(axis.size is not None and atoms & set(axis.size.atoms()) for axis in other.shape):
+        if other.shape is not None:
+            if any(axis.size is not None and atoms & set(axis.size.atoms()) for axis in other.shape):
+                return True
+        elif informative(other) and other.rank is None and other.sym is not None and atoms & set(other.sym.atoms()):
+            # A size derived from it in the same call (`Head(n_embed // n_head, n_embed)`): bound
+            # together, the callee sees `head_size` and `n_embed` in the caller's terms.
             return True
     return False
 

@@ -309,6 +309,9 @@ class LossSite:
     reduction: Optional[str] = "mean"
     # Class weights given: padding may be weighted out (`weight[pad] = 0`) instead of ignored.
     weighted: bool = False
+    # ignore_index names the pad token's id, whose number is unknown (`ignore_index=pad_id`,
+    # `tokenizer.pad_token_id`): an index into the vocabulary, never negative.
+    ignores_token_id: bool = False
 
 
 @dataclass
@@ -680,6 +683,9 @@ class Value:
     # A function of the checked code referred to, not called (`attention_interface =
     # eager_attention_forward`): calling the name later is a call of that function.
     user_function: Optional[str] = None
+    # For `functools.partial(f, pad_id=pad)` of such a function: the partial call and the values
+    # of the arguments it binds (its args after `f`), which every later call passes first.
+    bound_call: Optional[Tuple[cst.Call, Tuple["Value", ...]]] = field(default=None, compare=False)
     # For flags: True when the value holds on the code's ordinary paths (the literal True, a test
     # that a size exceeds one, `T > 1`), False when it never does (False, None); None: unknown.
     # See attnlint.analysis.attention_flags.
@@ -801,6 +807,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             changes[f.name] = _join_shapes(va, vb)
         elif f.name == "mask":
             changes[f.name] = _join_masks(va, vb)  # and see the None-literal case below
+        elif f.name == "bound_call":
+            changes[f.name] = va if va is vb else None
         elif f.name == "module_choices":
             changes[f.name] = _join_module_choices(a, b)
         elif f.name == "user_function":

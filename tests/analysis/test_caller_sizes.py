@@ -263,3 +263,41 @@ def test_a_size_the_caller_only_names_is_bound_when_another_argument_has_it():
     # A number of the caller's own that no argument's shape holds stays the helper's name.
     analysis, _ = analyse(HELPER_GIVEN_A_SIZE.format(passed="self.temperature"))
     assert only_softmax(analysis).input.scores.scale_verdict().kind == ScaleKind.UNKNOWN
+
+
+def test_a_size_the_caller_names_stays_the_callers_beside_the_sizes_it_derives_from_it():
+    # `Head(n_embed // n_head, n_embed)`: the head sees both in the caller's names, so the
+    # root of `n_embed` (x's width, through the Linear) is the width of n_head heads.
+    analysis, _ = analyse(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Head(nn.Module):
+            def __init__(self, head_size: int, n_embed: int):
+                super().__init__()
+                self.key = nn.Linear(n_embed, head_size, bias=False)
+                self.query = nn.Linear(n_embed, head_size, bias=False)
+
+            def forward(self, x):
+                B, T, C = x.shape
+                k, q = self.key(x), self.query(x)
+                return F.softmax(q @ k.transpose(-2, -1) * (1 / math.sqrt(C)), dim=-1)
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, n_head: int, n_embed: int):
+                super().__init__()
+                self.heads = nn.ModuleList([Head(n_embed // n_head, n_embed) for _ in range(n_head)])
+
+            def forward(self, x):
+                return torch.cat([h(x) for h in self.heads], dim=-1)
+
+        if __name__ == "__main__":
+            MultiHeadAttention(n_head=4, n_embed=32)(torch.randn(2, 5, 32))
+        """
+    )
+    verdict = only_softmax(analysis).input.scores.scale_verdict()
+    assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.model_width
+    assert verdict.used.text() == "n_embed" and verdict.head_dim.text() == "n_embed / n_head"

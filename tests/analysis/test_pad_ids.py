@@ -911,3 +911,46 @@ def test_a_field_stored_into_an_encoding_and_popped_off_it():
     assert env(analysis, "collate", "labels").padding.token_id
     assert not env(analysis, "collate", "enc").entries  # popped
     assert not env(analysis, "collate", "gone").padded
+
+
+def test_a_partial_of_a_collate_function_pads_as_the_function_does_with_its_bound_arguments():
+    analysis, _ = analyse(
+        """
+        from functools import partial
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+        from torch.utils.data import DataLoader
+
+        def collate(batch, pad_id, label_pad):
+            ids = pad_sequence([b["ids"] for b in batch], batch_first=True, padding_value=pad_id)
+            labels = pad_sequence([b["labels"] for b in batch], batch_first=True, padding_value=label_pad)
+            return {"ids": ids, "labels": labels}
+
+        def train(ds, model, pad_id):
+            loader = DataLoader(ds, collate_fn=partial(collate, label_pad=-100, pad_id=pad_id))
+            bound = partial(collate, pad_id=pad_id)
+            batch = bound(ds[:4], label_pad=0)
+            loss_fn = nn.CrossEntropyLoss(ignore_index=pad_id)
+            for step, b in enumerate(loader):
+                loss = loss_fn(model(b["ids"]), b["labels"])
+        """
+    )
+    site = _loss(analysis)
+    assert site.targets.padding.value == -100  # bound by keyword, after the loader's batch
+    assert site.ignore_index is None and site.ignores_token_id  # `pad_id`: a token id, number unknown
+    # Called directly, the partial's arguments join the call's own.
+    from attnlint.analysis.losses import dict_entry
+
+    assert dict_entry(env(analysis, "train", "batch"), "labels").padding.value == 0
+
+
+def test_an_ignore_index_read_from_a_number_is_no_token_id():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+
+        def step(logits, labels, ignore=-100):
+            return F.cross_entropy(logits, labels, ignore_index=ignore)
+        """
+    )
+    assert not _loss(analysis).ignores_token_id

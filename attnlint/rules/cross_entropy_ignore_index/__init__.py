@@ -74,6 +74,15 @@ class CrossEntropyIgnoreIndex(Rule):
                 continue  # per-token losses or class weights: the padding may be handled there
             pad = targets.padding.value
             if site.ignore_index is None:
+                if site.ignores_token_id and pad is not None and pad < 0:
+                    # Padded with -100 (the labels' pad), ignoring the pad token's id instead: a
+                    # token id is never negative, so the padding is trained and that token is not.
+                    ctx.report(
+                        site.call,
+                        f"targets are padded with {_number(pad)} but the loss uses "
+                        f"ignore_index={ctx.code(site.ignore_index_node)} (a token id): padding positions are "
+                        "trained as real targets, and targets equal to that id are ignored",
+                    )
                 continue
             pad_node = targets.padding.node
             # A module-level pad id stays a name (it is in scope wherever the loss is built); a
@@ -1207,6 +1216,30 @@ class CrossEntropyIgnoreIndex(Rule):
         ),
     ]
     INVALID = [
+        # Labels padded with -100 by a collate function bound with `partial`, but the loss
+        # ignores the pad token's id: a token id is never -100.
+        Invalid(
+            """
+            from functools import partial
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            def collate_batch(batch, pad_id):
+                ids = pad_sequence([b["ids"] for b in batch], batch_first=True, padding_value=pad_id)
+                labels = pad_sequence([b["tags"] for b in batch], batch_first=True, padding_value=-100)
+                return {"ids": ids, "labels": labels}
+
+            def train(dataset, model, vocab):
+                pad_id = vocab.pad_id
+                loader = DataLoader(dataset, batch_size=32, collate_fn=partial(collate_batch, pad_id=pad_id))
+                loss_fn = nn.CrossEntropyLoss(ignore_index=pad_id)
+                for batch in loader:
+                    logits = model(batch["ids"])
+                    loss = loss_fn(logits.flatten(0, 1), batch["labels"].flatten())
+                    loss.backward()
+            """
+        ),
         # A loss object built at module level, called in a function.
         Invalid(
             """
