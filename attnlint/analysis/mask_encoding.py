@@ -58,6 +58,10 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
         known = facts.convention is not None or _names_key_padding(param)
         if known and function_node is not None and broadcast_here(param, function_node):
             return f"the 0/1 `{param}` (broadcast here, so not yet a bias)"
+        if known and facts.laid_out_per_key:
+            # Broadcast by a caller (`attention_mask[:, None, None, :].to(dtype)` in a helper)
+            # and handed down as it is: the parameter's 0/1 values, not a bias.
+            return f"the 0/1 `{param}` (broadcast by the caller with no arithmetic, so not a bias)"
         if facts.shown_bool:
             return f"the bool `{param}` (inverted with `~` here, so not a bias)"
         return None

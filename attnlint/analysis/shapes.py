@@ -870,11 +870,13 @@ def _dtype_method(ev, call: Call):
     if method in ("to", "type") and args:
         dtype = _flow().dtype_of(args[0].value, ev.aliases) or _activation_dtype(ev, args[0])
     ev.args(call.node)
-    if receiver.kind == "unknown":
-        return receiver
     mask = receiver.mask
     if mask is not None and dtype is not None:
         mask = replace(mask, dtype=dtype)
+    if receiver.kind == "unknown":
+        # A mask of unknown kind (what a caller's loader yields) is still cast: `.bool()` makes
+        # its values True/False whatever they were.
+        return receiver if mask is receiver.mask else receiver.with_(mask=mask)
     constructor = receiver.constructor
     if constructor is not None and (method not in ("to", "type") or any(_casts(a, ev.aliases) for a in args)):
         # A cast changes what precision a new tensor is in (`.to(q.dtype)`: unknown).
@@ -1790,19 +1792,19 @@ def per_key_padding(mask, sizes):
     1, k_len)`, `mask[:, None, None, :]`): one value per sequence and key, the same for every
     query, so a key-padding mask, and one that masks every key of a sequence (an empty one)
     empties its rows, as a padding-mask parameter does (`attention_mask`, `key_padding_mask`)."""
-    if mask is None or mask.origin != "argument" or mask.can_mask_whole_row is not None or mask.scaled:
-        return mask
-    if mask.rows_edited:
+    if mask is None or mask.origin != "argument" or mask.scaled or mask.rows_edited:
         return mask
     if sizes is None or len(sizes) < 3:
         return mask
-    if all(size is None for size in sizes):
-        return replace(mask, can_mask_whole_row=True)  # the layout was read from an index
-    if not all(size is not None and size == ONE for size in sizes[1:-1]):
-        return mask
-    if any(size is None or size == ONE for size in (sizes[0], sizes[-1])):
-        return mask
-    return replace(mask, can_mask_whole_row=True)
+    if not all(size is None for size in sizes):  # all None: the layout was read from an index
+        if not all(size is not None and size == ONE for size in sizes[1:-1]):
+            return mask
+        if any(size is None or size == ONE for size in (sizes[0], sizes[-1])):
+            return mask
+    # Laid out per key with no arithmetic on the way: still the parameter's raw values (see
+    # mask_encoding.zero_one_reason), wherever the function it reaches adds it.
+    whole = True if mask.can_mask_whole_row is None else mask.can_mask_whole_row
+    return replace(mask, can_mask_whole_row=whole, laid_out_per_key=True)
 
 
 def _per_key_layout(elements) -> bool:

@@ -188,6 +188,9 @@ class MaskFacts:
     parts_from: frozenset = frozenset()
     # Multiplied or divided by a factor (`mask * -1e9`): no longer 0/1 values but a bias.
     scaled: bool = False
+    # A mask parameter laid out per key (`mask[:, None, None, :]`, `view(b, 1, 1, n)`) with no
+    # arithmetic: its raw values, broadcast. Travels to the functions it is handed to.
+    laid_out_per_key: bool = False
     # Padding (a pad id compared with token ids) combined with a causal mask: a row is empty
     # exactly when the batch is padded on the left (see analysis.padding_side).
     padding_under_causal: bool = False

@@ -530,3 +530,68 @@ def test_a_padding_mask_of_the_attended_sequence_laid_out_by_einops_and_cast_to_
     assert mask_encoding.broadcast_here("context_mask", callee.node)
     # Not laid out here: it may be the caller's bias.
     assert mask_encoding.zero_one_reason(as_it_comes, None) is None
+
+
+def test_a_mask_parameter_a_caller_broadcasts_with_no_arithmetic_still_holds_its_0_1_values():
+    source = """
+        import torch
+        from torch import nn
+
+        class SelfAttention(nn.Module):
+            def forward(self, q, k, attention_mask):
+                scores = q @ k.transpose(-1, -2) / 8.0
+                return (scores + attention_mask).softmax(-1)
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = SelfAttention()
+
+            @staticmethod
+            def extend(attention_mask, dtype):
+                return {extended}
+
+            def forward(self, q, k, attention_mask):
+                return self.attn(q, k, self.extend(attention_mask, q.dtype))
+        """
+    raw = "attention_mask[:, None, None, :].to(dtype=dtype)"
+    analysis, _ = analyse(source.format(extended=raw))
+    callee = function(analysis, "forward", "SelfAttention")
+    passed = callee.final_env["attention_mask"]
+    assert passed.mask.laid_out_per_key and passed.mask.convention == ATTEND
+    assert "broadcast by the caller" in mask_encoding.zero_one_reason(passed, callee.node)
+    # Made into a bias on the way (Hugging Face's extended mask): no longer 0/1 values.
+    biased = "(1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min"
+    analysis, _ = analyse(source.format(extended=biased))
+    callee = function(analysis, "forward", "SelfAttention")
+    assert mask_encoding.zero_one_reason(callee.final_env["attention_mask"], callee.node) is None
+
+
+def test_a_cast_of_a_mask_of_unknown_kind_still_casts_its_values():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Classifier(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mha = nn.MultiheadAttention(64, 4, batch_first=True)
+
+            def forward(self, h, attention_mask):
+                key_padding_mask = attention_mask.bool()
+                return self.mha(h, h, h, key_padding_mask=key_padding_mask)
+
+        def batches(tokenizer, texts, labels):
+            for i in range(0, len(texts), 8):
+                enc = tokenizer(texts[i:i + 8], padding=True, return_tensors="pt")
+                yield enc["input_ids"], enc["attention_mask"], torch.tensor(labels[i:i + 8])
+
+        def run(tokenizer, texts, labels, embed, device="cpu"):
+            model = Classifier()
+            for ids, attention_mask, y in batches(tokenizer, texts, labels):
+                model(embed(ids), attention_mask.to(device))
+        """
+    )
+    cast = env(analysis, "forward", "key_padding_mask", "Classifier")
+    assert cast.mask.dtype == "bool" and cast.mask.convention == ATTEND

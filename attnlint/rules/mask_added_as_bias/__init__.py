@@ -39,7 +39,8 @@ class MaskAddedAsBias(Rule):
     convention (Hugging Face's `attention_mask`), or named as the padding mask of the sequence
     attended to (`context_mask`, `enc_mask`, `src_pad_mask`), that the function broadcasts itself
     (`mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`), so it is the raw mask, not a
-    bias a caller already made. A cast to the queries' or scores' dtype (`.to(q.dtype)`) is a
+    bias a caller already made, or that a caller broadcasts so with no arithmetic on the way
+    and hands down (a BERT encoder's `extended_mask` helper that only reshapes and casts). A cast to the queries' or scores' dtype (`.to(q.dtype)`) is a
     cast to float.
     Multiplied into the scores, any mask parameter counts (its name ends in `mask`:
     `relation_mask`, `edge_mask`), since a product masks nothing whatever the encoding (0/1 either

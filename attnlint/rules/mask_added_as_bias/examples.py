@@ -499,6 +499,76 @@ VALID = [
 ]
 
 INVALID = [
+    # A BERT encoder's helper broadcasts the tokenizer's 0/1 mask, with no arithmetic, and
+    # every layer adds it to its scores.
+    Invalid(
+        """
+        import math
+        import torch
+        from torch import nn
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads, self.head_dim = heads, dim // heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, attention_mask):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)
+                scores = scores + attention_mask
+                return (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, -1)
+
+        class Encoder(nn.Module):
+            def __init__(self, dim, heads, depth):
+                super().__init__()
+                self.layers = nn.ModuleList([SelfAttention(dim, heads) for _ in range(depth)])
+
+            @staticmethod
+            def extended_mask(attention_mask, dtype):
+                return attention_mask[:, None, None, :].to(dtype=dtype)
+
+            def forward(self, x, attention_mask):
+                mask = self.extended_mask(attention_mask, x.dtype)
+                for layer in self.layers:
+                    x = layer(x, mask)
+                return x
+        """,
+        fixed="""
+        import math
+        import torch
+        from torch import nn
+
+        class SelfAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads, self.head_dim = heads, dim // heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x, attention_mask):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)
+                scores = scores + ((1.0 - attention_mask.to(scores.dtype)) * torch.finfo(scores.dtype).min)
+                return (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, -1)
+
+        class Encoder(nn.Module):
+            def __init__(self, dim, heads, depth):
+                super().__init__()
+                self.layers = nn.ModuleList([SelfAttention(dim, heads) for _ in range(depth)])
+
+            @staticmethod
+            def extended_mask(attention_mask, dtype):
+                return attention_mask[:, None, None, :].to(dtype=dtype)
+
+            def forward(self, x, attention_mask):
+                mask = self.extended_mask(attention_mask, x.dtype)
+                for layer in self.layers:
+                    x = layer(x, mask)
+                return x
+        """,
+    ),
     # A padding-mask parameter broadcast here and cast with type_as(q): a float 0/1 mask to SDPA.
     Invalid(
         """
