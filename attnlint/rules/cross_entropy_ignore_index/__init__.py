@@ -16,10 +16,11 @@ class CrossEntropyIgnoreIndex(Rule):
     Checks for `nn.CrossEntropyLoss` / `F.cross_entropy` on targets padded with a value that its
     `ignore_index` does not match: `pad_sequence(targets, padding_value=0)` (or pad_sequence's
     default 0) with the default `ignore_index=-100`, or `padding_value=-100` with
-    `ignore_index=0`. A loss built in `__init__` and called in another method is followed, and so
+    `ignore_index=0`, or labels padded with -100 against an `ignore_index` that names the pad
+    token's id (`ignore_index=pad_id`, `vocab.pad_id`: a token id is never negative). A loss built in `__init__` and called in another method is followed, and so
     is padding built by hand (`ids + [pad_id] * (n - len(ids))`, rows appended in a loop, a
     tokenizer's `pad_token_id`, a dataclass config's default), by a `collate_fn` given to a
-    `DataLoader`, or in a helper whose result reaches a loss in another function.
+    `DataLoader` (also one bound with `functools.partial(collate, pad_id=pad)`), or in a helper whose result reaches a loss in another function.
 
     Pad ids are read where they come from: a vocabulary (`vocab["<pad>"]`, a dict literal,
     `{t: i for i, t in enumerate(specials)}`, `specials.index("<pad>")`), a class or instance
