@@ -55,8 +55,13 @@ class DropoutSite:
         return self.training_node is not None
 
     @property
+    def mode_keyword(self) -> str:
+        """The name of the mode argument: `training` (F.dropout) or `train` (torch.dropout)."""
+        return "training" if self.functional else "train"
+
+    @property
     def training_always(self) -> bool:
-        """`training=True` written out: dropped in every mode."""
+        """`training=True` (`train=True`) written out: dropped in every mode."""
         node = self.training_node
         return isinstance(node, cst.Name) and node.value == "True"
 

@@ -76,12 +76,12 @@ class AttentionDropoutInEval(Rule):
                         self._rate_from_callers(ctx, function, rate.value)
                 continue
             for site in function.dropout_sites:
-                if site.functional and site.training_always and site.on_attention_weights and not site.rate_is_zero:
+                if site.training_always and site.on_attention_weights and not site.rate_is_zero:
                     if not dropout.depends_on_mode(function, site.call, site.p_node):
                         ctx.report(
                             site.call,
-                            f"`{_short(ctx.code(site.call))}` is told `training=True`: attention weights are "
-                            f"dropped at evaluation and inference too; pass training={mode}",
+                            f"`{_short(ctx.code(site.call))}` is told `{site.mode_keyword}=True`: attention weights "
+                            f"are dropped at evaluation and inference too; pass {site.mode_keyword}={mode}",
                             fix=_replace_training(site, mode),
                         )
                     continue
@@ -170,7 +170,7 @@ class AttentionDropoutInEval(Rule):
 def _replace_training(site, mode: str) -> NodeFix:
     """`training=True` -> `training=self.training`: identical while training."""
     fixed = cst.parse_expression(mode)
-    return NodeFix(f"Pass `training={mode}`", Applicability.SAFE, (Replacement(site.training_node, fixed),))
+    return NodeFix(f"Pass `{site.mode_keyword}={mode}`", Applicability.SAFE, (Replacement(site.training_node, fixed),))
 
 
 def _passes_zero(call: cst.Call, helper, param: str) -> bool:

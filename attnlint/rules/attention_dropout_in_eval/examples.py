@@ -657,6 +657,35 @@ INVALID = [
             return F.dropout(w, p, training=training) @ v
         """,
     ),
+    # torch.dropout's required mode argument written as a literal True: dropped in every mode.
+    Invalid(
+        """
+        import math
+        import torch
+        from torch import nn
+        class SoftmaxAttention(nn.Module):
+            def __init__(self, dim, p=0.1):
+                super().__init__()
+                self.dim, self.p = dim, p
+            def forward(self, q, k, v):
+                scores = torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(q.size(-1))
+                probs = torch.dropout(scores.softmax(dim=-1), self.p, True)
+                return torch.einsum("bhij,bhjd->bhid", probs, v)
+        """,
+        fixed="""
+        import math
+        import torch
+        from torch import nn
+        class SoftmaxAttention(nn.Module):
+            def __init__(self, dim, p=0.1):
+                super().__init__()
+                self.dim, self.p = dim, p
+            def forward(self, q, k, v):
+                scores = torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(q.size(-1))
+                probs = torch.dropout(scores.softmax(dim=-1), self.p, self.training)
+                return torch.einsum("bhij,bhjd->bhid", probs, v)
+        """,
+    ),
     # SDPA with a configured rate and nothing tying it to the mode.
     Invalid(
         """
