@@ -34,7 +34,7 @@ from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
-from attnlint.analysis.values import SoftmaxSite, Value, ViewSite
+from attnlint.analysis.values import CallerScope, SoftmaxSite, Value, ViewSite
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
 
@@ -128,9 +128,14 @@ class ModuleAnalysis:
             index: Dict[tuple, list] = {}
             for caller in self.functions:
                 for call in caller.calls:
-                    index.setdefault((call.callee, call.method), []).append(call)
+                    # A call through an instance names its class (`Attention(temperature=...)` is
+                    # Attention's `__init__`, no other class's); a `self.` call may reach a base's.
+                    index.setdefault((call.callee, call.method, call.callee_class), []).append(call)
             self._calls_by_callee = index
-        return [(call, position) for call in self._calls_by_callee.get((function.name, method), ())]
+        calls = list(self._calls_by_callee.get((function.name, method, None), ()))
+        if method:
+            calls += self._calls_by_callee.get((function.name, method, function.class_name), ())
+        return [(call, position) for call in calls]
 
     def scale_passed_by_caller(self, site: SoftmaxSite) -> Optional[cst.BaseExpression]:
         """For scores scaled by a factor made of one parameter of their function (`scores *
@@ -149,6 +154,30 @@ class ModuleAnalysis:
             return None
         passed = self.argument_nodes_for(function, params[0])
         return passed[0] if passed else None
+
+    def scale_passed_to_constructor(self, site: SoftmaxSite) -> Optional[cst.BaseExpression]:
+        """For scores scaled by one attribute (`q / self.temperature`) that `__init__` sets once to
+        one of its parameters (`self.temperature = temperature`): the argument the constructor
+        call in this file passes for it (`ScaledDotProductAttention(temperature=d_model ** 0.5)`),
+        where the value the scale uses is written. None unless exactly one call passes it."""
+        scores = site.input.scores
+        function = self.function_of(site)
+        steps = (scores.scale_steps + scores.operand_scale_steps) if scores is not None else ()
+        if function is None or len(steps) != 1 or function.class_name is None:
+            return None
+        factor = steps[0].factor
+        if not isinstance(factor, cst.Attribute) or self_attr(factor) != factor.attr.value:
+            return None
+        cls = self.classes.get(function.class_name)
+        init = _method_node(cls.node, "__init__") if cls is not None else None
+        if init is None or _assignments_of_self_attr(cls.node, factor.attr.value) != 1:
+            return None
+        param = _param_stored_in(init, factor.attr.value)
+        init_facts = next((f for f in self.functions if f.node is init), None)
+        if param is None or init_facts is None:
+            return None
+        passed = self.argument_nodes_for(init_facts, param)
+        return passed[0] if len(passed) == 1 else None
 
     def dropped_scale_parameters(self, function: FunctionFacts) -> List[str]:
         """Parameters named for a scale (`scaling`, `softmax_scale`) that `function` never reads,
@@ -379,12 +408,14 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
         changed = False
         refreshed_classes = set()
         position = {id(f.node): i for i, f in enumerate(analysis.functions)}
-        for key, (owner, definition, bindings) in contexts.items():
-            signature = tuple(sorted((k, _abstract(v)) for k, v in bindings.items()))
+        for key, (owner, definition, bindings, scope) in contexts.items():
+            signature = (tuple(sorted((k, _abstract(v)) for k, v in bindings.items())), scope)
             if done.get(key) == signature or id(definition) not in position:
                 continue
             done[key] = signature
             cls = analysis.classes.get(owner) if owner is not None else None
+            if cls is not None and definition.name.value == "__init__":
+                cls.caller_scope = scope  # what the attributes made of its parameters are
             facts = _analyze_function(
                 definition,
                 analysis,
@@ -393,6 +424,7 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
                 bindings=bindings,
                 nested=False,
                 append=False,
+                caller_scope=scope,
             )
             analysis.functions[position[id(definition)]] = facts
             changed = True
@@ -406,9 +438,15 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
                 if owner not in refreshed_classes or function.name == "__init__":
                     continue
                 if isinstance(function.node, cst.FunctionDef):
-                    bindings = contexts.get(id(function.node), (None, None, None))[2]
+                    _, _, bindings, scope = contexts.get(id(function.node), (None, None, None, None))
                     analysis.functions[i] = _analyze_function(
-                        function.node, analysis, analysis.classes[owner], bindings=bindings, nested=False, append=False
+                        function.node,
+                        analysis,
+                        analysis.classes[owner],
+                        bindings=bindings,
+                        nested=False,
+                        append=False,
+                        caller_scope=scope,
                     )
         if not changed:
             break
@@ -504,6 +542,7 @@ def _analyze_function(
     bindings: Optional[Dict[str, Value]] = None,
     nested: bool = True,
     append: bool = True,
+    caller_scope: Optional[CallerScope] = None,
 ) -> FunctionFacts:
     facts = FunctionFacts(node=node, name=node.name.value, class_name=cls.name if cls else None)
     evaluator = Evaluator(
@@ -514,6 +553,7 @@ def _analyze_function(
         class_names=analysis.class_names,
         constants=analysis.constants,
         project=analysis.summaries,
+        caller_scope=caller_scope,
     )
     if cls is not None and node.name.value == "forward":
         params = node.params
@@ -592,6 +632,22 @@ def _self_attrs_assigned(node: cst.CSTNode) -> List[str]:
 
     node.visit(Targets())
     return found
+
+
+def _param_stored_in(init: cst.FunctionDef, attr: str) -> Optional[str]:
+    """The parameter of `init` that `self.<attr> = <param>` stores as it is, if any."""
+    params = {p.name.value for p in list(init.params.params) + list(init.params.kwonly_params)}
+    for node in walk_nodes(init.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if (
+                isinstance(target, cst.Attribute)
+                and self_attr(target) == attr
+                and isinstance(node.value, cst.Name)
+                and node.value.value in params
+            ):
+                return node.value.value
+    return None
 
 
 def _assignments_of_self_attr(cls: cst.ClassDef, attr: str) -> int:

@@ -23,6 +23,7 @@ from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import binds, canonical, qualify, role_from_name, words
 from attnlint.analysis.symbolic import ONE, Sym, from_float
 from attnlint.analysis.values import (
+    CallerScope,
     UNKNOWN,
     AttentionCallSite,
     Axis,
@@ -144,6 +145,9 @@ class ClassFacts:
     # The numbers callers pass to `__init__`'s size parameters (atom key -> value), seen by
     # every method (see Evaluator.size_examples).
     size_examples: Dict[str, Sym] = field(default_factory=dict)
+    # What the callers of `__init__` know of the sizes they pass (see CallerScope), seen by
+    # every method: `temperature=d_model ** 0.5` is a model width where the caller built it.
+    caller_scope: CallerScope = field(default_factory=lambda: CallerScope())
 
 
 # The key suffix of the size of an axis unpacked as `_` (`b, _, n, _ = x.shape`).
@@ -200,6 +204,7 @@ class Evaluator:
         constants: Optional[Env] = None,
         project=None,
         depth: int = 0,
+        caller_scope: Optional[CallerScope] = None,
     ) -> None:
         handlers.load_domains()
         self.facts = facts
@@ -229,6 +234,9 @@ class Evaluator:
         # The parameter keeps its name (an example is not the function's contract); the number
         # only decides what the names cannot (see scores.scale_verdict).
         self.size_examples: Dict[str, Sym] = dict(class_facts.size_examples) if class_facts is not None else {}
+        self.caller_scope = caller_scope or CallerScope()
+        if class_facts is not None:
+            self.caller_scope = self.caller_scope | class_facts.caller_scope
         scope = facts.name if facts.class_name is None else f"{facts.class_name}.{facts.name}"
         self.scope = scope
 

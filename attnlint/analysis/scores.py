@@ -223,7 +223,8 @@ def scaled(
             scale_as_written=as_written,
         )
         return value.with_(scores=scores, scaled=True, scale=scores.scale)
-    return value.with_(scaled=True, scale=new_scale)
+    steps = value.scale_steps + ((ScaleStep(node, factor_node, divides),) if node is not None else ())
+    return value.with_(scaled=True, scale=new_scale, scale_steps=steps)
 
 
 def _times(a: Optional[Sym], b: Optional[Sym]) -> Optional[Sym]:
@@ -501,6 +502,7 @@ def score_facts(
         # are dropped downstream (a padded query against image features is no bug).
         padded=bool(key.padded),
         scale=_times(query.scale, key.scale),
+        operand_scale_steps=query.scale_steps + key.scale_steps,
         head_dim=head_dim,
         head_dim_aliases=tuple(aliases),
         size_atoms=tuple(sorted(_size_atoms(ev, query) | _size_atoms(ev, key), key=lambda a: a.key)),
@@ -950,9 +952,15 @@ def _numbers_of_sizes(ev) -> Tuple[Tuple[str, Sym], ...]:
 
 def _scope_size_atoms(ev) -> set:
     """The atoms that name a size of some tensor or layer in scope, as the code names them
-    (unresolved): `C` of `B, T, C = x.shape`, `dim` of `nn.Linear(dim, inner)`."""
-    out = set()
+    (unresolved): `C` of `B, T, C = x.shape`, `dim` of `nn.Linear(dim, inner)`; and those of the
+    callers' scopes, for the sizes they pass down."""
     values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    return size_atoms_of(values) | ev.caller_scope.size_atoms
+
+
+def size_atoms_of(values) -> set:
+    """The atoms of the sizes of these values' axes and layers."""
+    out = set()
     for value in values:
         sizes = [axis.size for axis in value.shape] if value.shape is not None else []
         sizes += [value.last_size, *value.module_sizes]
@@ -964,11 +972,18 @@ def _scope_size_atoms(ev) -> set:
 
 def _layer_input_atoms(ev) -> set:
     """The atoms that are, alone, the input width of a projection layer in scope (`dim` of
-    `nn.Linear(dim, inner_dim * 3)`, also inside an `nn.ModuleList`), as the code names them."""
+    `nn.Linear(dim, inner_dim * 3)`, also inside an `nn.ModuleList`), as the code names them;
+    and those of the callers' scopes."""
+    values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    return layer_input_atoms_of(values) | ev.caller_scope.layer_inputs
+
+
+def layer_input_atoms_of(values) -> set:
+    """The atoms that are, alone, the input width of one of these projection layers."""
     from attnlint.analysis.modules import PROJECTION_MODULES
 
     out = set()
-    values = list(ev.env.values()) + (list(ev.cls.attrs.values()) if ev.cls is not None else [])
+    values = list(values)
     while values:
         value = values.pop()
         if value.kind == "tuple" or value.module_type in ("ModuleList", "Sequential"):

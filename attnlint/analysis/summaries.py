@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from attnlint.analysis.values import UNKNOWN, Value, join
+from attnlint.analysis.values import UNKNOWN, CallerScope, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
@@ -460,11 +460,15 @@ class Summaries:
         return _in_caller_sizes(result, _caller_sizes(facts.params, bound))
 
     # ------------------------------------------------------------------ caller contexts
-    def caller_bindings(self) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value]]]:
+    def caller_bindings(
+        self,
+    ) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value], CallerScope]]:
         """For each function of the module called here: the parameters every call binds to a
-        value with something to say, joined over the calls."""
+        value with something to say, joined over the calls, and the sizes its callers have in
+        scope (see flow.CallerScope)."""
         per_target: Dict[int, list] = {}
         targets: Dict[int, tuple] = {}
+        scopes: Dict[int, CallerScope] = {}
         for caller in self.analysis.functions:
             for call in caller.calls:
                 if call.callee_class is not None:
@@ -484,6 +488,7 @@ class Summaries:
                 targets[id(definition)] = found
                 if per_target.get(id(definition), []) is not None:
                     per_target.setdefault(id(definition), []).append(bound)
+                    scopes[id(definition)] = scopes.get(id(definition), CallerScope()) | self._scope_of(caller)
         out = {}
         for key, calls in per_target.items():
             if not calls or key not in targets:
@@ -509,8 +514,17 @@ class Summaries:
                 candidates[name] = value
             joined.update({name: v for name, v in candidates.items() if informative_binding(candidates, name)})
             if joined:
-                out[key] = (owner, definition, joined)
+                out[key] = (owner, definition, joined, scopes.get(key, CallerScope()))
         return out
+
+    def _scope_of(self, caller) -> CallerScope:
+        """The sizes in scope at the end of `caller` (its locals and its class's attributes)."""
+        from attnlint.analysis.scores import layer_input_atoms_of, size_atoms_of
+
+        cls = self.analysis.classes.get(caller.class_name) if caller.class_name else None
+        values = list(caller.final_env.values()) + (list(cls.attrs.values()) if cls is not None else [])
+        own = CallerScope(frozenset(size_atoms_of(values)), frozenset(layer_input_atoms_of(values)))
+        return own | cls.caller_scope if cls is not None else own
 
 
 def _root_module(definitions: Definitions) -> Optional[str]:

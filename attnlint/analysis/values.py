@@ -127,6 +127,8 @@ class ScoreFacts:
     head_dim_aliases: Tuple[Any, ...] = ()
     # Each factor applied on the way here, in order, for messages and fixes.
     scale_steps: Tuple[ScaleStep, ...] = field(default=(), compare=False)
+    # The factors multiplied into q and k before the product (`q / self.temperature`).
+    operand_scale_steps: Tuple[ScaleStep, ...] = field(default=(), compare=False)
     # `baddbmm(bias, q, kᵀ)`: the product adds a bias inside (scaling its result scales the bias).
     adds_bias: bool = False
     # Expressions in scope that hold the head dimension (`self.head_dim`, `d_k`), for fixes.
@@ -595,6 +597,8 @@ class Value:
     scaled: Optional[bool] = None  # for q/k: a scale was multiplied in
     # For q/k/scores: the product of the factors multiplied in (see ScoreFacts.scale).
     scale: Optional[Sym] = None
+    # For q/k: each factor multiplied in, in order (where a wrong one is written).
+    scale_steps: Tuple[ScaleStep, ...] = field(default=(), compare=False)
     scores: Optional[ScoreFacts] = None
     softmax: Optional[SoftmaxSite] = field(default=None, compare=False)
     # The softmax these are the weights of, kept through views that renumber axes (unsqueeze,
@@ -959,3 +963,16 @@ def any_true(*flags: Optional[bool]) -> Optional[bool]:
     if all(f is False for f in flags):
         return False
     return None
+
+
+@dataclass(frozen=True)
+class CallerScope:
+    """The size atoms the callers of a function have in scope where they call it (`d_model` of
+    their `nn.Linear(d_model, n_head * d_k)`): a size a caller passes down (`temperature=d_model
+    ** 0.5`) is still that size in the callee, which sees no layer of the caller's."""
+
+    size_atoms: frozenset = frozenset()
+    layer_inputs: frozenset = frozenset()
+
+    def __or__(self, other: "CallerScope") -> "CallerScope":
+        return CallerScope(self.size_atoms | other.size_atoms, self.layer_inputs | other.layer_inputs)

@@ -107,6 +107,12 @@ class WrongAttentionScale(Rule):
                 # the callee (shared by other backends) keeps applying what it is given.
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
+            passed = ctx.analysis.scale_passed_to_constructor(site)
+            if passed is not None:
+                # `self.temperature = temperature`: the value is the constructor's argument.
+                attr = ctx.code((scores.scale_steps + scores.operand_scale_steps)[0].factor)
+                ctx.report(passed, f"{message} (`{attr}`, applied in `{site.function}`)")
+                continue
             # A wrong value is made where the attribute is set (`self.scale = dim ** -0.5`,
             # `self.temperature = 1 / head_dim`); an attribute holding the head dimension or a
             # right scale (`/ self.head_dim`, `/ self.scale`) is wrong in how it is applied, at the use.

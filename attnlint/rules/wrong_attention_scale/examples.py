@@ -3,6 +3,36 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The temperature a multi-head layer passes to its attention module: the root of d_k.
+    Valid(
+        """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class ScaledDotProductAttention(nn.Module):
+            def __init__(self, temperature):
+                super().__init__()
+                self.temperature = temperature
+            def forward(self, q, k, v):
+                attn = torch.matmul(q / self.temperature, k.transpose(2, 3))
+                return torch.matmul(F.softmax(attn, dim=-1), v)
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, n_head, d_model, d_k):
+                super().__init__()
+                self.n_head, self.d_k = n_head, d_k
+                self.w_qs = nn.Linear(d_model, n_head * d_k, bias=False)
+                self.w_ks = nn.Linear(d_model, n_head * d_k, bias=False)
+                self.w_vs = nn.Linear(d_model, n_head * d_k, bias=False)
+                self.attention = ScaledDotProductAttention(temperature=np.power(d_k, 0.5))
+            def forward(self, q, k, v):
+                b, n = q.size(0), q.size(1)
+                q = self.w_qs(q).view(b, n, self.n_head, self.d_k).transpose(1, 2)
+                k = self.w_ks(k).view(b, k.size(1), self.n_head, self.d_k).transpose(1, 2)
+                v = self.w_vs(v).view(b, v.size(1), self.n_head, self.d_k).transpose(1, 2)
+                return self.attention(q, k, v).transpose(1, 2).reshape(b, n, -1)
+        """
+    ),
     # QK-norm (a LayerNorm or the identity by config) and then the right scale, kept in an
     # attribute named for a temperature.
     Valid(
@@ -651,6 +681,37 @@ VALID = [
 ]
 
 INVALID = [
+    # The temperature passed to the attention module is the root of the model width, while the
+    # heads it attends over are d_k wide: reported where the value is written.
+    Invalid(
+        """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class ScaledDotProductAttention(nn.Module):
+            def __init__(self, temperature):
+                super().__init__()
+                self.temperature = temperature
+            def forward(self, q, k, v):
+                attn = torch.matmul(q / self.temperature, k.transpose(2, 3))
+                return torch.matmul(F.softmax(attn, dim=-1), v)
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, n_head, d_model, d_k):
+                super().__init__()
+                self.n_head, self.d_k = n_head, d_k
+                self.w_qs = nn.Linear(d_model, n_head * d_k, bias=False)
+                self.w_ks = nn.Linear(d_model, n_head * d_k, bias=False)
+                self.w_vs = nn.Linear(d_model, n_head * d_k, bias=False)
+                self.attention = ScaledDotProductAttention(temperature=np.power(d_model, 0.5))
+            def forward(self, q, k, v):
+                b, n = q.size(0), q.size(1)
+                q = self.w_qs(q).view(b, n, self.n_head, self.d_k).transpose(1, 2)
+                k = self.w_ks(k).view(b, k.size(1), self.n_head, self.d_k).transpose(1, 2)
+                v = self.w_vs(v).view(b, v.size(1), self.n_head, self.d_k).transpose(1, 2)
+                return self.attention(q, k, v).transpose(1, 2).reshape(b, n, -1)
+        """
+    ),
     # The scale kept in `__init__` has lost its root (1/d instead of 1/sqrt(d)): the value is
     # wrong where it is written, so it is reported and mended there. QK-norm on the way does
     # not excuse it: normalised queries and keys give dot products that grow with d.
