@@ -107,6 +107,10 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
             feature_last = tensor.feature_last
         elif len(rhs) >= 2 and last & set(rhs[-2]) and tensor.feature_last is not False:
             transposed = True
+    if kind == "rearrange" and tensor.scores is not None and shape is not None:
+        kept = _scores_rearranged(tensor, lhs, rhs, shape, node)
+        if kept is not None:
+            return kept
     mask = tensor.mask
     if mask is not None and kind == "rearrange" and _per_key_layout(lhs, rhs):
         # `rearrange(mask, "b j -> b 1 1 j")` lays a mask out as `mask[:, None, None, :]` does.
@@ -129,6 +133,26 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
         base = result.with_(rank=rank, shape=shapes.swapped(shape, -2, -1) if shape else None, feature_last=True)
         return result.with_(feature_transposed=True, base=base, feature_last=None)
     return result
+
+
+def _scores_rearranged(scores: Value, lhs: List[Group], rhs: List[Group], shape, node) -> Optional[Value]:
+    """Scores whose batch axes are split or merged (`(b w) h i j -> b w h i j`, Swin's windows)
+    with the query and key axes left last, each alone: the same rows over the same keys, so
+    the product's facts (scale, head dimension, key axis) stay. None when the pattern moves or
+    merges a query or key axis."""
+    if scores.shape is None or len(scores.shape) != len(lhs) or len(lhs) < 2 or len(rhs) < 2:
+        return None
+    if any(len(g) != 1 for g in (lhs[-1], lhs[-2], rhs[-1], rhs[-2])):
+        return None
+    if lhs[-1] != rhs[-1] or lhs[-2] != rhs[-2] or lhs[-1] == lhs[-2]:
+        return None
+    letters = {n for g in lhs for n in g}
+    if {n for g in rhs for n in g if not n.isdigit()} != {n for n in letters if not n.isdigit()}:
+        return None  # an axis appears or disappears: not a rearrangement of rows
+    kept = shape[:-2] + tuple(
+        replace(old, size=new.size) for old, new in zip(scores.shape[-2:], shape[-2:])
+    )
+    return scores.with_(rank=len(rhs), shape=kept, node=node)
 
 
 def _folded_heads(group: Group, sizes: Dict[str, Optional[Sym]]) -> Optional[Sym]:
