@@ -1014,13 +1014,30 @@ class Evaluator:
             # `config.pad_token_id`, `self.tokenizer.pad_token_id`: what the class sets.
             facts = self.project.analysis.classes.get(receiver.module_type)
             if facts is not None and attr in facts.attrs:
-                return facts.attrs[attr]
+                return self._field_of_instance(receiver.module_type, attr, facts.attrs[attr], node)
         value = shapes.attribute(self, node, receiver, attr)
         if value.kind == "unknown" and losses.names_pad_id(attr):
             # `vocab.pad_index`, `config.pad_token_id` of an object we cannot see: whatever its
             # number, an index into a vocabulary (it stays one when passed to a helper).
             return value.with_(kind="scalar", token_id=True)
         return value
+
+    def _field_of_instance(self, class_name: str, attr: str, value: Value, node: cst.Attribute) -> Value:
+        """`args.dim` of a config whose class sets `dim: int = 4096`: the number is the default,
+        an example of the size, not the size (a config is built with other numbers); the size
+        keeps the field's name, one atom wherever the class's instances are read, and the
+        number decides only what the names cannot (see Evaluator.size_examples)."""
+        if value.kind != "scalar" or value.int_value is None or value.int_value < 2 or value.token_id:
+            return value
+        if {"id", "idx", "index", "token"} & set(words(attr)):
+            return value  # an id is its number (`pad_token_id + 1` is an id too), not a size
+        if value.sym is None or not value.sym.is_const:
+            return value
+        key = f"{class_name}.{attr}"
+        self.size_examples.setdefault(key, Sym.const(value.int_value))
+        if self.record_attrs and self.cls is not None:
+            self.cls.size_examples.setdefault(key, Sym.const(value.int_value))
+        return value.with_(sym=Sym.atom(key, code(node)), node=node)
 
     def _eval_Subscript(self, node: cst.Subscript) -> Value:
         from attnlint.analysis import losses

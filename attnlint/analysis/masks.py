@@ -1009,6 +1009,17 @@ def store_into(ev, target: cst.Subscript, value) -> None:
                         entries=tuple((k, changed if entry is before else entry) for k, entry in holder.entries)
                     )
     current = ev.env.get(owner) if owner is not None else None
+    if (
+        current is not None
+        and current.constructor is not None
+        and current.scale is None
+        and value.kind == "tensor"
+        and value.scale is not None
+    ):
+        # A KV cache (`self.cache_k[:b, pos:pos + n] = xk` into `torch.zeros(...)`): it holds
+        # what is written into it, multiplied by what that was (zeros scale to zeros).
+        current = current.with_(scale=value.scale, scaled=value.scaled)
+        ev.env[owner] = current
     if current is not None and current.constructor is not None and value.rank is not None and value.rank >= 2:
         # `heads[i] = attn @ v` into `torch.zeros(h, b, n, d)`: the new tensor now holds results
         # laid out along its axes; a view of it reads them (view_order.rereads_on_purpose).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from attnlint.analysis.calls import argument
 from typing import List, Optional, Tuple
 
 import libcst as cst
@@ -1300,6 +1301,52 @@ def _unsqueeze(ev, call: Call):
     return receiver.with_(
         rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape, last_size=None
     )
+
+
+def _repeated_along(ev, receiver, repeats_node, dim_node, node):
+    """`x.repeat_interleave(n, dim=d)` (GQA's keys and values repeated per query head): each slice
+    along `d` repeated `n` times. Every other axis, the role and the scale stay; the size along
+    `d` is multiplied. Without a `dim` the tensor is flattened."""
+    from attnlint.analysis.symbolic import Sym
+
+    dim = _flow().int_literal(dim_node) if dim_node is not None else None
+    if dim is None or receiver.rank is None or not -receiver.rank <= dim < receiver.rank:
+        return None
+    position = dim % receiver.rank
+    shape = receiver.shape
+    if shape is not None:
+        repeats = ev.eval(repeats_node).sym if repeats_node is not None else None
+        size = shape[position].size
+        grown = size * repeats if size is not None and repeats is not None else None
+        shape = shape[:position] + (replace(shape[position], size=grown),) + shape[position + 1 :]
+    last = position == receiver.rank - 1
+    return receiver.with_(
+        node=node,
+        shape=shape,
+        softmax=None,
+        feature_last=None if last else receiver.feature_last,
+        last_size=None if last else receiver.last_size,
+    )
+
+
+@handlers.method("repeat_interleave")
+def _repeat_interleave(ev, call: Call):
+    ev.args(call.node)
+    repeats = argument(call.node, 0, "repeats")
+    dim = argument(call.node, 1, "dim")
+    return _repeated_along(
+        ev, call.receiver, repeats.value if repeats else None, dim.value if dim else None, call.node
+    )
+
+
+@handlers.function("torch.repeat_interleave")
+def _repeat_interleave_function(ev, call: Call):
+    values = ev.args(call.node)
+    repeats = argument(call.node, 1, "repeats")
+    dim = argument(call.node, 2, "dim")
+    if not values:
+        return None
+    return _repeated_along(ev, values[0], repeats.value if repeats else None, dim.value if dim else None, call.node)
 
 
 @handlers.method("squeeze")

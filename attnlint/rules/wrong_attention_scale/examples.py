@@ -3,6 +3,36 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # Sizes from a dataclass config, keys read back from a KV cache: the head size.
+    Valid(
+        """
+        import math
+        from dataclasses import dataclass
+        import torch
+        from torch import nn
+        @dataclass
+        class GPTConfig:
+            n_embd: int = 768
+            n_head: int = 12
+            block_size: int = 1024
+        class KVCachedAttention(nn.Module):
+            def __init__(self, config: GPTConfig):
+                super().__init__()
+                self.n_head = config.n_head
+                self.n_embd = config.n_embd
+                self.head_size = config.n_embd // config.n_head
+                self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+                self.register_buffer("k_cache", torch.zeros(1, config.block_size, self.n_head, self.head_size))
+            def forward(self, x, pos):
+                B, T, C = x.shape
+                q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                q = q.view(B, T, self.n_head, self.head_size)
+                self.k_cache[:, pos:pos + T] = k.view(B, T, self.n_head, self.head_size)
+                keys = self.k_cache[:, :pos + T]
+                att = q.transpose(1, 2) @ keys.permute(0, 2, 3, 1) / math.sqrt(self.head_size)
+                return att.softmax(dim=-1)
+        """
+    ),
     # The temperature a multi-head layer passes to its attention module: the root of d_k.
     Valid(
         """
@@ -681,6 +711,37 @@ VALID = [
 ]
 
 INVALID = [
+    # Sizes from a dataclass config (its defaults are examples, the names are the sizes), keys
+    # read back from a KV cache: the root of the embedding width, not of a head's.
+    Invalid(
+        """
+        import math
+        from dataclasses import dataclass
+        import torch
+        from torch import nn
+        @dataclass
+        class GPTConfig:
+            n_embd: int = 768
+            n_head: int = 12
+            block_size: int = 1024
+        class KVCachedAttention(nn.Module):
+            def __init__(self, config: GPTConfig):
+                super().__init__()
+                self.n_head = config.n_head
+                self.n_embd = config.n_embd
+                self.head_size = config.n_embd // config.n_head
+                self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+                self.register_buffer("k_cache", torch.zeros(1, config.block_size, self.n_head, self.head_size))
+            def forward(self, x, pos):
+                B, T, C = x.shape
+                q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                q = q.view(B, T, self.n_head, self.head_size)
+                self.k_cache[:, pos:pos + T] = k.view(B, T, self.n_head, self.head_size)
+                keys = self.k_cache[:, :pos + T]
+                att = q.transpose(1, 2) @ keys.permute(0, 2, 3, 1) / math.sqrt(self.n_embd)
+                return att.softmax(dim=-1)
+        """
+    ),
     # The temperature passed to the attention module is the root of the model width, while the
     # heads it attends over are d_k wide: reported where the value is written.
     Invalid(

@@ -1,0 +1,139 @@
+"""Sizes read from a config's fields keep the field's name, KV caches and repeated heads keep
+what is written into them, a caller's sizes are in scope of the module it builds, and scores
+rearranged by windows stay scores."""
+
+from __future__ import annotations
+
+from attnlint.analysis.scores import ScaleKind
+
+from helpers import analyse, only_softmax
+
+CONFIG_MODULE = """
+import math
+from dataclasses import dataclass
+import torch
+from torch import nn
+
+@dataclass
+class Settings:
+    width: int = 512
+    n_head: int = 8
+    max_len: int = 256
+
+class CachedAttention(nn.Module):
+    def __init__(self, s: Settings):
+        super().__init__()
+        self.n_head, self.d = s.n_head, s.width // s.n_head
+        self.width = s.width
+        self.q = nn.Linear(s.width, s.width)
+        self.k = nn.Linear(s.width, s.width)
+        self.register_buffer("k_cache", torch.zeros(4, s.max_len, self.n_head, self.d))
+
+    def forward(self, x, pos):
+        b, t, _ = x.shape
+        q = self.q(x).view(b, t, self.n_head, self.d)
+        k = self.k(x).view(b, t, self.n_head, self.d)
+        self.k_cache[:b, pos:pos + t] = k
+        keys = self.k_cache[:b, :pos + t].repeat_interleave(1, dim=2)
+        scores = q.transpose(1, 2) @ keys.transpose(1, 2).transpose(2, 3) / math.sqrt({root})
+        return scores.softmax(dim=-1)
+"""
+
+
+def _verdict(root):
+    analysis, _ = analyse(CONFIG_MODULE.format(root=root))
+    return only_softmax(analysis).input.scores.scale_verdict()
+
+
+def test_a_config_field_keeps_its_name_through_a_kv_cache_and_repeated_heads():
+    verdict = _verdict("self.width")
+    assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.model_width
+    assert verdict.used.text() == "s.width"
+    assert verdict.head_dim.text() == "s.width / s.n_head"
+
+
+def test_the_head_width_of_a_config_is_correct():
+    assert _verdict("self.d").kind == ScaleKind.CORRECT
+
+
+def test_repeat_interleave_multiplies_the_repeated_axis_only():
+    analysis, _ = analyse(
+        """
+        import torch
+        def f(k, n_rep):
+            b, n, h, d = k.shape
+            out = torch.repeat_interleave(k, n_rep, dim=2)
+            flat = k.repeat_interleave(n_rep)
+        """
+    )
+    env = [f for f in analysis.functions if f.name == "f"][0].final_env
+    assert [a.size.text() for a in env["out"].shape] == ["b", "n", "h * n_rep", "d"]
+    assert env["flat"].shape is None and env["flat"].rank is None
+
+
+TEMPERATURE_MODULE = """
+import torch
+from torch import nn
+
+class DotAttention(nn.Module):
+    def __init__(self, temperature):
+        super().__init__()
+        self.temperature = temperature
+
+    def forward(self, q, k):
+        return torch.softmax(q @ k.transpose(-2, -1) / self.temperature, dim=-1)
+
+class Heads(nn.Module):
+    def __init__(self, d_model, n_head, d_head):
+        super().__init__()
+        self.n_head, self.d_head = n_head, d_head
+        self.proj = nn.Linear(d_model, 2 * n_head * d_head)
+        self.attend = DotAttention({temperature})
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q, k = self.proj(x).view(b, n, 2, self.n_head, self.d_head).permute(2, 0, 3, 1, 4)
+        return self.attend(q, k)
+"""
+
+
+def _temperature_verdict(temperature):
+    analysis, _ = analyse(TEMPERATURE_MODULE.format(temperature=temperature))
+    return only_softmax(analysis).input.scores.scale_verdict(), analysis
+
+
+def test_a_temperature_built_from_the_callers_model_width_is_the_model_width():
+    verdict, analysis = _temperature_verdict("d_model ** 0.5")
+    assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.model_width
+    passed = analysis.scale_passed_to_constructor(only_softmax(analysis))
+    assert analysis.module.code_for_node(passed) == "d_model ** 0.5"
+
+
+def test_a_temperature_of_the_callers_head_width_is_correct():
+    assert _temperature_verdict("d_head ** 0.5")[0].kind == ScaleKind.CORRECT
+
+
+def test_a_temperature_of_one_scales_nothing():
+    assert _temperature_verdict("1.0")[0].kind == ScaleKind.MISSING
+
+
+def test_a_learned_temperature_stays_unknown():
+    assert _temperature_verdict("nn.Parameter(torch.ones(1))")[0].kind == ScaleKind.UNKNOWN
+
+
+def test_scores_split_into_windows_and_merged_back_keep_their_scale_and_key_axis():
+    analysis, _ = analyse(
+        """
+        import torch
+        from einops import rearrange
+        def windows(q, k, bias, heads):
+            b, h, n, d = q.shape
+            sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * d ** -0.5
+            sim = rearrange(sim, "(b w) h i j -> b w h i j", w=bias.shape[0]) + bias[None, :, None]
+            sim = rearrange(sim, "b w h i j -> (b w) h i j")
+            return sim.softmax(dim=-1)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores.scale_verdict().kind == ScaleKind.CORRECT
+    assert scores.key_axis == -1
