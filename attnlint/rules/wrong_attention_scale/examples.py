@@ -740,7 +740,34 @@ INVALID = [
                 keys = self.k_cache[:, :pos + T]
                 att = q.transpose(1, 2) @ keys.permute(0, 2, 3, 1) / math.sqrt(self.n_embd)
                 return att.softmax(dim=-1)
-        """
+        """,
+        fixed="""
+        import math
+        from dataclasses import dataclass
+        import torch
+        from torch import nn
+        @dataclass
+        class GPTConfig:
+            n_embd: int = 768
+            n_head: int = 12
+            block_size: int = 1024
+        class KVCachedAttention(nn.Module):
+            def __init__(self, config: GPTConfig):
+                super().__init__()
+                self.n_head = config.n_head
+                self.n_embd = config.n_embd
+                self.head_size = config.n_embd // config.n_head
+                self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+                self.register_buffer("k_cache", torch.zeros(1, config.block_size, self.n_head, self.head_size))
+            def forward(self, x, pos):
+                B, T, C = x.shape
+                q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+                q = q.view(B, T, self.n_head, self.head_size)
+                self.k_cache[:, pos:pos + T] = k.view(B, T, self.n_head, self.head_size)
+                keys = self.k_cache[:, :pos + T]
+                att = q.transpose(1, 2) @ keys.permute(0, 2, 3, 1) / self.head_size ** 0.5
+                return att.softmax(dim=-1)
+        """,
     ),
     # The temperature passed to the attention module is the root of the model width, while the
     # heads it attends over are d_k wide: reported where the value is written.
