@@ -803,6 +803,9 @@ class Evaluator:
                     self.env[owner] = current.with_(shape=new_shape)
         else:
             sizes = [self._unpacked_size(tensor, owner, i, e) for i, e in enumerate(elements)]
+            if tensor is not None and tensor.last_size is not None and tensor.rank in (None, count) and count:
+                # Rank unknown, width known (a projection's output): the last name is that width.
+                sizes[-1] = tensor.last_size
             if owner is not None and owner in self.env:
                 current = self.env[owner]
                 if current.rank is None or current.rank == count:

@@ -404,9 +404,25 @@ def _model_handed_in(ev, name: str, method: bool, values: List[Value]) -> Option
     bound = ev.env.get(name)
     if param.default is not None or bound is None or bound.kind not in ("tensor", "unknown") or bound.param != name:
         return None
-    if not any(w in _MODEL_WORDS for w in words(name)) or not values or not values[0].padded:
+    if not values or not values[0].padded:
         return None
-    return ev.project.root_module()
+    root = ev.project.root_module()
+    if root is None:
+        return None
+    if any(w in _MODEL_WORDS for w in words(name)) or _names_class(name, root):
+        return root
+    return None
+
+
+def _names_class(name: str, class_name: str) -> bool:
+    """`dalle` for `DALLE`, `encoder` for `TransformerEncoder`: a parameter named for the class
+    (its name, or the last words of it)."""
+    from attnlint.analysis.names import words
+
+    if name.replace("_", "").lower() == class_name.lower():
+        return True
+    mine, theirs = [w.lower() for w in words(name)], [w.lower() for w in words(class_name)]
+    return bool(mine) and theirs[-len(mine):] == mine
 
 
 @handlers.function("functools.partial")

@@ -172,6 +172,26 @@ def test_a_model_handed_in_and_called_on_a_padded_batch_is_the_one_root_module()
         assert analysis.summaries.root_module() == "Encoder"
 
 
+def test_a_parameter_named_for_the_root_class_is_an_instance_of_it():
+    source = """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        class SpeechEncoder(nn.Module):
+            def forward(self, feats):
+                return feats
+
+        def run({name}, utterances):
+            return {name}(pad_sequence(utterances, batch_first=True))
+        """
+    for name in ("speech_encoder", "speechencoder", "encoder"):
+        analysis, _ = analyse(source.format(name=name))
+        assert function(analysis, "forward", "SpeechEncoder").params["feats"].padding.value == 0.0, name
+    # A name that is no word of the class says nothing of which object it is.
+    analysis, _ = analyse(source.format(name="speech"))
+    assert function(analysis, "forward", "SpeechEncoder").params["feats"].padding is None
+
+
 def test_a_local_holding_a_function_of_the_module_calls_it_and_passes_it_arguments():
     analysis, module = analyse(
         """

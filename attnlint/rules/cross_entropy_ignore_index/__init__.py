@@ -1217,6 +1217,46 @@ class CrossEntropyIgnoreIndex(Rule):
         ),
     ]
     INVALID = [
+        # The model handed to the training step is a parameter named for its class: its forward
+        # gets the zero-padded captions, and the loss in it ignores -100.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            class CaptionDecoder(nn.Module):
+                def __init__(self, vocab, dim):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, dim)
+                    self.out = nn.Linear(dim, vocab)
+                def forward(self, captions):
+                    logits = self.out(self.emb(captions[:, :-1]))
+                    return F.cross_entropy(logits.transpose(1, 2), captions[:, 1:])
+            def train_step(decoder, captions, opt):
+                loss = decoder(pad_sequence(captions, batch_first=True))
+                loss.backward()
+                opt.step()
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.nn.utils.rnn import pad_sequence
+            class CaptionDecoder(nn.Module):
+                def __init__(self, vocab, dim):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, dim)
+                    self.out = nn.Linear(dim, vocab)
+                def forward(self, captions):
+                    logits = self.out(self.emb(captions[:, :-1]))
+                    return F.cross_entropy(logits.transpose(1, 2), captions[:, 1:], ignore_index=0)
+            def train_step(decoder, captions, opt):
+                loss = decoder(pad_sequence(captions, batch_first=True))
+                loss.backward()
+                opt.step()
+            """,
+        ),
         # Labels padded with -100 by a collate function bound with `partial`, but the loss
         # ignores the pad token's id: a token id is never -100.
         Invalid(
