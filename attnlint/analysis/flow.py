@@ -237,6 +237,8 @@ class Evaluator:
         self.caller_scope = caller_scope or CallerScope()
         if class_facts is not None:
             self.caller_scope = self.caller_scope | class_facts.caller_scope
+        for key, example in self.caller_scope.size_examples:
+            self.size_examples.setdefault(key, example)
         scope = facts.name if facts.class_name is None else f"{facts.class_name}.{facts.name}"
         self.scope = scope
 

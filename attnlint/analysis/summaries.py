@@ -523,7 +523,8 @@ class Summaries:
 
         cls = self.analysis.classes.get(caller.class_name) if caller.class_name else None
         values = list(caller.final_env.values()) + (list(cls.attrs.values()) if cls is not None else [])
-        own = CallerScope(frozenset(size_atoms_of(values)), frozenset(layer_input_atoms_of(values)))
+        examples = tuple(sorted(cls.size_examples.items())) if cls is not None else ()
+        own = CallerScope(frozenset(size_atoms_of(values)), frozenset(layer_input_atoms_of(values)), examples)
         return own | cls.caller_scope if cls is not None else own
 
 

@@ -973,6 +973,15 @@ class CallerScope:
 
     size_atoms: frozenset = frozenset()
     layer_inputs: frozenset = frozenset()
+    # The numbers the callers' own callers gave their sizes (atom key, number): `Head(n_embd //
+    # n_head)` inside a `Block(64, 4)` sizes its head 16, however far down the chain it is built.
+    size_examples: Tuple[Tuple[str, Any], ...] = ()
 
     def __or__(self, other: "CallerScope") -> "CallerScope":
-        return CallerScope(self.size_atoms | other.size_atoms, self.layer_inputs | other.layer_inputs)
+        examples = dict(other.size_examples)
+        examples.update(self.size_examples)
+        return CallerScope(
+            self.size_atoms | other.size_atoms,
+            self.layer_inputs | other.layer_inputs,
+            tuple(sorted(examples.items())),
+        )

@@ -137,3 +137,59 @@ def test_scores_split_into_windows_and_merged_back_keep_their_scale_and_key_axis
     scores = only_softmax(analysis).input.scores
     assert scores.scale_verdict().kind == ScaleKind.CORRECT
     assert scores.key_axis == -1
+
+
+CHAIN_MODULE = """
+import torch
+from torch import nn
+
+WIDTH = 96
+HEADS = {heads}
+
+class OneHead(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.q = nn.Linear(WIDTH, size, bias=False)
+        self.k = nn.Linear(WIDTH, size, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        return (self.q(x) @ self.k(x).transpose(-2, -1) * C ** -0.5).softmax(dim=-1)
+
+class Heads(nn.Module):
+    def __init__(self, count, size):
+        super().__init__()
+        self.heads = nn.ModuleList([OneHead(size) for _ in range(count)])
+
+    def forward(self, x):
+        return torch.cat([h(x) for h in self.heads], dim=-1)
+
+class Layer(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.attn = Heads(heads, width // heads)
+
+    def forward(self, x):
+        return self.attn(x)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(*[Layer(WIDTH, heads=HEADS) for _ in range(2)])
+
+    def forward(self, x):
+        return self.layers(x)
+"""
+
+
+def test_numbers_given_at_the_top_of_a_chain_of_constructors_size_the_head_at_its_bottom():
+    analysis, _ = analyse(CHAIN_MODULE.format(heads=4))
+    verdict = only_softmax(analysis).input.scores.scale_verdict()
+    assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.used.text() == "C"
+    # One head as wide as the model: C is the head's width; a count of 1 is no example of a
+    # size, so the names alone cannot tell, and the verdict stays unknown (silent).
+    analysis, _ = analyse(CHAIN_MODULE.format(heads=1))
+    assert only_softmax(analysis).input.scores.scale_verdict().kind == ScaleKind.UNKNOWN
+    # The same width as a head of its own: correct by the numbers.
+    analysis, _ = analyse(CHAIN_MODULE.format(heads=4).replace("Heads(heads, width // heads)", "Heads(heads, width)"))
+    assert only_softmax(analysis).input.scores.scale_verdict().kind == ScaleKind.CORRECT
