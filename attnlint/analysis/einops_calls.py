@@ -121,7 +121,7 @@ def apply_pattern(ev, tensor: Value, pattern: str, axes: Dict[str, Optional[Sym]
         shape=shape,
         role=tensor.role,
         scaled=tensor.scaled,
-        scale=tensor.scale,
+        scale=tensor.scale, scale_steps=tensor.scale_steps,
         feature_last=feature_last,
         mask=mask,
         node=node,

@@ -840,7 +840,7 @@ class Evaluator:
                 rank=value.rank - 1,
                 shape=shape,
                 scaled=value.scaled,
-                scale=value.scale,
+                scale=value.scale, scale_steps=value.scale_steps,
                 feature_last=value.feature_last,
                 **value.data_facts(),
             )

@@ -369,7 +369,7 @@ def matmul(
             role=right.role,
             feature_last=True,
             scaled=left.scaled,
-            scale=left.scale,
+            scale=left.scale, scale_steps=left.scale_steps,
             node=node,
         )
     # A product carries the factors of both operands (`x @ W_q` with a plain weight tensor is
@@ -616,7 +616,7 @@ def through_view(ev, scores: Value, target) -> Optional[Value]:
         shape=head + (replace(target[-1], role=KEYS),),
         role=scores.role,
         scaled=scores.scaled,
-        scale=scores.scale,
+        scale=scores.scale, scale_steps=scores.scale_steps,
         feature_last=False,
         mask=scores.mask,
         **scores.data_facts(),
@@ -769,7 +769,7 @@ def einsum(ev, call: cst.CSTNode, equation: str, operands: List[Value], operand_
             role=params[0].role,
             feature_last=True,
             scaled=tokens.scaled if tokens.scale is not None else None,
-            scale=tokens.scale,
+            scale=tokens.scale, scale_steps=tokens.scale_steps,
             node=call,
         )
     return Value(kind="tensor", rank=rank, shape=shape, node=call)

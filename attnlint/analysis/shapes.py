@@ -952,7 +952,15 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
     if None in dims:
         ev.eval(a)
         ev.eval(b)
-        return Value(kind="tensor", rank=value.rank, role=value.role, node=node, scaled=value.scaled, scale=value.scale)
+        return Value(
+            kind="tensor",
+            rank=value.rank,
+            role=value.role,
+            node=node,
+            scaled=value.scaled,
+            scale=value.scale,
+            scale_steps=value.scale_steps,
+        )
     rank = value.rank
     last_two = {-1, -2}
     ordered = sorted(d for d in dims if d is not None)
@@ -964,7 +972,7 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
             role=value.role,
             node=node,
             scaled=value.scaled,
-            scale=value.scale,
+            scale=value.scale, scale_steps=value.scale_steps,
             base=value,
             feature_last=value.feature_last,
             pending_swap=ordered[1],
@@ -999,7 +1007,7 @@ def transpose(ev, value, a: cst.BaseExpression, b: cst.BaseExpression, node):
         role=value.role,
         node=node,
         scaled=value.scaled,
-        scale=value.scale,
+        scale=value.scale, scale_steps=value.scale_steps,
         shape=moved,
         mask=masks.transposed(value.mask),
         weights_of=value.weights_of,
@@ -1181,7 +1189,7 @@ def _view_method(ev, call: Call):
         shape=shape,
         role=receiver.role,
         scaled=receiver.scaled,
-        scale=receiver.scale,
+        scale=receiver.scale, scale_steps=receiver.scale_steps,
         feature_last=receiver.feature_last if method in ("expand", "repeat", "view", "reshape") else None,
         mask=mask,
         node=node,
@@ -1474,7 +1482,7 @@ def _split(ev, call: Call):
         last_size=last_size,
         front_sizes=front_sizes,
         scaled=receiver.scaled,
-        scale=receiver.scale,
+        scale=receiver.scale, scale_steps=receiver.scale_steps,
         feature_last=feature_last,
         **receiver.data_facts(),
     )

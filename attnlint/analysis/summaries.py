@@ -69,10 +69,16 @@ def param_names(node: cst.FunctionDef, method: bool) -> List[str]:
 def bind_arguments(
     node: cst.FunctionDef, call: cst.Call, values: List[Value], method: bool
 ) -> Optional[Dict[str, Value]]:
-    """Parameter name -> argument value, as Python binds them; None when a `*`/`**` argument
-    makes the binding unknowable."""
-    if any(a.star for a in call.args):
+    """Parameter name -> argument value, as Python binds them; None when a `*` argument makes
+    the binding unknowable. A `**kwargs` argument binds only names the call does not write
+    (Python refuses a name twice): the written ones are known, every other is unknown."""
+    if any(a.star == "*" for a in call.args):
         return None
+    spread = any(a.star == "**" for a in call.args)
+    if spread:
+        kept = [(a, v) for a, v in zip(call.args, values) if a.star != "**"]
+        call = call.with_changes(args=[a for a, _ in kept])
+        values = [v for _, v in kept]
     names = param_names(node, method)
     kwonly = [p.name.value for p in node.params.kwonly_params]
     bound: Dict[str, Value] = {}
@@ -89,6 +95,10 @@ def bind_arguments(
             name = arg.keyword.value
             if name in names or name in kwonly:
                 bound[name] = value
+    if spread:
+        for name in names + kwonly:
+            bound.setdefault(name, UNKNOWN)
+        return bound
     for name in left_at_none(node):
         bound.setdefault(name, NONE)
     return bound

@@ -89,6 +89,13 @@ class WrongAttentionScale(Rule):
                     f"attention scores are scaled by 1/sqrt({verdict.used.text()}), {what}: the per-head "
                     f"dimension here is {head}"
                 )
+            elif verdict.kind == ScaleKind.NO_ROOT and len(scores.scale_steps + scores.operand_scale_steps) >= 2:
+                # `q * self.scaling` and again `* scaling` in the kernel: each right, both wrong.
+                whole = head if head.replace(".", "").replace("_", "").isalnum() else f"({head})"
+                message = (
+                    f"attention scores are scaled twice (on the way in and again at the product): 1/{whole} "
+                    f"in all; scale by 1/sqrt({head}) once"
+                )
             elif verdict.kind in _WHAT:
                 message = f"attention scores are {_WHAT[verdict.kind].format(head=head)}: use 1/sqrt({head})"
             elif verdict.kind == ScaleKind.MISSING and _head_dim_factor(site.scaled_after, verdict.head_dim):

@@ -3,6 +3,36 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The queries are scaled where they are projected; the kernel is told a scale of 1.0.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+            return torch.matmul(attn_weights, value), attn_weights
+        class DecoderAttention(nn.Module):
+            def __init__(self, embed_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = embed_dim // num_heads
+                self.scaling = self.head_dim ** -0.5
+                self.q_proj = nn.Linear(embed_dim, embed_dim)
+                self.k_proj = nn.Linear(embed_dim, embed_dim)
+                self.v_proj = nn.Linear(embed_dim, embed_dim)
+            def forward(self, hidden_states, attention_mask=None, **kwargs):
+                bsz, tgt_len, _ = hidden_states.size()
+                shape = (bsz, -1, self.num_heads, self.head_dim)
+                query = (self.q_proj(hidden_states) * self.scaling).view(shape).transpose(1, 2)
+                key = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                value = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                out, _ = eager_attention_forward(self, query, key, value, attention_mask, scaling=1.0, **kwargs)
+                return out
+        """
+    ),
     # Sizes from a dataclass config, keys read back from a KV cache: the head size.
     Valid(
         """
@@ -711,6 +741,37 @@ VALID = [
 ]
 
 INVALID = [
+    # The queries are scaled where they are projected, and the kernel (called with **kwargs)
+    # scales the scores again: 1/head_dim in all.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+            return torch.matmul(attn_weights, value), attn_weights
+        class DecoderAttention(nn.Module):
+            def __init__(self, embed_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = embed_dim // num_heads
+                self.scaling = self.head_dim ** -0.5
+                self.q_proj = nn.Linear(embed_dim, embed_dim)
+                self.k_proj = nn.Linear(embed_dim, embed_dim)
+                self.v_proj = nn.Linear(embed_dim, embed_dim)
+            def forward(self, hidden_states, attention_mask=None, **kwargs):
+                bsz, tgt_len, _ = hidden_states.size()
+                shape = (bsz, -1, self.num_heads, self.head_dim)
+                query = (self.q_proj(hidden_states) * self.scaling).view(shape).transpose(1, 2)
+                key = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+                value = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+                out, _ = eager_attention_forward(self, query, key, value, attention_mask, scaling=self.scaling, **kwargs)
+                return out
+        """
+    ),
     # Sizes from a dataclass config (its defaults are examples, the names are the sizes), keys
     # read back from a KV cache: the root of the embedding width, not of a head's.
     Invalid(
