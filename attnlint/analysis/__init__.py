@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from attnlint.analysis import masks
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.modules import self_attr
 from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
@@ -296,7 +297,7 @@ def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
     stack: List[cst.CSTNode] = [module]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in child_nodes(node):
             parents[id(child)] = node
             stack.append(child)
     return parents

@@ -9,6 +9,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import handlers, masks
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.values import ATTEND, MASKED, AttentionCallSite, MaskUseSite, Value
 
@@ -230,7 +231,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def _module_handler(kind: str):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from attnlint.analysis.calls import argument
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.names import qualify
 from attnlint.analysis.values import WEIGHTS, Value
 
@@ -252,7 +253,7 @@ def _assignments_from_mode(function_node: cst.CSTNode) -> Set[str]:
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in child_nodes(node):
         yield from _walk(child)
 
 

@@ -15,6 +15,7 @@ from typing import Dict, Iterator, Optional
 import libcst as cst
 
 from attnlint.analysis.calls import argument
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.names import canonical, qualify
 from attnlint.analysis.values import FillSite
 
@@ -211,5 +212,5 @@ def _target_text(node: cst.BaseExpression) -> Optional[str]:
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in child_nodes(node):
         yield from _walk(child)

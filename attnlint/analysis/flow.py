@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from attnlint.analysis import attention_flags, handlers, masks, shapes
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.handlers import Call
@@ -1374,7 +1375,7 @@ def _names_lengths(name: str) -> bool:
 def _mentions_size(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
         return True
-    return any(_mentions_size(child) for child in node.children)
+    return any(_mentions_size(child) for child in child_nodes(node))
 
 
 def block_statements(block) -> List[cst.CSTNode]:
@@ -1389,7 +1390,7 @@ def walk_nodes(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(child_nodes(current)))
 
 
 # Calls that read a tensor without handing it on to be changed: weights summed, printed or

@@ -21,6 +21,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from attnlint.analysis.values import MaskFacts, Value
+from attnlint.analysis.names import child_nodes
 
 _BROADCASTING_METHODS = ("unsqueeze", "view", "reshape", "expand", "repeat")
 # Origins that say nothing about a mask's values: a parameter's or a name's convention (a
@@ -159,5 +160,5 @@ def _is_name(node: cst.CSTNode, name: str) -> bool:
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in child_nodes(node):
         yield from _walk(child)

@@ -11,6 +11,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from attnlint.analysis.names import canonical, qualify
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.values import ATTEND, MASKED, MaskFacts
 
 # Parameter names and what they mean in the ecosystem that uses them.
@@ -148,10 +149,10 @@ def negated_names(body: cst.CSTNode) -> set:
             and node.attr.value in ("dtype", "is_floating_point", "is_complex")
         ):
             dtype_tested.add(node.value.value)
-        for child in node.children:
+        for child in child_nodes(node):
             visit(child)
 
-    for child in body.children:
+    for child in child_nodes(body):
         visit(child)
     return found - dtype_tested
 
@@ -258,7 +259,7 @@ def buffer_read(expr: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
             and node.value.value == "self"
         ):
             return node
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(child_nodes(node)))
     return None
 
 
@@ -645,7 +646,7 @@ def embedded_names(body: cst.CSTNode, cls, aliases: Dict[str, str]) -> set:
             name = node.args[0].value.value
             if name not in assigned and _is_embedding(node.func, cls, aliases):
                 found.add(name)
-        for child in node.children:
+        for child in child_nodes(node):
             visit(child)
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -684,7 +685,7 @@ def compared_with_pad(body: cst.CSTNode) -> set:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 assigned.update(n.value for n in _walk_names(target))
-        for child in node.children:
+        for child in child_nodes(node):
             visit(child)
 
     visit(body)
@@ -915,7 +916,7 @@ def _reads_of(function_node, name: str) -> int:
             continue
         if isinstance(node, cst.Name) and node.value == name:
             count += 1
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return count
 
 

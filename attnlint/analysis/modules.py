@@ -10,6 +10,7 @@ from typing import List, Optional
 import libcst as cst
 
 from attnlint.analysis import dropout, handlers
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import role_from_name
 from attnlint.analysis.symbolic import ONE
@@ -560,7 +561,7 @@ def sized_parameter_inits(node: cst.CSTNode) -> List[str]:
         numbers = [a.value for a in node.args if self_attr(a.value) is None]
         if owners and any(not _literal_number(n) for n in numbers):
             found.extend(owners)
-    for child in node.children:
+    for child in child_nodes(node):
         found.extend(sized_parameter_inits(child))
     return found
 
@@ -587,6 +588,6 @@ def _self_weight_owners(node: cst.CSTNode) -> List[str]:
         owner = node.value
         if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
             found.append(owner.attr.value)
-    for child in node.children:
+    for child in child_nodes(node):
         found.extend(_self_weight_owners(child))
     return found

@@ -218,14 +218,14 @@ def plain_names_read(node: cst.CSTNode) -> set:
     if isinstance(node, cst.Attribute):
         return set() if isinstance(node.value, cst.Name) else plain_names_read(node.value) - {node.attr.value}
     found = set()
-    for child in node.children:
+    for child in child_nodes(node):
         found |= plain_names_read(child)
     return found
 
 
 def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
     """Is `inner` (by identity) `node` or inside it?"""
-    return node is inner or any(contains(child, inner) for child in node.children)
+    return node is inner or any(contains(child, inner) for child in child_nodes(node))
 
 
 def rebound_names(node: cst.CSTNode) -> set:
@@ -248,55 +248,47 @@ def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
         elif isinstance(target, cst.StarredElement):
             targets(target.value)
 
-    class _Bindings(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            targets(node.target)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            targets(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            targets(node.target)
-
-        def visit_For(self, node: cst.For) -> None:
-            targets(node.target)
-
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            targets(node.target)
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            targets(node.name)
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            targets(node.target)
-
-        def visit_Del(self, node: cst.Del) -> None:
-            targets(node.target)
-
-        def visit_Global(self, node: cst.Global) -> None:
-            for n in node.names:
+    # A plain walk over the fields (LibCST's visitor rebuilds every node it passes: several
+    # times slower, and this runs once per function).
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)):
+            targets(current.target)
+        elif isinstance(current, cst.AsName):
+            targets(current.name)
+        elif isinstance(current, (cst.Global, cst.Nonlocal)):
+            for n in current.names:
                 targets(n.name)
                 targets(n.name)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            for n in node.names:
-                targets(n.name)
-                targets(n.name)
-
-    node.visit(_Bindings())
+        stack.extend(child_nodes(current))
     return found
 
 
 _CHILD_FIELDS: dict = {}
 
 
+# Fields that hold only whitespace, comments and punctuation: no search looks into them, and
+# they are about half of a tree's nodes.
+_LAYOUT_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "trailing_whitespace",
+        "comma", "semicolon", "dot", "colon", "equal", "empty_lines",
+    }
+)
+
+
 def child_nodes(node: cst.CSTNode) -> list:
-    """The nodes held by `node`'s fields: its children, read from the dataclass without the
-    visitor that LibCST's `children` runs (several times faster). For searches; whitespace and
-    parentheses come in field order, which need not be the source order."""
+    """The nodes held by `node`'s fields that are code: its children without their whitespace,
+    comments and punctuation, read from the dataclass without the visitor that LibCST's
+    `children` runs (several times faster), in field order (the source order)."""
     names = _CHILD_FIELDS.get(type(node))
     if names is None:
-        names = _CHILD_FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        names = _CHILD_FIELDS[type(node)] = tuple(
+            f.name
+            for f in dataclasses.fields(node)
+            if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace")
+        )
     out = []
     for name in names:
         value = getattr(node, name)

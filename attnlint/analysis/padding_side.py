@@ -19,6 +19,7 @@ One walk of the module, made only when some mask needs the answer.
 from __future__ import annotations
 
 import libcst as cst
+from attnlint.analysis.names import child_nodes
 
 
 def shows_left_padding(module: cst.Module) -> bool:
@@ -27,7 +28,7 @@ def shows_left_padding(module: cst.Module) -> bool:
         node = stack.pop()
         if _pads_left(node):
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -112,7 +113,7 @@ def _summarises_padded_batch_at_end(function: cst.FunctionDef) -> bool:
         reads_last = reads_last or _last_position(node)
         if tests_padding and reads_last:
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 

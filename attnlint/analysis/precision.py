@@ -22,6 +22,7 @@ from typing import Dict, FrozenSet, Iterator, Optional, Tuple
 import libcst as cst
 
 from attnlint.analysis.names import qualify
+from attnlint.analysis.names import child_nodes
 
 HALF_DTYPES = ("float16", "bfloat16")
 _DTYPE_NAMES = {
@@ -265,5 +266,5 @@ def _autocast_dtypes(call: cst.Call, qualified: str, aliases: Dict[str, str]) ->
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in child_nodes(node):
         yield from _walk(child)

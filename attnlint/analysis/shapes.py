@@ -140,19 +140,18 @@ _RANK_CHANGING_IN_PLACE = frozenset({"unsqueeze_", "squeeze_", "resize_", "resiz
 
 def _reshaped_in_place(node: cst.CSTNode) -> set:
     """Names whose rank an in-place method may change (`x.unsqueeze_(0)`)."""
+    from attnlint.analysis.names import child_nodes
+
     found = set()
-
-    class _InPlace(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value in _RANK_CHANGING_IN_PLACE
-                and isinstance(func.value, cst.Name)
-            ):
-                found.add(func.value.value)
-
-    node.visit(_InPlace())
+    stack = [node]
+    while stack:
+        call = stack.pop()
+        stack.extend(child_nodes(call))
+        if not isinstance(call, cst.Call):
+            continue
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _RANK_CHANGING_IN_PLACE and isinstance(func.value, cst.Name):
+            found.add(func.value.value)
     return found
 
 

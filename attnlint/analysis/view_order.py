@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from attnlint.analysis.names import binds
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.symbolic import ONE, Sym, product
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -323,5 +324,5 @@ def _statements(node: cst.CSTNode):
 
 def _walk(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in child_nodes(node):
         yield from _walk(child)
