@@ -304,7 +304,11 @@ def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:
 
 
 def analyze_module(
-    module: cst.Module, project: Optional[Project] = None, path=None, _late: Optional[Dict[str, Value]] = None
+    module: cst.Module,
+    project: Optional[Project] = None,
+    path=None,
+    _late: Optional[Dict[str, Value]] = None,
+    _body_facts: Optional[Dict[int, tuple]] = None,
 ) -> ModuleAnalysis:
     """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
     of the checked tree be read: their constants and the summaries of their functions."""
@@ -312,6 +316,8 @@ def analyze_module(
     analysis.class_names = frozenset(_class_names(module))
     definitions = _index_definitions(module.body)
     summaries = Summaries(analysis, definitions)
+    if _body_facts is not None:
+        summaries.body_facts = _body_facts  # what the text shows: the same in the second reading
     analysis.summaries = summaries
     imported = _imports_from_project(module, project, path, summaries, analysis) if project is not None else {}
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
@@ -351,10 +357,25 @@ def analyze_module(
             ):
                 late[name] = constant
         if late:
-            return analyze_module(module, project=project, path=path, _late=late)
+            # Only names some function or class reads change what they see.
+            late = {name: v for name, v in late.items() if name in _names_read_in_definitions(module)}
+        if late:
+            return analyze_module(module, project=project, path=path, _late=late, _body_facts=summaries.body_facts)
     analysis.functions.insert(0, top)
     _refine_by_callers(analysis, summaries)
     return analysis
+
+
+def _names_read_in_definitions(module: cst.Module) -> frozenset:
+    """Every plain name used inside the module's functions and classes."""
+    names = set()
+    stack = [d for d in _definitions(module.body)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        stack.extend(child_nodes(node))
+    return frozenset(names)
 
 
 def _constant(value: Value) -> Optional[Value]:

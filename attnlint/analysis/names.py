@@ -292,8 +292,21 @@ def child_nodes(node: cst.CSTNode) -> list:
     out = []
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend(v for v in value if _is_node_type(type(v)))
+        elif _is_node_type(kind):
             out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
     return out
+
+
+_NODE_TYPES: dict = {}
+
+
+def _is_node_type(kind: type) -> bool:
+    """issubclass(kind, CSTNode), remembered per type: CSTNode is an ABC, whose isinstance is
+    slow, and a walk asks it for every field of every node."""
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
