@@ -194,12 +194,13 @@ def binds(stmt: cst.CSTNode, name: str) -> bool:
 def names_in(node: cst.CSTNode) -> set:
     """Every name `node` reads, writes or declares."""
     found = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(_Names())
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name:
+            found.add(current.value)
+        else:
+            stack.extend(child_nodes(current))
     return found
 
 
