@@ -163,7 +163,7 @@ class ModuleAnalysis:
         where the value the scale uses is written. None unless exactly one call passes it."""
         scores = site.input.scores
         function = self.function_of(site)
-        steps = (scores.scale_steps + scores.operand_scale_steps) if scores is not None else ()
+        steps = scores.every_scale_step if scores is not None else ()
         if function is None or len(steps) != 1 or function.class_name is None:
             return None
         factor = steps[0].factor
@@ -368,14 +368,7 @@ def analyze_module(
 
 def _names_read_in_definitions(module: cst.Module) -> frozenset:
     """Every plain name used inside the module's functions and classes."""
-    names = set()
-    stack = [d for d in _definitions(module.body)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            names.add(node.value)
-        stack.extend(child_nodes(node))
-    return frozenset(names)
+    return frozenset().union(*(names_in(d) for d in _definitions(module.body)))
 
 
 def _constant(value: Value) -> Optional[Value]:

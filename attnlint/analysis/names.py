@@ -236,6 +236,9 @@ def rebound_names(node: cst.CSTNode) -> set:
     return set(binding_counts(node))
 
 
+_BINDS_TARGET = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)
+
+
 def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
     """How many places in `node` bind each name (see rebound_names)."""
     found: Dict[str, int] = {}
@@ -254,7 +257,7 @@ def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)):
+        if isinstance(current, _BINDS_TARGET):
             targets(current.target)
         elif isinstance(current, cst.AsName):
             targets(current.name)

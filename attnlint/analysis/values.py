@@ -150,6 +150,11 @@ class ScoreFacts:
     # The size of the operands' heads axis (`h` of `b h n d`), when one is shown.
     head_count: Optional[Sym] = None
 
+    @property
+    def every_scale_step(self) -> Tuple[ScaleStep, ...]:
+        """Each factor applied to q, k or the scores, those on the operands first."""
+        return self.operand_scale_steps + self.scale_steps
+
     def scale_verdict(self):
         """Is the scale 1/sqrt(head_dim)? See :func:`attnlint.analysis.scores.scale_verdict`."""
         from attnlint.analysis.scores import scale_verdict

@@ -193,3 +193,47 @@ def test_numbers_given_at_the_top_of_a_chain_of_constructors_size_the_head_at_it
     # The same width as a head of its own: correct by the numbers.
     analysis, _ = analyse(CHAIN_MODULE.format(heads=4).replace("Heads(heads, width // heads)", "Heads(heads, width)"))
     assert only_softmax(analysis).input.scores.scale_verdict().kind == ScaleKind.CORRECT
+
+
+def test_reported_where_the_value_is_written_with_what_is_wrong():
+    from attnlint.engine import check_source
+
+    source = TEMPERATURE_MODULE.format(temperature="d_model ** 0.5")
+    (finding,) = check_source(source).diagnostics
+    assert finding.code == "ATN104"
+    line = source.splitlines()[finding.start.line - 1]
+    assert "DotAttention(d_model ** 0.5)" in line
+    assert "1/sqrt(d_model), the model width" in finding.message and "d_head" in finding.message
+
+
+def test_queries_scaled_and_scaled_again_by_the_kernel_are_scaled_twice():
+    from attnlint.engine import check_source
+
+    source = """
+import torch
+from torch import nn
+
+def kernel(query, key, scaling, **kwargs):
+    return torch.softmax(query @ key.transpose(-2, -1) * scaling, dim=-1)
+
+class Attn(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.scaling = self.head_dim ** -0.5
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+
+    def forward(self, x, **kwargs):
+        b, n, _ = x.shape
+        q = (self.q(x) * self.scaling).view(b, n, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
+        return kernel(q, k, scaling={scaling}, **kwargs)
+"""
+    analysis, _ = analyse(source.format(scaling="self.scaling"))
+    scores = only_softmax(analysis).input.scores
+    assert len(scores.every_scale_step) == 2
+    assert scores.scale_verdict().kind == ScaleKind.NO_ROOT
+    (finding,) = check_source(source.format(scaling="self.scaling")).diagnostics
+    assert "scaled twice" in finding.message and "(passed by the caller)" in finding.message
+    assert check_source(source.format(scaling="1.0")).diagnostics == []

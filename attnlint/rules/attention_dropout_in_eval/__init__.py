@@ -17,7 +17,8 @@ class AttentionDropoutInEval(Rule):
     ## What it does
     Checks for dropout on attention weights that also runs at evaluation and inference:
     - `F.dropout(weights, p)` with no `training=` argument (it defaults to `training=True`),
-      or with `training=True` written out;
+      or with `training=True` written out (`torch.dropout(weights, p, True)`, whose mode argument
+      is required, likewise);
     - a helper with no way to know the mode (`def attn_dropout(x, p): return F.dropout(x, p)`)
       that a function knowing its mode gives attention weights, directly or through further
       helpers (reported at the helper's dropout, naming the caller);

@@ -34,8 +34,9 @@ class CrossEntropyIgnoreIndex(Rule):
     and a dataset class's `__getitem__` stacked by the DataLoader's default collate. A loader
     (`def evaluate(model, loader)`) or one batch (`def train_step(model, batch)`) handed in from
     outside is one of the module's collate batches when the module defines exactly one collate
-    function or method; a `model` handed in and called on a padded batch is the module's one
-    root nn.Module (the one no other class here builds). A pad id whose number cannot be read but that is a token id
+    function or method; a `model` handed in and called on a padded batch (or a parameter named for
+    the class: `dalle` for `DALLE`, `encoder` for `SpeechEncoder`) is the module's one root
+    nn.Module (the one no other class here builds). A pad id whose number cannot be read but that is a token id
     (`tokenizer.pad_token_id`, a vocabulary lookup, an attribute named as one on an object the
     analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.

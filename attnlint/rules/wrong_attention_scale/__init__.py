@@ -27,7 +27,9 @@ class WrongAttentionScale(Rule):
       the heads are projected from the width `dim` to `heads * dim_head` and the scale is
       `dim ** -0.5`);
     - the root multiplied instead of divided (`* sqrt(d)`), or the dimension used without the root
-      (`/ d`);
+      (`/ d`), including scores scaled twice: queries multiplied by `self.scaling` and the kernel
+      they are passed to (`eager_attention_forward(..., scaling=self.scaling, **kwargs)`) scaling
+      again;
     - a quantity that is not the feature dimension at all (a sequence length, the tensor's rank);
     - the scale applied to the weights *after* the softmax, which leaves the softmax unscaled.
 
@@ -36,7 +38,11 @@ class WrongAttentionScale(Rule):
     the batch (`rearrange(t, "b n (h d) -> (b h) n d")`, `view(bsz * num_heads, n, d)`) are still
     heads. A helper that
     scales by one of its parameters (`attention(q, k, v, d_model)`) is checked with what its
-    callers pass, and the finding points at the caller's argument.
+    callers pass, and the finding points at the caller's argument; so is a module whose
+    temperature is a constructor argument (`ScaledDotProductAttention(temperature=d_model **
+    0.5)`), judged with the sizes its builder has in scope, however many constructors up. Sizes
+    read from a config's fields (`args.dim` of a dataclass with `dim: int = 4096`) keep their
+    names (the default is one example), through KV caches and `repeat_interleave`d heads.
 
     ## Why is this bad?
     With `h` heads, `1/sqrt(d_model)` is `sqrt(h)` times too small: the softmax is flattened
@@ -89,7 +95,7 @@ class WrongAttentionScale(Rule):
                     f"attention scores are scaled by 1/sqrt({verdict.used.text()}), {what}: the per-head "
                     f"dimension here is {head}"
                 )
-            elif verdict.kind == ScaleKind.NO_ROOT and len(scores.scale_steps + scores.operand_scale_steps) >= 2:
+            elif verdict.kind == ScaleKind.NO_ROOT and len(scores.every_scale_step) >= 2:
                 # `q * self.scaling` and again `* scaling` in the kernel: each right, both wrong.
                 whole = head if head.replace(".", "").replace("_", "").isalnum() else f"({head})"
                 message = (
@@ -117,7 +123,7 @@ class WrongAttentionScale(Rule):
             passed = ctx.analysis.scale_passed_to_constructor(site)
             if passed is not None:
                 # `self.temperature = temperature`: the value is the constructor's argument.
-                attr = ctx.code((scores.scale_steps + scores.operand_scale_steps)[0].factor)
+                attr = ctx.code(scores.every_scale_step[0].factor)
                 ctx.report(passed, f"{message} (`{attr}`, applied in `{site.function}`)")
                 continue
             # A wrong value is made where the attribute is set (`self.scale = dim ** -0.5`,
