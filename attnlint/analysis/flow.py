@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from attnlint.analysis import attention_flags, handlers, masks, shapes
-from attnlint.analysis.names import child_nodes
+from attnlint.analysis.names import Subtree, child_nodes
 from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.handlers import Call
@@ -441,14 +441,16 @@ class Evaluator:
         if cached is None or cached[0] is not node:
             # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
             body = getattr(node, "body", None) if isinstance(node, cst.FunctionDef) else None
-            embedded = masks.embedded_names(body, self.cls, self.aliases) if body is not None else set()
+            # One walk of the body answers every question below.
+            subtree = Subtree(body) if body is not None else None
+            embedded = masks.embedded_names(body, self.cls, self.aliases, subtree) if body is not None else set()
             # Token ids the function embeds and itself tests against the pad id are a padded batch
             # (what their padding holds is the pad id, a number it does not show here).
             padded = embedded & masks.compared_with_pad(body) if embedded else set()
-            negated = masks.negated_names(body) if body is not None else set()
+            negated = masks.negated_names(body, subtree) if body is not None else set()
             # Ranks the body's straight-line code shows (`b, n, d = x.shape` after the product).
             shown, shown_at_binding = (
-                shapes.ranks_the_body_shows(node, [p.name.value for p in every])
+                shapes.ranks_the_body_shows(node, [p.name.value for p in every], subtree)
                 if isinstance(node, cst.FunctionDef)
                 else ({}, {})
             )

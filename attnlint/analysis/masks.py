@@ -11,7 +11,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from attnlint.analysis.names import canonical, qualify
-from attnlint.analysis.names import child_nodes
+from attnlint.analysis.names import Subtree, child_nodes
 from attnlint.analysis.values import ATTEND, MASKED, MaskFacts
 
 # Parameter names and what they mean in the ecosystem that uses them.
@@ -126,34 +126,27 @@ def from_local_name(name: str) -> Optional[MaskFacts]:
     return MaskFacts(origin="name", convention=said) if said is not None else None
 
 
-def negated_names(body: cst.CSTNode) -> set:
+def negated_names(body: cst.CSTNode, subtree: Optional[Subtree] = None) -> set:
     """Names the body inverts with `~` as they are (`~keep`, `~valid[:, None, :]`), not inside a
     nested function. A name whose dtype the body tests (`mask.dtype == torch.bool`,
     `mask.is_floating_point()`) is left out: the code takes both kinds, and the `~` sits on the
-    bool branch only."""
+    bool branch only. `subtree`: `body`'s nodes, already walked."""
     found = set()
     dtype_tested = set()
-
-    def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+    for _, node in (subtree or Subtree(body)).outside_definitions():
+        kind = type(node)
+        if kind is cst.UnaryOperation and type(node.operator) is cst.BitInvert:
             inner = node.expression
-            if isinstance(inner, cst.Subscript):
+            if type(inner) is cst.Subscript:
                 inner = inner.value
-            if isinstance(inner, cst.Name):
+            if type(inner) is cst.Name:
                 found.add(inner.value)
-        if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
+        elif (
+            kind is cst.Attribute
+            and type(node.value) is cst.Name
             and node.attr.value in ("dtype", "is_floating_point", "is_complex")
         ):
             dtype_tested.add(node.value.value)
-        for child in child_nodes(node):
-            visit(child)
-
-    for child in child_nodes(body):
-        visit(child)
     return found - dtype_tested
 
 
@@ -634,25 +627,28 @@ def integer_batch(rows: cst.BaseExpression) -> bool:
     return any(v > 1 for v in values)
 
 
-def embedded_names(body: cst.CSTNode, cls, aliases: Dict[str, str]) -> set:
+def embedded_names(
+    body: cst.CSTNode, cls, aliases: Dict[str, str], subtree: Optional[Subtree] = None
+) -> set:
     """Names a function hands to an nn.Embedding (`self.embed(tokens)`, `F.embedding(ids, w)`)
-    before assigning them: they hold integer ids from the start of the body."""
+    before assigning them: they hold integer ids from the start of the body. `subtree`: `body`'s
+    nodes, already walked."""
+    subtree = subtree or Subtree(body)
     assigned, found = set(), set()
-
-    def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return
-        if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.Name):
+    # An assignment binds once its whole statement has run: (end of its subtree, its names).
+    pending: list = []
+    for index, node in subtree.outside_definitions():
+        while pending and pending[-1][0] <= index:
+            assigned.update(pending.pop()[1])
+        kind = type(node)
+        if kind is cst.Call and node.args and type(node.args[0].value) is cst.Name:
             name = node.args[0].value.value
             if name not in assigned and _is_embedding(node.func, cls, aliases):
                 found.add(name)
-        for child in child_nodes(node):
-            visit(child)
-        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            assigned.update(t.value for t in targets if isinstance(t, cst.Name))
-
-    visit(body)
+        elif kind is cst.Assign or kind is cst.AugAssign or kind is cst.AnnAssign:
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
+            pending.append((subtree.ends[index], [t.value for t in targets if type(t) is cst.Name]))
+            pending.sort(key=lambda p: -p[0])
     return found
 
 

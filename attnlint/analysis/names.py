@@ -236,11 +236,12 @@ def rebound_names(node: cst.CSTNode) -> set:
     return set(binding_counts(node))
 
 
-_BINDS_TARGET = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)
+_BINDS_TARGET = frozenset({cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del})
 
 
-def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
-    """How many places in `node` bind each name (see rebound_names)."""
+def binding_counts(node: cst.CSTNode, subtree: Optional["Subtree"] = None) -> Dict[str, int]:
+    """How many places in `node` bind each name (see rebound_names). `subtree`: `node`'s nodes,
+    already walked."""
     found: Dict[str, int] = {}
 
     def targets(target: cst.CSTNode) -> None:
@@ -252,21 +253,60 @@ def binding_counts(node: cst.CSTNode) -> Dict[str, int]:
         elif isinstance(target, cst.StarredElement):
             targets(target.value)
 
-    # A plain walk over the fields (LibCST's visitor rebuilds every node it passes: several
-    # times slower, and this runs once per function).
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, _BINDS_TARGET):
+    for current in (subtree or Subtree(node)).nodes:
+        kind = type(current)
+        if kind in _BINDS_TARGET:
             targets(current.target)
-        elif isinstance(current, cst.AsName):
+        elif kind is cst.AsName:
             targets(current.name)
-        elif isinstance(current, (cst.Global, cst.Nonlocal)):
+        elif kind is cst.Global or kind is cst.Nonlocal:
             for n in current.names:
                 targets(n.name)
                 targets(n.name)
-        stack.extend(child_nodes(current))
     return found
+
+
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+class Subtree:
+    """Every code node under `root` (itself included) in source order, walked once for all the
+    questions a function's text answers (what it binds, embeds, negates, where it may leave).
+
+    `ends[i]` is one past the last node of node i's subtree; `nested[i]` says node i is in a
+    function, class or lambda defined under the root (its own nodes, not the definition)."""
+
+    __slots__ = ("root", "nodes", "ends", "nested")
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root
+        nodes: list = []
+        ends: list = []
+        nested: list = []
+        # (node, inside a nested definition) to enter; (None, index) to close node index's subtree.
+        stack: list = [(root, False)]
+        while stack:
+            node, inside = stack.pop()
+            if node is None:
+                ends[inside] = len(nodes)
+                continue
+            index = len(nodes)
+            nodes.append(node)
+            nested.append(inside)
+            ends.append(0)
+            stack.append((None, index))
+            below = inside or (node is not root and type(node) in _SCOPES)
+            children = child_nodes(node)
+            for child in reversed(children):
+                stack.append((child, below))
+        self.nodes, self.ends, self.nested = nodes, ends, nested
+
+    def outside_definitions(self):
+        """(index, node) of the nodes not in a definition under the root (nor the definitions)."""
+        nested, root = self.nested, self.root
+        for index, node in enumerate(self.nodes):
+            if not nested[index] and (node is root or type(node) not in _SCOPES):
+                yield index, node
 
 
 _CHILD_FIELDS: dict = {}

@@ -85,7 +85,7 @@ def annotation_dims(annotation: cst.BaseExpression) -> Optional[Tuple[str, ...]]
     return tuple(parts)
 
 
-def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]:
+def ranks_the_body_shows(function: cst.FunctionDef, params, subtree=None) -> Tuple[dict, dict]:
     """Name -> rank at entry (parameters) and name -> rank at its binding (names bound once),
     for the values whose rank the function's own
     straight-line code shows (`b, n, d = x.shape`, `assert x.dim() == 3`, `torch.bmm(a, h)`),
@@ -98,19 +98,22 @@ def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]
     statement that may leave the function (a `return`, `raise` or `yield` anywhere in it; a
     top-level `return x` itself counts, its value is computed on the way out): a branch, a loop, a `try` or an early return may skip them; inside a statement, only
     what always runs (not a branch of `a if c else b`, the right of `and`/`or`, a lambda or a
-    comprehension). A name bound anywhere else (a nested function included) is left out."""
-    from attnlint.analysis.names import binding_counts
+    comprehension). A name bound anywhere else (a nested function included) is left out.
+    `subtree`: the nodes of `function.body`, already walked."""
+    from attnlint.analysis.names import Subtree, binding_counts
 
     body = function.body
     statements = list(body.body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
-    counts = binding_counts(body)
-    for name in _reshaped_in_place(body):
+    subtree = subtree or Subtree(body)
+    counts = binding_counts(body, subtree)
+    for name in _reshaped_in_place(subtree):
         counts[name] = 2  # `h.unsqueeze_(0)`: a new rank for the same name
+    leaving = _statements_that_may_leave(subtree, statements)
     entry = {p for p in params if p not in counts}
     bound = set()
     at_entry, at_binding = {}, {}
     for stmt in statements:
-        leaves = _may_leave(stmt)
+        leaves = id(stmt) in leaving
         # `return torch.bmm(w, v)` at the top level: what it computes runs before it leaves.
         returns = isinstance(stmt, cst.SimpleStatementLine) and all(
             isinstance(small, cst.Return) or not _may_leave(small) for small in stmt.body
@@ -138,21 +141,38 @@ def ranks_the_body_shows(function: cst.FunctionDef, params) -> Tuple[dict, dict]
 _RANK_CHANGING_IN_PLACE = frozenset({"unsqueeze_", "squeeze_", "resize_", "resize_as_", "as_strided_", "set_"})
 
 
-def _reshaped_in_place(node: cst.CSTNode) -> set:
+def _reshaped_in_place(subtree) -> set:
     """Names whose rank an in-place method may change (`x.unsqueeze_(0)`)."""
-    from attnlint.analysis.names import child_nodes
-
     found = set()
-    stack = [node]
-    while stack:
-        call = stack.pop()
-        stack.extend(child_nodes(call))
-        if not isinstance(call, cst.Call):
+    for call in subtree.nodes:
+        if type(call) is not cst.Call:
             continue
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _RANK_CHANGING_IN_PLACE and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and func.attr.value in _RANK_CHANGING_IN_PLACE and type(func.value) is cst.Name:
             found.add(func.value.value)
     return found
+
+
+_LEAVES = frozenset({cst.Return, cst.Raise, cst.Yield})
+
+
+def _statements_that_may_leave(subtree, statements) -> set:
+    """Ids of the statements of the walked body that hold a `return`, `raise` or `yield` (not
+    in a function or class they define); see _may_leave."""
+    wanted = {id(s) for s in statements if type(s) not in (cst.FunctionDef, cst.ClassDef)}
+    leaving = set()
+    nodes, ends, nested = subtree.nodes, subtree.ends, subtree.nested
+    index = 0
+    while index < len(nodes):
+        node = nodes[index]
+        if id(node) in wanted:
+            end = ends[index]
+            if any(type(nodes[i]) in _LEAVES and not nested[i] for i in range(index, end)):
+                leaving.add(id(node))
+            index = end
+        else:
+            index += 1
+    return leaving
 
 
 def _target_names(targets) -> List[str]:
