@@ -429,6 +429,7 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
                 continue
             done[key] = signature
             cls = analysis.classes.get(owner) if owner is not None else None
+            before = (dict(cls.attrs), cls.caller_scope) if cls is not None else None
             if cls is not None and definition.name.value == "__init__":
                 cls.caller_scope = scope  # what the attributes made of its parameters are
             facts = _analyze_function(
@@ -443,7 +444,9 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
             )
             analysis.functions[position[id(definition)]] = facts
             changed = True
-            if definition.name.value == "__init__" and owner is not None:
+            # The other methods see what __init__ leaves and the class's caller scope: only a
+            # change there needs them read again.
+            if definition.name.value == "__init__" and cls is not None and before != (cls.attrs, cls.caller_scope):
                 refreshed_classes.add(owner)
         # Methods read what __init__ stores: a refined __init__ refines them (one pass over
         # the functions, whatever the number of classes).

@@ -109,13 +109,18 @@ def ranks_the_body_shows(function: cst.FunctionDef, params, subtree=None) -> Tup
     for name in _reshaped_in_place(subtree):
         counts[name] = 2  # `h.unsqueeze_(0)`: a new rank for the same name
     leaving = _statements_that_may_leave(subtree, statements)
+    # Batched products show their operands' rank; most bodies have none to look for.
+    batched = any(
+        type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _BATCHED_PRODUCTS
+        for n in subtree.nodes
+    )
     entry = {p for p in params if p not in counts}
     bound = set()
     at_entry, at_binding = {}, {}
     for stmt in statements:
         leaves = id(stmt) in leaving
         # `return torch.bmm(w, v)` at the top level: what it computes runs before it leaves.
-        returns = isinstance(stmt, cst.SimpleStatementLine) and all(
+        returns = leaves and isinstance(stmt, cst.SimpleStatementLine) and all(
             isinstance(small, cst.Return) or not _may_leave(small) for small in stmt.body
         )
         if leaves and not returns:
@@ -123,7 +128,7 @@ def ranks_the_body_shows(function: cst.FunctionDef, params, subtree=None) -> Tup
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            for name, rank in _ranks_shown(small):
+            for name, rank in _ranks_shown(small, batched):
                 if name in bound:
                     at_binding.setdefault(name, rank)
                 elif name in entry:
@@ -211,10 +216,12 @@ def _always_run(node: cst.CSTNode):
 _BATCHED_PRODUCTS = {"bmm": 2, "baddbmm": 3}
 
 
-def _ranks_shown(small: cst.BaseSmallStatement) -> List[Tuple[str, int]]:
+def _ranks_shown(small: cst.BaseSmallStatement, batched: bool = True) -> List[Tuple[str, int]]:
+    """What `small` shows (see _rank_shown), and the 3-D operands of the batched products it
+    always runs when `batched` says the body has some."""
     shown = _rank_shown(small)
     found = [shown] if shown is not None else []
-    for node in _always_run(small):
+    for node in _always_run(small) if batched else ():
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
             continue
         count = _BATCHED_PRODUCTS.get(node.func.attr.value)
