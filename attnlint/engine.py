@@ -14,6 +14,7 @@ import os
 import re
 import tokenize
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -67,6 +68,18 @@ def rules_for(path: str, settings: Settings) -> List[Rule]:
 def might_match(source: str, rules: Sequence[Rule]) -> bool:
     """Cheap pre-filter: can any rule fire on this text at all?"""
     return prefilter.triggers(tuple(sorted({t for rule in rules for t in rule.triggers}))).search(source)
+
+
+def _any_rule_triggers(text: str) -> bool:
+    """Whether any rule's triggers match `text`: the definitions whose text can matter to the
+    analysis (see analysis.selection). Every rule's, not only the selected ones': what the
+    analysis knows of a function never depends on which rules are on."""
+    return _every_trigger().search(text)
+
+
+@lru_cache(maxsize=1)
+def _every_trigger() -> prefilter.Triggers:
+    return prefilter.triggers(tuple(sorted({t for rule in registry.all_rules() for t in rule.triggers})))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,7 +212,7 @@ def _run_rules(
 
     file = Path(path) if path not in ("<stdin>", "-") else None
     project = project_for(file) if file is not None and file.suffix == ".py" else None
-    analysis = analyze_module(module, project=project, path=file)
+    analysis = analyze_module(module, project=project, path=file, wanted=_any_rule_triggers)
     if depends_on is not None:
         depends_on.extend(analysis.imported_files)
     contexts = []

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -34,6 +34,7 @@ from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFact
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
+from attnlint.analysis.selection import FirstReading, definitions_in
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import CallerScope, SoftmaxSite, Value, ViewSite
 
@@ -309,9 +310,12 @@ def analyze_module(
     path=None,
     _late: Optional[Dict[str, Value]] = None,
     _body_facts: Optional[Dict[int, tuple]] = None,
+    wanted: Optional[Callable[[str], bool]] = None,
 ) -> ModuleAnalysis:
     """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
-    of the checked tree be read: their constants and the summaries of their functions."""
+    of the checked tree be read: their constants and the summaries of their functions.
+    `wanted(text)`: whether a definition's text can matter to the caller (see selection); None:
+    every definition is analysed."""
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
     definitions = _index_definitions(module.body)
@@ -333,7 +337,9 @@ def analyze_module(
     # What the second reading found overrides the first (`vocab.pad_index` is only a token id
     # before the class `Vocab` is known, its number after).
     analysis.constants.update(_late or {})
-    _walk(module.body, analysis, None)
+    reading = FirstReading(module, wanted)
+    summaries.subtrees = reading.subtrees
+    _walk(module.body, analysis, None, reading)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
     top = FunctionFacts(node=module, name="<module>", class_name=None)
@@ -360,7 +366,7 @@ def analyze_module(
             # Only names some function or class reads change what they see.
             late = {name: v for name, v in late.items() if name in _names_read_in_definitions(module)}
         if late:
-            return analyze_module(module, project=project, path=path, _late=late, _body_facts=summaries.body_facts)
+            return analyze_module(module, project=project, path=path, _late=late, _body_facts=summaries.body_facts, wanted=wanted)
     analysis.functions.insert(0, top)
     _refine_by_callers(analysis, summaries)
     return analysis
@@ -368,7 +374,7 @@ def analyze_module(
 
 def _names_read_in_definitions(module: cst.Module) -> frozenset:
     """Every plain name used inside the module's functions and classes."""
-    return frozenset().union(*(names_in(d) for d in _definitions(module.body)))
+    return frozenset().union(*(names_in(d) for d in definitions_in(module.body)))
 
 
 def _constant(value: Value) -> Optional[Value]:
@@ -473,14 +479,14 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
 
 def _index_definitions(body) -> Definitions:
     definitions = Definitions()
-    for stmt in _definitions(body):
+    for stmt in definitions_in(body):
         if isinstance(stmt, cst.FunctionDef):
             definitions.functions.setdefault(stmt.name.value, stmt)
         elif isinstance(stmt, cst.ClassDef):
             name = stmt.name.value
             definitions.classes.setdefault(name, stmt)
             definitions.bases[name] = _base_names(stmt)
-            for member in _definitions(block_statements(stmt.body)):
+            for member in definitions_in(block_statements(stmt.body)):
                 if isinstance(member, cst.FunctionDef):
                     if (name, member.name.value) not in definitions.methods:
                         definitions.methods[(name, member.name.value)] = member
@@ -498,38 +504,16 @@ def _class_names(module: cst.Module):
     return [s.name.value for s in iter_statements(module.body) if isinstance(s, cst.ClassDef)]
 
 
-def _definitions(body):
-    """Functions and classes in a body, including those under `if`, `try`/`except`, `with`,
-    `else` and `match` (a `try: import ... except ImportError: def fallback()`), but not inside
-    other functions or classes (those are analysed by their owner)."""
-    for stmt in body:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            yield stmt
-        elif not isinstance(stmt, cst.SimpleStatementLine):
-            blocks = [
-                getattr(stmt, "body", None),
-                getattr(getattr(stmt, "orelse", None), "body", None),
-                getattr(getattr(stmt, "finalbody", None), "body", None),
-            ]
-            if isinstance(getattr(stmt, "orelse", None), cst.If):
-                blocks.append(None)
-                yield from _definitions([stmt.orelse])
-            blocks += [h.body for h in getattr(stmt, "handlers", ())]
-            blocks += [c.body for c in getattr(stmt, "cases", ())]
-            for block in blocks:
-                if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-                    yield from _definitions(block_statements(block))
-
-
-def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
-    for stmt in _definitions(body):
+def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts], reading: Optional[FirstReading] = None) -> None:
+    """Analyse the definitions in `body`; at a module's top level, those `reading` reads."""
+    for stmt in definitions_in(body):
         if isinstance(stmt, cst.ClassDef):
-            _analyze_class(stmt, analysis)
-        else:
+            _analyze_class(stmt, analysis, reading)
+        elif reading is None or reading.reads(stmt):
             _analyze_function(stmt, analysis, cls)
 
 
-def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
+def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Optional[FirstReading] = None) -> None:
     facts = ClassFacts(name=node.name.value, node=node, bases=_base_names(node))
     analysis.classes[facts.name] = facts
     # Class-level assignments (dataclass fields and their defaults, class constants).
@@ -544,12 +528,13 @@ def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             body.statement(stmt)
     facts.attrs.update({k: v for k, v in body.env.items() if "." not in k})
-    methods = [s for s in _definitions(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
+    methods = [s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
     # __init__ first: what it builds is what the other methods use.
     methods.sort(key=lambda f: f.name.value != "__init__")
     for method in methods:
-        _analyze_function(method, analysis, facts, record_attrs=method.name.value == "__init__")
-    _walk([s for s in _definitions(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None)
+        if reading is None or reading.reads(method):
+            _analyze_function(method, analysis, facts, record_attrs=method.name.value == "__init__")
+    _walk([s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None, reading)
 
 
 def _analyze_function(

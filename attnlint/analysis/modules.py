@@ -410,9 +410,14 @@ def _model_handed_in(ev, name: str, method: bool, values: List[Value]) -> Option
     root = ev.project.root_module()
     if root is None:
         return None
-    if any(w in _MODEL_WORDS for w in words(name)) or _names_class(name, root):
-        return root
-    return None
+    return root if names_a_model(name, root) else None
+
+
+def names_a_model(name: str, class_name: str) -> bool:
+    """`model`, `net`, `dalle` for `DALLE`: a name that may hold the module of `class_name`."""
+    from attnlint.analysis.names import words
+
+    return any(w in _MODEL_WORDS for w in words(name)) or _names_class(name, class_name)
 
 
 def _names_class(name: str, class_name: str) -> bool:

@@ -83,7 +83,9 @@ class Project:
                 # One level deep: an imported module's own imports are not followed, so the cost
                 # of a file stays bounded by what it imports directly (a package's `__init__` can
                 # import hundreds of modules, each importing more).
-                result = analyze_module(cst.parse_module(data), project=None, path=path)
+                # Read for what it lends (constants, summaries on demand): none of its
+                # functions is analysed on its own (see selection).
+                result = analyze_module(cst.parse_module(data), project=None, path=path, wanted=_nothing)
         except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
             result = None
         finally:
@@ -92,6 +94,10 @@ class Project:
         # A long-lived process (the language server) sees the file again once it changes.
         self._stamps[path] = stamp
         return result
+
+
+def _nothing(text: str) -> bool:
+    return False
 
 
 def _stamp(path: Path) -> Optional[tuple]:
