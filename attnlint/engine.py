@@ -212,7 +212,7 @@ def _run_rules(
 
     file = Path(path) if path not in ("<stdin>", "-") else None
     project = project_for(file) if file is not None and file.suffix == ".py" else None
-    analysis = analyze_module(module, project=project, path=file, wanted=_any_rule_triggers)
+    analysis = analyze_module(module, project=project, path=file, wanted=_any_rule_triggers, source=source)
     if depends_on is not None:
         depends_on.extend(analysis.imported_files)
     contexts = []

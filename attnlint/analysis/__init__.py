@@ -34,7 +34,7 @@ from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFact
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
-from attnlint.analysis.selection import FirstReading, definitions_in
+from attnlint.analysis.selection import CONTEXT_ROUNDS, FirstReading, definitions_in
 from attnlint.analysis.summaries import Definitions, Summaries, _abstract
 from attnlint.analysis.values import CallerScope, SoftmaxSite, Value, ViewSite
 
@@ -311,11 +311,12 @@ def analyze_module(
     _late: Optional[Dict[str, Value]] = None,
     _body_facts: Optional[Dict[int, tuple]] = None,
     wanted: Optional[Callable[[str], bool]] = None,
+    source: Optional[str] = None,
 ) -> ModuleAnalysis:
     """Analyse one module. `project` (with the module's `path`) lets its imports of other modules
     of the checked tree be read: their constants and the summaries of their functions.
     `wanted(text)`: whether a definition's text can matter to the caller (see selection); None:
-    every definition is analysed."""
+    every definition is analysed. `source`: the module's text, if the caller has it."""
     analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
     analysis.class_names = frozenset(_class_names(module))
     definitions = _index_definitions(module.body)
@@ -337,8 +338,7 @@ def analyze_module(
     # What the second reading found overrides the first (`vocab.pad_index` is only a token id
     # before the class `Vocab` is known, its number after).
     analysis.constants.update(_late or {})
-    reading = FirstReading(module, wanted)
-    summaries.subtrees = reading.subtrees
+    reading = FirstReading(module, wanted, source)
     _walk(module.body, analysis, None, reading)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
@@ -366,7 +366,15 @@ def analyze_module(
             # Only names some function or class reads change what they see.
             late = {name: v for name, v in late.items() if name in _names_read_in_definitions(module)}
         if late:
-            return analyze_module(module, project=project, path=path, _late=late, _body_facts=summaries.body_facts, wanted=wanted)
+            return analyze_module(
+                module,
+                project=project,
+                path=path,
+                _late=late,
+                _body_facts=summaries.body_facts,
+                wanted=wanted,
+                source=source,
+            )
     analysis.functions.insert(0, top)
     _refine_by_callers(analysis, summaries)
     return analysis
@@ -397,7 +405,6 @@ def _constant(value: Value) -> Optional[Value]:
     return None
 
 
-_CONTEXT_ROUNDS = 3
 
 
 def _imports_from_project(
@@ -424,7 +431,7 @@ def _imports_from_project(
 def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
     """Analyse again the functions whose callers here pass something telling (see summaries)."""
     done: Dict[int, tuple] = {}
-    for _ in range(_CONTEXT_ROUNDS):
+    for _ in range(CONTEXT_ROUNDS):
         contexts = summaries.caller_bindings()
         changed = False
         refreshed_classes = set()

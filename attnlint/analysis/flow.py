@@ -442,8 +442,7 @@ class Evaluator:
             # Parameters the body hands to an nn.Embedding hold integer ids (see masks.embedded_names).
             body = getattr(node, "body", None) if isinstance(node, cst.FunctionDef) else None
             # One walk of the body answers every question below.
-            walked = self.project.subtrees.get(id(body)) if self.project is not None and body is not None else None
-            subtree = walked if walked is not None and walked.root is body else Subtree(body) if body is not None else None
+            subtree = Subtree(body) if body is not None else None
             embedded = masks.embedded_names(body, self.cls, self.aliases, subtree) if body is not None else set()
             # Token ids the function embeds and itself tests against the pad id are a padded batch
             # (what their padding holds is the pad id, a number it does not show here).

@@ -68,6 +68,7 @@ class Project:
     def analysis_of(self, path: Path) -> Optional["ModuleAnalysis"]:
         """The analysis of another module of the project (read once; None if it cannot be)."""
         from attnlint.analysis import analyze_module
+        from attnlint.analysis.selection import NOTHING
 
         path = path.resolve()
         stamp = _stamp(path)
@@ -85,7 +86,7 @@ class Project:
                 # import hundreds of modules, each importing more).
                 # Read for what it lends (constants, summaries on demand): none of its
                 # functions is analysed on its own (see selection).
-                result = analyze_module(cst.parse_module(data), project=None, path=path, wanted=_nothing)
+                result = analyze_module(cst.parse_module(data), project=None, path=path, wanted=NOTHING)
         except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
             result = None
         finally:
@@ -94,10 +95,6 @@ class Project:
         # A long-lived process (the language server) sees the file again once it changes.
         self._stamps[path] = stamp
         return result
-
-
-def _nothing(text: str) -> bool:
-    return False
 
 
 def _stamp(path: Path) -> Optional[tuple]:

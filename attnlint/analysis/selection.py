@@ -10,21 +10,30 @@ of its methods is. Every `__init__` is read whatever its text: what it stores is
 its class see (a helper module's widths). Callees need no reading of their own here: a call is
 summarised on demand, in its caller's context.
 
+What a definition's text holds is read from the source with CPython's `ast` (its line span,
+the names it mentions, the calls it makes): some twenty times cheaper than walking LibCST's
+tree, which matters since every definition of a checked file is looked at. Definitions are
+matched to LibCST's by their qualified name; one whose name several definitions share is read.
+
 Modules read only for what they lend (another file of the project: its constants and its
-functions' summaries) read no function but the `__init__`s.
+functions' summaries) read no function but the `__init__`s (`wanted=NOTHING`).
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import Callable, Dict, Iterator, List, Optional, Set
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from attnlint.analysis.flow import block_statements
-from attnlint.analysis.names import Subtree
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+# How many rounds the analysis refines functions by what their callers pass (see
+# analysis._refine_by_callers).
+CONTEXT_ROUNDS = 3
 
 
 def definitions_in(body) -> Iterator[cst.CSTNode]:
@@ -50,155 +59,192 @@ def definitions_in(body) -> Iterator[cst.CSTNode]:
                     yield from definitions_in(block_statements(block))
 
 
-_LITERALS = frozenset({cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary})
+def NOTHING(text: str) -> bool:
+    """`wanted` for a module read only for what it lends: no text matters."""
+    return False
 
 
-def skeleton(subtree: Subtree, start: int = 0, end: Optional[int] = None) -> str:
-    """The code tokens of `subtree.nodes[start:end]` that triggers are written against: names,
-    `.attr` and `.attr(` / `name(` of calls, literals (`"-inf"`, `1e9`), keyword names; its
-    punctuation, whitespace and comments left out. Several times cheaper than generating the
-    code, and a trigger reads it as it reads the code (`\\.view\\(`, `\\binf\\b`, `softmax`)."""
-    out: List[str] = []
-    for node in subtree.nodes[start:end]:
-        kind = type(node)
-        if kind is cst.Name:
-            out.append(node.value)
-        elif kind is cst.Attribute:
-            out.append("." + node.attr.value)
-        elif kind is cst.Call:
-            func = node.func
-            if type(func) is cst.Attribute:
-                out.append("." + func.attr.value + "(")
-            elif type(func) is cst.Name:
-                out.append(func.value + "(")
-        elif kind in _LITERALS:
-            out.append(node.value)
-    return " ".join(out)
+_Key = Tuple[str, ...]  # enclosing classes' names, then the function's
 
 
-def _calls_a_model_parameter(function: cst.FunctionDef, body: Subtree, class_names: Set[str]) -> bool:
+def _libcst_functions(module: cst.Module) -> Dict[_Key, List[cst.FunctionDef]]:
+    """Module functions and methods (of classes at any depth of classes), by qualified name."""
+    found: Dict[_Key, List[cst.FunctionDef]] = {}
+    pending = [((), node) for node in definitions_in(module.body)]
+    while pending:
+        prefix, node = pending.pop()
+        key = prefix + (node.name.value,)
+        if isinstance(node, cst.FunctionDef):
+            found.setdefault(key, []).append(node)
+        else:
+            pending += [(key, member) for member in definitions_in(block_statements(node.body))]
+    return found
+
+
+def _ast_definitions(body, prefix: _Key, functions: Dict[_Key, list], classes: Dict[_Key, Set[str]]) -> None:
+    """The same definitions in CPython's tree (see definitions_in), by qualified name; classes
+    with the names of their bases."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(prefix + (stmt.name,), []).append(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            bases = {b.id if isinstance(b, ast.Name) else b.attr for b in stmt.bases if isinstance(b, (ast.Name, ast.Attribute))}
+            classes.setdefault(prefix + (stmt.name,), set()).update(bases)
+            _ast_definitions(stmt.body, prefix + (stmt.name,), functions, classes)
+        else:
+            for block in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, block, None)
+                if isinstance(inner, list):
+                    _ast_definitions(inner, prefix, functions, classes)
+            for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
+                _ast_definitions(part.body, prefix, functions, classes)
+
+
+def _families(classes: Dict[_Key, Set[str]]) -> Dict[_Key, int]:
+    """Classes joined by inheritance within the module (`super().forward(...)` in a subclass,
+    `self.score(...)` in a base): class -> its family's number."""
+    family = {key: i for i, key in enumerate(classes)}
+    by_name: Dict[str, List[_Key]] = {}
+    for key in classes:
+        by_name.setdefault(key[-1], []).append(key)
+    changed = True
+    while changed:
+        changed = False
+        for key, bases in classes.items():
+            for base in bases:
+                for other in by_name.get(base, ()):
+                    low = min(family[key], family[other])
+                    if family[key] != low or family[other] != low:
+                        family[key] = family[other] = low
+                        changed = True
+    return family
+
+
+def _calls_a_model_parameter(function, text: str, class_names: Set[str]) -> bool:
     """`model(batch)` with `model` a parameter that may hold a module of this file (see
     modules.names_a_model: what the analysis follows of a parameter called as a model)."""
     from attnlint.analysis.modules import names_a_model
 
-    params = function.params
-    given = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-    given = {n for n in given if any(names_a_model(n, c) for c in class_names)}
-    if not given:
-        return False
-    return any(
-        type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in given for node in body.nodes
-    )
+    args = function.args
+    given = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    given = [name for name in given if any(names_a_model(name, c) for c in class_names)]
+    # Its text holds `model(`: the call, or something as telling (it is only read more).
+    return bool(given) and re.search(r"(?<![\w.])(?:%s)\s*\(" % "|".join(map(re.escape, given)), text) is not None
 
 
-def _attributes_built(body: Subtree, wanted, wanted_attributes: Set[str]) -> Dict[str, frozenset]:
-    """`self.attn = Attention(cfg)` in `__init__` (walked as `body`): attribute -> the names its
-    value mentions. Attributes whose value's text is wanted (`self.normalize =
-    nn.Softmax(dim=1)`) go to `wanted_attributes`: what uses them is read."""
+def _attributes_built(init, lines: List[str], wanted, wanted_attributes: Set[str]) -> Dict[str, frozenset]:
+    """`self.attn = Attention(cfg)` in `__init__`: attribute -> the names its value mentions.
+    Attributes whose value's text is wanted (`self.normalize = nn.Softmax(dim=1)`) go to
+    `wanted_attributes`: what uses them is read."""
     built: Dict[str, Set[str]] = {}
-    for index, node in enumerate(body.nodes):
-        if type(node) is not cst.Assign:
+    for node in ast.walk(init):
+        if not isinstance(node, ast.Assign):
             continue
         targets = [
-            t.target.attr.value
+            t.attr
             for t in node.targets
-            if type(t.target) is cst.Attribute and type(t.target.value) is cst.Name and t.target.value.value == "self"
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
         ]
         if not targets:
             continue
-        # The value's nodes are the last of the assignment's (its targets come first).
-        value_start = body.nodes.index(node.value, index)
-        value_nodes = body.nodes[value_start : body.ends[index]]
-        mentioned = {n.value for n in value_nodes if type(n) is cst.Name}
+        text = "".join(lines[node.value.lineno - 1 : node.value.end_lineno])
+        mentioned = set(_IDENTIFIER.findall(text))
         for attr in targets:
             built.setdefault(attr, set()).update(mentioned)
-        if wanted(skeleton(body, value_start, body.ends[index])):
+        if wanted(text):
             wanted_attributes.update(targets)
     return {attr: frozenset(names) for attr, names in built.items()}
 
 
-def _sub(tree: Subtree, index: int) -> Subtree:
-    """The subtree of `tree.nodes[index]`, without walking it again."""
-    end = tree.ends[index]
-    part = Subtree.__new__(Subtree)
-    part.root = tree.nodes[index]
-    part.nodes = tree.nodes[index:end]
-    part.ends = [e - index for e in tree.ends[index:end]]
-    part.nested = tree.nested[index:end]
-    return part
-
-
 class FirstReading:
     """The functions (by node) that the first reading of `module` analyses; every one when
-    `wanted` is None."""
+    `wanted` is None, none but the `__init__`s when it is NOTHING. `source`: the module's text
+    (generated from `module` when not given)."""
 
-    def __init__(self, module: cst.Module, wanted: Optional[Callable[[str], bool]]) -> None:
+    def __init__(
+        self, module: cst.Module, wanted: Optional[Callable[[str], bool]], source: Optional[str] = None
+    ) -> None:
         self.everything = wanted is None
         self._read: Set[int] = set()
-        # The bodies walked here, for what the analysis reads of them next (flow._body_facts).
-        self.subtrees: Dict[int, Subtree] = {}
-        if wanted is None:
+        if wanted is None or wanted is NOTHING:
             return
-        classes: List[cst.ClassDef] = []
-        functions: List[cst.FunctionDef] = []  # module functions and methods
-        owner: Dict[int, cst.ClassDef] = {}
-        pending = list(definitions_in(module.body))
-        while pending:
-            node = pending.pop()
-            if isinstance(node, cst.FunctionDef):
-                functions.append(node)
-                continue
-            classes.append(node)
-            for member in definitions_in(block_statements(node.body)):
-                if isinstance(member, cst.FunctionDef):
-                    functions.append(member)
-                    owner[id(member)] = node
-                else:
-                    pending.append(member)
-        class_names = {c.name.value for c in classes}
+        source = module.code if source is None else source
+        ours = _libcst_functions(module)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            self.everything = True  # LibCST reads what CPython does not (newer grammar): read all
+            return
+        theirs: Dict[_Key, list] = {}
+        classes: Dict[_Key, Set[str]] = {}
+        _ast_definitions(tree.body, (), theirs, classes)
+        class_names = {key[-1] for key in classes}
+        family = _families(classes)
+        lines = source.splitlines(keepends=True)
         # What each definition's text can matter for, and the names it mentions.
-        names: Dict[int, frozenset] = {}
-        read: Set[int] = set()
+        names: Dict[_Key, frozenset] = {}
+        read: Set[_Key] = set()
         mentioned: Set[str] = set()
-        built: Dict[int, Dict[str, frozenset]] = {}
-        for function in functions:
-            # The whole definition: its decorators, parameters (`mask=None`) and body.
-            whole = Subtree(function)
-            text = skeleton(whole)
-            body = next((i for i, n in enumerate(whole.nodes) if n is function.body), None)
-            body_tree = _sub(whole, body)
-            self.subtrees[id(function.body)] = body_tree
-            names[id(function)] = frozenset(_IDENTIFIER.findall(text))
-            if wanted(text) or _calls_a_model_parameter(function, body_tree, class_names):
-                read.add(id(function))
-            if id(function) in owner and function.name.value == "__init__":
-                built[id(function)] = _attributes_built(body_tree, wanted, mentioned)
-        # Names of what is read (a function, a method, a class, an attribute holding one): what
-        # mentions them is read too, until nothing changes.
-        changed = True
-        while changed:
-            changed = False
-            for function in functions:
-                if id(function) not in read and not names[id(function)].isdisjoint(mentioned):
-                    read.add(id(function))
-            for function in functions:
-                if id(function) not in read:
+        built: List[Dict[str, frozenset]] = []
+        for key, nodes in ours.items():
+            found = theirs.get(key, ())
+            if len(nodes) != 1 or len(found) != 1:
+                read.add(key)  # not matched one to one: read, as without a selection
+                names[key] = frozenset()
+                continue
+            function = found[0]
+            first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+            text = "".join(lines[first - 1 : function.end_lineno])
+            names[key] = frozenset(_IDENTIFIER.findall(text))
+            if wanted(text) or _calls_a_model_parameter(function, text, class_names):
+                read.add(key)
+            if len(key) > 1 and key[-1] == "__init__":
+                built.append(_attributes_built(function, lines, wanted, mentioned))
+        # Names of what is read, and what mentions them is read too, until nothing changes:
+        # - a module function, by every function and method;
+        # - a method, by the methods of its class and of the classes it inherits from or that
+        #   inherit from it (`self.score(...)`, `super().forward(...)`);
+        # - a class, by module functions (`build(cfg)` constructs it) and by the attributes an
+        #   `__init__` builds from it (`self.block = SelfAttention(dim)`), whose users are read.
+        #   A method that names a class (`isinstance(m, Module)`) is not read for that alone.
+        # A caller more than CONTEXT_ROUNDS calls above what can matter cannot change it: the
+        # analysis refines callees by their callers that many rounds.
+        within: Dict[object, Set[str]] = {}  # class family -> names of its methods read
+        read_classes: Set[str] = set()
+        changed, hops = True, 0
+        while changed and hops <= CONTEXT_ROUNDS:
+            changed, hops = False, hops + 1
+            for key in ours:
+                if key in read:
                     continue
-                new = {function.name.value} if not function.name.value.startswith("__") else set()
-                cls = owner.get(id(function))
-                if cls is not None:
-                    new.add(cls.name.value)
-                new -= mentioned
-                if new:
-                    mentioned |= new
+                seen = names[key]
+                if len(key) == 1:
+                    if not seen.isdisjoint(mentioned) or not seen.isdisjoint(read_classes):
+                        read.add(key)
+                elif not seen.isdisjoint(mentioned) or not seen.isdisjoint(within.get(family.get(key[:-1]), ())):
+                    read.add(key)
+            for key in read:
+                name = key[-1] if not key[-1].startswith("__") else None  # `__call__` says nothing
+                owner = key[:-1]
+                if not owner:
+                    if name is not None and name not in mentioned:
+                        mentioned.add(name)
+                        changed = True
+                    continue
+                group = family.get(owner)
+                if name is not None and name not in within.get(group, ()):
+                    within.setdefault(group, set()).add(name)
                     changed = True
-            for attributes in built.values():
+                if owner[-1] not in read_classes:
+                    read_classes.add(owner[-1])
+                    changed = True
+            for attributes in built:
                 for attr, value_names in attributes.items():
-                    if attr not in mentioned and not value_names.isdisjoint(mentioned):
+                    if attr not in mentioned and not (value_names.isdisjoint(mentioned) and value_names.isdisjoint(read_classes)):
                         mentioned.add(attr)
                         changed = True
-        self._read = read
-        self._nodes = functions  # held so that the ids above stay theirs
+        self._read = {id(node) for key in read for node in ours[key]}
+        self._nodes = ours  # held so that the ids above stay theirs
 
     def reads(self, function: cst.FunctionDef) -> bool:
         """Whether the first reading analyses `function` (a module function or a method; an

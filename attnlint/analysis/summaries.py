@@ -317,8 +317,6 @@ class Summaries:
         self._active: set = set()
         # What each function's text shows of its parameters (Evaluator._body_facts), by node id.
         self.body_facts: Dict[int, tuple] = {}
-        # Function bodies already walked (selection.FirstReading), by node id.
-        self.subtrees: Dict[int, object] = {}
         # Functions imported from other modules of the project: local name -> (their
         # summaries, their name there).
         self.external: Dict[str, Tuple["Summaries", str]] = {}
