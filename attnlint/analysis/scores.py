@@ -816,6 +816,9 @@ class ScaleKind(str, enum.Enum):
     MISSING = "missing"  # no factor at all
     ROOT_MULTIPLIED = "root-multiplied"  # sqrt(head_dim): multiplied instead of divided
     NO_ROOT = "no-root"  # 1/head_dim
+    # The same 1/sqrt(size) factor applied twice (`q * self.scale`, then `alpha=self.scale`):
+    # 1/size in all, whatever the size is.
+    SCALED_TWICE = "scaled-twice"
     WRONG_DIMENSION = "wrong-dimension"  # 1/sqrt(X), X not the head dimension (model width, length)
     UNKNOWN = "unknown"
 
@@ -852,6 +855,9 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         # `k.size(-1) ** -0.5` scales `q @ k.T` correctly: both operands' contracted sizes count.
         if any(_same(factor, size.power(exponent)) for size in (head_dim, *scores.head_dim_aliases)):
             return ScaleVerdict(kind, factor, head_dim)
+    twice = _same_root_twice(scores, factor, head_dim)
+    if twice is not None:
+        return twice
     symbolic = _symbolic_verdict(scores, factor, head_dim)
     if symbolic.kind != ScaleKind.UNKNOWN:
         return symbolic
@@ -860,6 +866,24 @@ def scale_verdict(scores: ScoreFacts) -> ScaleVerdict:
         return by_numbers
     by_width = _input_width_verdict(scores, factor, head_dim)
     return by_width if by_width is not None else symbolic
+
+
+def _same_root_twice(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> Optional[ScaleVerdict]:
+    """Two scale steps that apply one factor, written the same (`self.scale` on the queries and
+    again as baddbmm's `alpha`), the whole being 1/n for sizes n: each step is 1/sqrt(n). Right
+    only if n were the root of the head dimension, which no size is named for; the rule needs
+    no relation between n and the head dimension (they may come from different scopes). A
+    factor of sizes only (a temperature is not one), and not the d**-0.25 that code applies to
+    q and k on purpose (its whole is 1/sqrt(d))."""
+    steps = scores.every_scale_step
+    if len(steps) != 2 or steps[0].divides != steps[1].divides or not steps[0].factor.deep_equals(steps[1].factor):
+        return None
+    used = factor.power(Fraction(-1))
+    if used is None or used.is_const or any(e <= 0 or e.denominator != 1 for _, e in used.factors):
+        return None
+    if not set(used.atoms()) <= set(head_dim.atoms()) | set(scores.size_atoms) | set(scores.scope_size_atoms):
+        return None
+    return ScaleVerdict(ScaleKind.SCALED_TWICE, factor, head_dim, used=used)
 
 
 def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVerdict:

@@ -30,6 +30,10 @@ class WrongAttentionScale(Rule):
       (`/ d`), including scores scaled twice: queries multiplied by `self.scaling` and the kernel
       they are passed to (`eager_attention_forward(..., scaling=self.scaling, **kwargs)`) scaling
       again;
+    - one `1/sqrt(size)` factor applied twice, to the queries and again at the product
+      (`self.to_q(x) * self.scale`, then `torch.baddbmm(..., alpha=self.scale)`): the scores get
+      its square whatever the size is (no fix is offered: which application to keep is the
+      author's choice);
     - a quantity that is not the feature dimension at all (a sequence length, the tensor's rank);
     - the scale applied to the weights *after* the softmax, which leaves the softmax unscaled.
 
@@ -102,6 +106,16 @@ class WrongAttentionScale(Rule):
                     f"attention scores are scaled twice (on the way in and again at the product): 1/{whole} "
                     f"in all; scale by 1/sqrt({head}) once"
                 )
+            elif verdict.kind == ScaleKind.SCALED_TWICE:
+                # One factor on the way in and again at the product: report the second, which is
+                # the one to drop (no fix: which of the two the author meant to keep is theirs).
+                first, second = scores.every_scale_step
+                ctx.report(
+                    second.factor,
+                    f"attention scores are scaled twice by `{ctx.code(second.factor)}` (already applied "
+                    f"to `{ctx.code(first.node)}`): the scores get its square; apply it once",
+                )
+                continue
             elif verdict.kind in _WHAT:
                 message = f"attention scores are {_WHAT[verdict.kind].format(head=head)}: use 1/sqrt({head})"
             elif verdict.kind == ScaleKind.MISSING and _head_dim_factor(site.scaled_after, verdict.head_dim):

@@ -738,6 +738,62 @@ VALID = [
                 return torch.matmul(logits.softmax(dim=-1), v)
         """
     ),
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, heads=8, dim_head=64):
+                super().__init__()
+                self.scale = dim_head ** -0.5
+                self.heads = heads
+                self.to_q = nn.Linear(query_dim, heads * dim_head, bias=False)
+                self.to_k = nn.Linear(query_dim, heads * dim_head, bias=False)
+
+            def fold_heads(self, t):
+                b, n, d = t.shape
+                return t.view(b, n, self.heads, d // self.heads).transpose(1, 2).reshape(b * self.heads, n, d // self.heads)
+
+            def forward(self, x):
+                q = self.fold_heads(self.to_q(x) * self.scale)
+                k = self.fold_heads(self.to_k(x))
+                empty = torch.empty(q.shape[0], q.shape[1], k.shape[1], dtype=q.dtype)
+                scores = torch.baddbmm(empty, q, k.transpose(1, 2), beta=0, alpha=1.0)
+                return scores.softmax(dim=-1)
+
+
+        class UNetBlock(nn.Module):
+            def __init__(self, channels, n_heads, d_head):
+                super().__init__()
+                self.attn = CrossAttention(channels, heads=n_heads, dim_head=d_head)
+
+            def forward(self, x):
+                return self.attn(x)
+        """
+    ),
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class QKVAttention(nn.Module):
+            def __init__(self, heads, width):
+                super().__init__()
+                self.heads, self.width = heads, width
+                self.qkv = nn.Linear(width, 3 * width)
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                ch = self.width // self.heads
+                q, k, v = self.qkv(x).view(b, n, 3 * self.heads, ch).transpose(1, 2).chunk(3, dim=1)
+                scale = ch ** -0.25
+                weight = torch.einsum("bhtc,bhsc->bhts", q * scale, k * scale)
+                return torch.einsum("bhts,bhsc->bhtc", weight.softmax(dim=-1), v)
+        """
+    ),
 ]
 
 INVALID = [
@@ -1827,5 +1883,40 @@ INVALID = [
                 logits = torch.bmm(q, k.transpose(1, 2)) / size ** 0.5
                 return torch.bmm(logits.softmax(dim=2), v)
         """,
+    ),
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, query_dim, heads=8, dim_head=64):
+                super().__init__()
+                self.scale = dim_head ** -0.5
+                self.heads = heads
+                self.to_q = nn.Linear(query_dim, heads * dim_head, bias=False)
+                self.to_k = nn.Linear(query_dim, heads * dim_head, bias=False)
+
+            def fold_heads(self, t):
+                b, n, d = t.shape
+                return t.view(b, n, self.heads, d // self.heads).transpose(1, 2).reshape(b * self.heads, n, d // self.heads)
+
+            def forward(self, x):
+                q = self.fold_heads(self.to_q(x) * self.scale)
+                k = self.fold_heads(self.to_k(x))
+                empty = torch.empty(q.shape[0], q.shape[1], k.shape[1], dtype=q.dtype)
+                scores = torch.baddbmm(empty, q, k.transpose(1, 2), beta=0, alpha=self.scale)
+                return scores.softmax(dim=-1)
+
+
+        class UNetBlock(nn.Module):
+            def __init__(self, channels, n_heads, d_head):
+                super().__init__()
+                self.attn = CrossAttention(channels, heads=n_heads, dim_head=d_head)
+
+            def forward(self, x):
+                return self.attn(x)
+        """
     ),
 ]
