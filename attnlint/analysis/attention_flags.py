@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, List, Optional
 import libcst as cst
 
 from attnlint.analysis.calls import argument
+from attnlint.analysis.names import literal
 from attnlint.analysis.values import AttentionCallSite, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,7 +72,7 @@ def boolean_truth(node: cst.BooleanOperation, left: Value, right: Value) -> Opti
 
 
 def _int_literal(node: cst.BaseExpression) -> Optional[int]:
-    return int(node.evaluated_value) if isinstance(node, cst.Integer) else None
+    return int(literal(node)) if isinstance(node, cst.Integer) else None
 
 
 @dataclass(frozen=True)

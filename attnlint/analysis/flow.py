@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from attnlint.analysis import attention_flags, handlers, masks, shapes
-from attnlint.analysis.names import Subtree, child_nodes
+from attnlint.analysis.names import Subtree, child_nodes, literal
 from attnlint.analysis.dropout import DropoutSite
 from attnlint.analysis.calls import argument as _arg
 from attnlint.analysis.handlers import Call
@@ -171,7 +171,7 @@ def _reads_one_size(node: cst.BaseExpression) -> bool:
 
 def int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
     if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
+        return int(literal(node))
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = int_literal(node.expression)
         return None if inner is None else -inner
@@ -882,11 +882,11 @@ class Evaluator:
         )
 
     def _eval_Integer(self, node: cst.Integer) -> Value:
-        value = int(node.evaluated_value)
+        value = int(literal(node))
         return Value(kind="scalar", int_value=value, node=node, sym=Sym.const(value))
 
     def _eval_Float(self, node: cst.Float) -> Value:
-        return Value(kind="scalar", node=node, sym=from_float(float(node.evaluated_value)))
+        return Value(kind="scalar", node=node, sym=from_float(float(literal(node))))
 
     def _eval_SimpleString(self, node) -> Value:
         from attnlint.analysis.losses import string_text

@@ -10,7 +10,7 @@ import libcst as cst
 
 from attnlint.analysis import handlers, masks
 from attnlint.analysis.handlers import Call
-from attnlint.analysis.names import qualify, words
+from attnlint.analysis.names import literal, qualify, words
 from attnlint.analysis.values import LossSite, Padding, TokenIds, Value
 
 
@@ -95,7 +95,7 @@ def pad_token_text(text: Optional[str]) -> bool:
 
 def string_text(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
+        value = literal(node)
         return value if isinstance(value, str) else None
     return None
 

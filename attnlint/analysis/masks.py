@@ -11,7 +11,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from attnlint.analysis.names import canonical, qualify
-from attnlint.analysis.names import Subtree, child_nodes
+from attnlint.analysis.names import Subtree, child_nodes, literal
 from attnlint.analysis.values import ATTEND, MASKED, MaskFacts
 
 # Parameter names and what they mean in the ecosystem that uses them.
@@ -446,9 +446,9 @@ def _is_inf(node: cst.BaseExpression, aliases: Dict[str, str]) -> bool:
 
 def number(node: Optional[cst.BaseExpression]) -> Optional[float]:
     if isinstance(node, cst.Integer):
-        return float(node.evaluated_value)
+        return float(literal(node))
     if isinstance(node, cst.Float):
-        return float(node.evaluated_value)
+        return float(literal(node))
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = number(node.expression)
         return None if inner is None else -inner

@@ -7,6 +7,7 @@ only consulted when the data flow does not say what the value is.
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 import re
 from typing import Dict, Optional
 
@@ -24,7 +25,29 @@ _SPLIT = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
 
 def words(name: str) -> list:
     """`query_states` -> [query, states]; `W_q` -> [w, q]; `keyProj` -> [key, proj]."""
-    return [w.lower() for w in _SPLIT.split(name) if w]
+    return list(_words(name))
+
+
+@lru_cache(maxsize=65536)
+def _words(name: str) -> tuple:
+    return tuple(w.lower() for w in _SPLIT.split(name) if w)
+
+
+_LITERALS: dict = {}
+
+
+def literal(node: cst.BaseExpression):
+    """`node.evaluated_value` of a number or string literal, remembered by its text: LibCST
+    evaluates one by parsing it again with `ast.literal_eval`, and the analysis asks often."""
+    kind = type(node)
+    if kind is not cst.SimpleString and kind is not cst.Integer and kind is not cst.Float and kind is not cst.Imaginary:
+        return node.evaluated_value
+    key = (kind, node.value)
+    if key not in _LITERALS:
+        if len(_LITERALS) > 65536:
+            _LITERALS.clear()
+        _LITERALS[key] = node.evaluated_value
+    return _LITERALS[key]
 
 
 def role_from_name(name: str) -> Optional[str]:
