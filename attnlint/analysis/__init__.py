@@ -324,7 +324,12 @@ def analyze_module(
     if _body_facts is not None:
         summaries.body_facts = _body_facts  # what the text shows: the same in the second reading
     analysis.summaries = summaries
-    imported = _imports_from_project(module, project, path, summaries, analysis) if project is not None else {}
+    reading = FirstReading(module, wanted, source)
+    imported = (
+        _imports_from_project(module, project, path, summaries, analysis, reading.names_read)
+        if project is not None
+        else {}
+    )
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions: read them first.
     top = FunctionFacts(node=module, name="<module>", class_name=None)
@@ -338,7 +343,6 @@ def analyze_module(
     # What the second reading found overrides the first (`vocab.pad_index` is only a token id
     # before the class `Vocab` is known, its number after).
     analysis.constants.update(_late or {})
-    reading = FirstReading(module, wanted, source)
     _walk(module.body, analysis, None, reading)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
@@ -408,11 +412,20 @@ def _constant(value: Value) -> Optional[Value]:
 
 
 def _imports_from_project(
-    module: cst.Module, project: Project, path, summaries: Summaries, analysis: "ModuleAnalysis"
+    module: cst.Module,
+    project: Project,
+    path,
+    summaries: Summaries,
+    analysis: "ModuleAnalysis",
+    names_read: Optional[frozenset] = None,
 ) -> Dict[str, Value]:
-    """Constants imported from other modules of the project; their functions go to `summaries`."""
+    """Constants imported from other modules of the project; their functions go to `summaries`.
+    `names_read`: the names the analysed code can use (None: any); another name's module is
+    not read."""
     constants: Dict[str, Value] = {}
     for local, name, source, level in imported_names(module):
+        if names_read is not None and local not in names_read:
+            continue
         target = project.resolve(path, source, level)
         other = project.analysis_of(target) if target is not None else None
         if other is None:

@@ -100,6 +100,20 @@ def _ast_definitions(body, prefix: _Key, functions: Dict[_Key, list], classes: D
                 _ast_definitions(part.body, prefix, functions, classes)
 
 
+def _imports(body) -> Iterator[ast.stmt]:
+    """The import statements in a body, at any depth of statements."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            yield stmt
+            continue
+        for block in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, block, None)
+            if isinstance(inner, list):
+                yield from _imports(inner)
+        for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
+            yield from _imports(part.body)
+
+
 def _families(classes: Dict[_Key, Set[str]]) -> Dict[_Key, int]:
     """Classes joined by inheritance within the module (`super().forward(...)` in a subclass,
     `self.score(...)` in a base): class -> its family's number."""
@@ -166,6 +180,9 @@ class FirstReading:
     ) -> None:
         self.everything = wanted is None
         self._read: Set[int] = set()
+        # The names the code analysed can use: what the functions read, and what the module's
+        # and classes' own statements mention (None: any name).
+        self.names_read: Optional[frozenset] = None
         if wanted is None or wanted is NOTHING:
             return
         source = module.code if source is None else source
@@ -244,6 +261,20 @@ class FirstReading:
                         mentioned.add(attr)
                         changed = True
         self._read = {id(node) for key in read for node in ours[key]}
+        # Every line but those of the functions not read (their decorators included) and imports.
+        skipped = bytearray(len(lines) + 1)
+        for key, nodes in ours.items():
+            found = theirs.get(key, ())
+            if key in read or key[-1] == "__init__" or len(nodes) != 1 or len(found) != 1:
+                continue
+            function = found[0]
+            first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+            skipped[first - 1 : function.end_lineno] = b"\x01" * (function.end_lineno - first + 1)
+        # An import names what it imports: that is not a use.
+        for node in _imports(tree.body):
+            skipped[node.lineno - 1 : node.end_lineno] = b"\x01" * (node.end_lineno - node.lineno + 1)
+        kept = "".join(line for number, line in enumerate(lines) if not skipped[number])
+        self.names_read = frozenset(_IDENTIFIER.findall(kept))
         self._nodes = ours  # held so that the ids above stay theirs
 
     def reads(self, function: cst.FunctionDef) -> bool:
