@@ -686,7 +686,10 @@ class Evaluator:
                 self.declared_ranks[name] = dims
 
     def _comment_shape(self, dims):
-        return tuple(Axis(self.atom(d), shapes.role_of_dim_name(d)) if d is not None else Axis() for d in dims)
+        return tuple(
+            Axis() if d is None else Axis(Sym.const(int(d))) if d.isdigit() else Axis(self.atom(d), shapes.role_of_dim_name(d))
+            for d in dims
+        )
 
     def _trailing_shape_comment(self, stmt: cst.SimpleStatementLine, comment: str) -> None:
         if shapes.named_shape_comments(comment):

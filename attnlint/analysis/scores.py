@@ -129,6 +129,11 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         result = scaled(tensor, factor, node, written, factor_node, divides).with_(
             node=node, sym=None, weighted_by=weighted_by
         )
+        if tensor.shape is not None and other.kind == "tensor" and other.shape is not None:
+            # `hidden * encoder_outputs` of (1, B, H) and (S, B, H): the operand's size-1 axes
+            # take the other's (shapes.broadcast_onto).
+            shape = shapes.broadcast_onto(tensor.shape, other.shape)
+            result = result.with_(shape=shape, rank=len(shape))
         if tensor.mask is not None:
             result = result.with_(mask=replace(tensor.mask, scaled=True))  # `mask * -1e9`: a bias now
         return result
@@ -1062,9 +1067,9 @@ __all__ = ["ScaleKind", "ScaleVerdict", "scale_verdict", "matmul", "einsum", "sc
 
 @handlers.method("sum")
 def _weighted_sum(ev, call: Call):
-    """`(h * w).sum(1)`: the sum of a product with softmax weights weighs values. Only marks;
-    the call is evaluated as before."""
+    """`(h * w).sum(1)`: the sum of a product with softmax weights weighs values. The shape is
+    that of any reduction (shapes.reduced)."""
     site = call.receiver.weighted_by if call.receiver is not None else None
     if site is not None and call.node.args:
         site.uses.weigh_values = True
-    return None
+    return shapes.reduced(ev, call, function_form=False)

@@ -31,13 +31,14 @@ _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def _dims_of(dims: str) -> Optional[Tuple[Optional[str], ...]]:
-    """`b, n, d_model` -> (b, n, d_model); `src len` -> src_len; an item that is not a name
-    (`enc hid dim * 2`) -> None in its place."""
+    """`b, n, d_model` -> (b, n, d_model); `src len` -> src_len; `1` -> 1; an item that is not
+    a name or a number (`enc hid dim * 2`) -> None in its place."""
     items = [d.strip() for d in dims.split(",") if d.strip()]
     if not items or any("..." in d or d.startswith("*") for d in items):
         return None
     items = [re.sub(r"\s+", "_", d) for d in items]
-    return tuple(d if _IDENT.match(d) else None for d in items)
+    # A number is that size (`(1, B, H)`: one decoder step).
+    return tuple(d if _IDENT.match(d) or d.isdigit() else None for d in items)
 
 
 def named_shape_comments(comment: str) -> List[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]:
@@ -493,6 +494,18 @@ def broadcast(a, b):
         else:
             out.append(Axis(None, x.role if x.role == y.role else None))
     return tuple(out)
+
+
+def broadcast_onto(base, other):
+    """The shape of `base * other` where only what `other` certainly adds is taken from it: its
+    leading axes beyond `base`'s rank, and its axes against a size-1 axis of `base`. Every other
+    axis stays `base`'s (two names for one size stay the first's, unlike broadcast)."""
+    from attnlint.analysis.symbolic import ONE
+
+    extra = tuple(other[: len(other) - len(base)]) if len(other) > len(base) else ()
+    aligned = other[len(other) - len(base) :] if len(other) >= len(base) else (None,) * (len(base) - len(other)) + tuple(other)
+    out = [o if o is not None and b.size == ONE and o.size != ONE and o.size is not None else b for b, o in zip(base, aligned)]
+    return extra + tuple(out)
 
 
 def permuted(shape, order):
@@ -960,6 +973,16 @@ def _transpose_method(ev, call: Call):
     return _moved(transpose(ev, call.receiver, call.args[0].value, call.args[1].value, call.node), call.receiver)
 
 
+@handlers.method("t")
+def _t_method(ev, call: Call):
+    """`energies.t()` of a 2-D tensor: its two axes swapped (what `.t()` of any other rank does
+    is left to the caller)."""
+    receiver = call.receiver
+    if call.args or receiver is None or receiver.rank != 2:
+        return None
+    return _moved(transpose(ev, receiver, cst.Integer("0"), cst.Integer("1"), call.node), receiver)
+
+
 @handlers.function("torch.transpose", "torch.swapaxes")
 def _transpose_function(ev, call: Call):
     args = call.args
@@ -1397,6 +1420,62 @@ def _squeeze(ev, call: Call):
     return receiver.with_(
         rank=rank, node=call.node, feature_transposed=False, softmax=None, shape=shape, last_size=None
     )
+
+
+_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "nansum", "nanmean")
+
+
+def reduced(ev, call: Call, function_form: bool) -> Optional["Value"]:
+    """`x.sum(2)`, `torch.sum(x, dim=2)`, `x.mean(-1, keepdim=True)`: the tensor without that
+    axis (or with it of size 1), the other axes' sizes and roles kept (Luong's dot score,
+    `torch.sum(hidden * encoder_outputs, dim=2)`, is `(src_len, batch)`). One literal `dim` and a
+    literal or absent `keepdim` only; None (nothing evaluated) for any other form. What the call
+    hands on is treated as before: a function's arguments escape, a method other than `sum` and
+    `mean` lets its receiver escape (see flow.READING_METHODS)."""
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import Value
+
+    args = list(call.args)
+    if function_form:
+        if not args or args[0].keyword is not None or args[0].star:
+            return None
+        args = args[1:]
+    if any(a.star for a in args):
+        return None
+    positional = [a for a in args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
+    if len(positional) > 1 or set(keywords) - {"dim", "keepdim", "dtype"}:
+        return None
+    dim_node = positional[0].value if positional else keywords.get("dim")
+    dim = _flow().int_literal(dim_node) if dim_node is not None else None
+    keep = keywords.get("keepdim")
+    if dim is None or (keep is not None and not (isinstance(keep, cst.Name) and keep.value in ("True", "False"))):
+        return None
+    values = ev.args(call.node)
+    receiver = values[0] if function_form else call.receiver
+    if function_form:
+        _flow().escape(values)
+    elif call.name not in _flow().READING_METHODS:
+        _flow().escape([receiver] + values)
+    rank = len(receiver.shape) if receiver is not None and receiver.kind == "tensor" and receiver.shape else 0
+    if not rank or not -rank <= dim < rank:
+        return Value(kind="unknown", node=call.node)
+    items = list(receiver.shape)
+    if keep is not None and keep.value == "True":
+        items[dim] = _axis_of(Sym.const(1))
+    else:
+        del items[dim]
+    return Value(kind="tensor", node=call.node, rank=len(items), shape=tuple(items))
+
+
+@handlers.function(*("torch." + name for name in _REDUCTIONS))
+def _reduction_function(ev, call: Call):
+    return reduced(ev, call, function_form=True)
+
+
+@handlers.method(*(name for name in _REDUCTIONS if name != "sum"))  # `sum`: see scores
+def _reduction_method(ev, call: Call):
+    return reduced(ev, call, function_form=False)
 
 
 @handlers.method("flatten")

@@ -25,7 +25,10 @@ class SoftmaxWrongAxis(Rule):
     general score) are checked when the weights are contracted over the product's last axis.
     Attention written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
     attention over a square (node × node) matrix contracted with the values, and additive
-    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch.
+    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch,
+    and Luong's dot or general scores (`torch.sum(hidden * encoder_outputs, dim=2).t()`, whose
+    shapes a `# hidden: (1, B, H); encoder_outputs: (S, B, H)` comment gives) normalised over
+    the batch.
     A softmax over the single output channel of a layer (`nn.Conv1d(d, 1, ...)` scoring each
     position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not; `nn.Linear(d, 1)` scoring
     each frame of attentive pooling, then a softmax over the last axis, whatever the rank) is
@@ -596,6 +599,28 @@ class SoftmaxWrongAxis(Rule):
                     rows = scores.view(batch * n_out, n_mem)
                     weights = self.normalise(rows).view(batch, n_out, n_mem)
                     return torch.bmm(weights, memory), weights
+            """
+        ),
+        # Luong dot/general scores over time-major outputs, transposed to (batch, src_len).
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class LuongAttention(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.attn = nn.Linear(hidden_size, hidden_size)
+
+                def general_score(self, hidden, encoder_output):
+                    return torch.sum(hidden * self.attn(encoder_output), dim=2)
+
+                def forward(self, hidden, encoder_outputs):
+                    # hidden: (1, B, H); encoder_outputs: (S, B, H)
+                    energies = self.general_score(hidden, encoder_outputs).t()
+                    return F.softmax(energies, dim=1).unsqueeze(1)
             """
         ),
     ]
@@ -1316,6 +1341,47 @@ class SoftmaxWrongAxis(Rule):
                     rows = scores.view(batch * n_out, n_mem)
                     weights = self.normalise(rows).view(batch, n_out, n_mem)
                     return torch.bmm(weights, memory), weights
+            """,
+        ),
+        # Luong scores `torch.sum(hidden * enc, dim=2).t()` are (batch, src_len): dim=0 is the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class LuongAttention(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.attn = nn.Linear(hidden_size, hidden_size)
+
+                def general_score(self, hidden, encoder_output):
+                    return torch.sum(hidden * self.attn(encoder_output), dim=2)
+
+                def forward(self, hidden, encoder_outputs):
+                    # hidden: (1, B, H); encoder_outputs: (S, B, H)
+                    energies = self.general_score(hidden, encoder_outputs).t()
+                    return F.softmax(energies, dim=0).unsqueeze(1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class LuongAttention(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.attn = nn.Linear(hidden_size, hidden_size)
+
+                def general_score(self, hidden, encoder_output):
+                    return torch.sum(hidden * self.attn(encoder_output), dim=2)
+
+                def forward(self, hidden, encoder_outputs):
+                    # hidden: (1, B, H); encoder_outputs: (S, B, H)
+                    energies = self.general_score(hidden, encoder_outputs).t()
+                    return F.softmax(energies, dim=-1).unsqueeze(1)
             """,
         ),
     ]
