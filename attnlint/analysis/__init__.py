@@ -139,6 +139,20 @@ class ModuleAnalysis:
             calls += self._calls_by_callee.get((function.name, method, function.class_name), ())
         return [(call, position) for call in calls]
 
+    def mask_passed_by_caller(self, use) -> Optional[cst.BaseExpression]:
+        """For a mask use whose mask is a parameter of its function, as it is (`src_padding_mask`
+        handed to nn.Transformer), whose meaning its callers showed: the argument the first
+        caller in this file writes for it, where that meaning is decided. None otherwise."""
+        function = self.function_of(use)
+        node = use.mask_node
+        if function is None or not isinstance(node, cst.Name) or node.value not in function.params:
+            return None
+        bound = function.params[node.value]
+        if bound.mask is None or bound.mask.convention is None or bound.mask.origin == "name":
+            return None  # what the parameter means is not its callers' to say (or its name says)
+        passed = self.argument_nodes_for(function, node.value)
+        return passed[0] if passed else None
+
     def scale_passed_by_caller(self, site: SoftmaxSite) -> Optional[cst.BaseExpression]:
         """For scores scaled by a factor made of one parameter of their function (`scores *
         scaling`, `/ math.sqrt(d_model)`): the argument the first caller in this file passes for

@@ -395,8 +395,9 @@ _MODEL_WORDS = ("model", "net", "network")
 def _model_handed_in(ev, name: str, method: bool, values: List[Value]) -> Optional[str]:
     """`def encode(model, docs): model(collate(docs))`: a parameter named as the model, called on
     a padded batch, in a module with one root nn.Module class (Summaries.root_module) is most
-    likely that class. Only padded batches are followed this way: what the call says of the
-    padding reaches the model's forward, the rest of its arguments say nothing new."""
+    likely that class. Only padded batches and masks are followed this way: what the call says
+    of the padding, or of what a mask means, reaches the model's forward; the rest of its
+    arguments say nothing new."""
     from attnlint.analysis.names import words
 
     if method or ev.project is None or name not in ev.facts.param_nodes:
@@ -405,7 +406,7 @@ def _model_handed_in(ev, name: str, method: bool, values: List[Value]) -> Option
     bound = ev.env.get(name)
     if param.default is not None or bound is None or bound.kind not in ("tensor", "unknown") or bound.param != name:
         return None
-    if not values or not values[0].padded:
+    if not values or not (values[0].padded or any(v.mask is not None for v in values)):
         return None
     root = ev.project.root_module()
     if root is None:

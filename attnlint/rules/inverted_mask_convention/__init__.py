@@ -21,6 +21,10 @@ class InvertedMaskConvention(Rule):
     `nn.MultiheadAttention`'s or `nn.Transformer*`'s `key_padding_mask`/`attn_mask`, where True
     means "masked".
 
+    A mask a function receives and hands on as it is, whose meaning its caller decides (a
+    training step builds `(src != PAD_IDX)` and passes it to the model), is reported at the
+    caller's argument, without a fix: the function may have other callers.
+
     ## Why is this bad?
     PyTorch's two attention APIs use opposite boolean conventions. With the wrong one, a causal
     model attends only to the future, a padded batch attends only to the padding, and fully
@@ -57,12 +61,18 @@ class InvertedMaskConvention(Rule):
             if facts.convention == use.expects:
                 continue
             api = _API.get(use.api, f"nn.{use.api}")
-            ctx.report(
-                use.mask_node,
+            message = (
                 f"this mask means {_MEANING[facts.convention]}, but {api}'s `{use.keyword}` reads "
-                f"{_MEANING[use.expects]}: the attention is inverted",
-                fix=invert_mask(ctx.module, use.mask_node, use.expects),
+                f"{_MEANING[use.expects]}: the attention is inverted"
             )
+            passed = ctx.analysis.mask_passed_by_caller(use)
+            if passed is not None:
+                # The parameter means what its caller made it mean: the wrong mask is written
+                # there (no fix: the function may have other callers, and the argument may be
+                # used elsewhere as it is).
+                ctx.report(passed, f"{message} (passed as `{use.mask_node.value}` to the function that uses it)")
+                continue
+            ctx.report(use.mask_node, message, fix=invert_mask(ctx.module, use.mask_node, use.expects))
 
     VALID = [
         # A bare `padding_mask` parameter says nothing about its convention.
@@ -505,6 +515,39 @@ class InvertedMaskConvention(Rule):
                     for layer in self.layers:
                         x = layer(x, keep)
                     return x
+            """
+        ),
+        # Padding masks made by a helper, True at padding, handed to the model by the training step.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn import Transformer
+
+            PAD_IDX = 1
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, nhead, vocab):
+                    super().__init__()
+                    self.transformer = Transformer(d_model=d, nhead=nhead)
+                    self.emb = nn.Embedding(vocab, d)
+
+                def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, memory_key_padding_mask):
+                    outs = self.transformer(self.emb(src), self.emb(trg), src_mask, tgt_mask, None,
+                                            src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+                    return outs
+
+
+            def create_mask(src, tgt):
+                src_padding_mask = (src == PAD_IDX).transpose(0, 1)
+                tgt_padding_mask = (tgt == PAD_IDX).transpose(0, 1)
+                return src_padding_mask, tgt_padding_mask
+
+
+            def train_epoch(model, src, tgt):
+                src_padding_mask, tgt_padding_mask = create_mask(src, tgt)
+                return model(src, tgt, None, None, src_padding_mask, tgt_padding_mask, src_padding_mask)
             """
         ),
     ]
@@ -1254,5 +1297,38 @@ class InvertedMaskConvention(Rule):
                     return self.encoder(self.tok(ids), src_key_padding_mask=~real_tokens(ids))
             """,
             line=17,
+        ),
+        # The same masks True at real tokens: reported where the training step passes them.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn import Transformer
+
+            PAD_IDX = 1
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, d, nhead, vocab):
+                    super().__init__()
+                    self.transformer = Transformer(d_model=d, nhead=nhead)
+                    self.emb = nn.Embedding(vocab, d)
+
+                def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, memory_key_padding_mask):
+                    outs = self.transformer(self.emb(src), self.emb(trg), src_mask, tgt_mask, None,
+                                            src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+                    return outs
+
+
+            def create_mask(src, tgt):
+                src_padding_mask = (src != PAD_IDX).transpose(0, 1)
+                tgt_padding_mask = (tgt != PAD_IDX).transpose(0, 1)
+                return src_padding_mask, tgt_padding_mask
+
+
+            def train_epoch(model, src, tgt):
+                src_padding_mask, tgt_padding_mask = create_mask(src, tgt)
+                return model(src, tgt, None, None, src_padding_mask, tgt_padding_mask, src_padding_mask)
+            """
         ),
     ]
