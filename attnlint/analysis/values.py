@@ -519,13 +519,22 @@ class ViewSite:
     def transposes_by_view(self) -> bool:
         """The view swaps axes in size but not in memory (a transpose was meant): no split or
         merge of adjacent axes gives the target (see view_order.mixes_memory)."""
-        from attnlint.analysis.view_order import mixes_memory, swaps_literal_sizes
+        from attnlint.analysis.view_order import mixes_memory, named_atoms, swaps_literal_sizes
 
         inputs = {a.key for d in self.input_dims for a in d.atoms()}
         if any(".shape[" in a.name and a.key not in inputs for d in self.target_dims for a in d.atoms()):
             # The target is written with sizes read from another tensor (`v.size(1) * v.size(2)`
             # for scores whose sizes came from q): equal at run time, perhaps, but not shown.
             return False
+        if None not in self.input_dims + self.target_dims:
+            named = named_atoms(self.input_dims)
+            for dim in self.target_dims:
+                over = [atom for atom, e in dim.factors if e < 0 and atom not in named]
+                if over and len([atom for atom, e in dim.factors if e > 0 and atom in named]) > 1:
+                    # `view(b, t, -1, h, w)` of a `(b_it, c, h, w)` tensor whose `b_it` is `b * t`
+                    # (the code does not show it): the inferred `b_it * c / (b * t)` divides two
+                    # sizes by ones the input does not name, and which it divides is unknown.
+                    return False
         mixes = mixes_memory(self.input_dims, self.target_dims)
         if mixes is None:
             return bool(self.swapped_runs())

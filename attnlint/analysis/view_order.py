@@ -131,6 +131,11 @@ def mixes_memory(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> Optio
     return False
 
 
+def named_atoms(dims: Sequence[Sym]) -> frozenset:
+    """The atoms multiplied (not divided) into some of `dims`."""
+    return frozenset(atom for d in dims for atom, e in d.factors if e > 0)
+
+
 def swaps_literal_sizes(input_dims: Sequence[Sym], target_dims: Sequence[Sym]) -> bool:
     """The target lists the input's own sizes in another order, and the sizes that move are
     distinct numbers (`(512, 8, 3) -> (8, 512, 3)`). Numbers factor many ways (512 = 8 * 64), so

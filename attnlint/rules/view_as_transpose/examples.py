@@ -414,6 +414,29 @@ VALID = [
             return shifted[:, :, 1:].view(batch, heads, n_q, n_rel)
         """
     ),
+    # Frames folded into the batch and unfolded after a pooling: `b_it` is `b * t`, unshown.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class PixelUnshuffleDown(nn.Module):
+            def __init__(self, factor=2):
+                super().__init__()
+                self.factor = factor
+                self.unshuffle = nn.PixelUnshuffle(factor)
+
+            def forward(self, input):
+                b, c, t, h, w = input.shape
+                frames = input.permute(0, 2, 1, 3, 4).reshape(b * t, c, h, w)
+                shuffled = self.unshuffle(frames)
+                b_it, c_it, h_it, w_it = shuffled.shape
+                grouped = shuffled.view(b_it, c_it // self.factor**2, self.factor**2, h_it, w_it)
+                pooled = torch.mean(grouped, dim=2)
+                return pooled.view(b, t, -1, h_it, w_it).permute(0, 2, 1, 3, 4)
+        """
+    ),
 ]
 
 INVALID = [
