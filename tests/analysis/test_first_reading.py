@@ -1,6 +1,8 @@
 """Which functions the first reading analyses when the caller says which text can matter
 (selection.FirstReading): what matches, what names it, what uses an attribute built from it,
-what calls a model parameter; never what does none of these. Every __init__ is read."""
+what calls a model parameter; never what does none of these. Every __init__ is read. Names are
+matched in the text, strings and comments included (a conservative reading): `describe` names
+nothing that is read."""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ SOURCE = textwrap.dedent(
             return self.normalize(self.proj(x))
 
         def describe(self):
-            return "pooling layer"  # (a string naming `pool` would be read: names are matched in the text)
+            return "pooling layer"
 
 
     class Block(nn.Module):
