@@ -42,7 +42,7 @@ from attnlint.deepstack import call_with_deep_stack
 from attnlint.fileio import read_regular, write_fixed
 from attnlint.noqa import UNUSED_NOQA_CODE, NoqaMap, parse_noqa, unused_noqa
 from attnlint.notebook import attach_notebook, check_notebook, is_notebook_path
-from attnlint.parseguard import MAX_CHAIN, chain_too_long, cpython_verdict
+from attnlint.parseguard import MAX_CHAIN, chain_too_long, cpython_verdict, parse_module
 from attnlint.rules import registry
 from attnlint.rules.base import InsertBefore, NodeFix, Replacement, Rule, RuleContext
 
@@ -66,8 +66,17 @@ def rules_for(path: str, settings: Settings) -> List[Rule]:
 
 
 def might_match(source: str, rules: Sequence[Rule]) -> bool:
-    """Cheap pre-filter: can any rule fire on this text at all?"""
-    return prefilter.triggers(tuple(sorted({t for rule in rules for t in rule.triggers}))).search(source)
+    """Cheap pre-filter: can any rule fire on this text at all? A rule can where one of its
+    triggers matches and, if it names where its findings stand (`reported_where`), one of those."""
+    plain = tuple(sorted({t for rule in rules if not rule.reported_where for t in rule.triggers}))
+    if plain and prefilter.triggers(plain).search(source):
+        return True
+    return any(
+        prefilter.triggers(tuple(rule.reported_where)).search(source)
+        and prefilter.triggers(tuple(rule.triggers)).search(source)
+        for rule in rules
+        if rule.reported_where
+    )
 
 
 def _any_rule_triggers(text: str) -> bool:
@@ -119,7 +128,7 @@ def check_source(
         return result
     rules = [r for r in rules if not noqa.file_silences(r.code)]
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as exc:
         if verdict.ok:  # valid Python that LibCST cannot read (e.g. 20,000 concatenated strings)
             _report_internal_error(

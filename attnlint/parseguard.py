@@ -26,9 +26,13 @@ from __future__ import annotations
 import io
 import re
 import symtable
+import threading
 import tokenize
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
+
+if TYPE_CHECKING:  # LibCST is imported where a parse happens: a warm run never loads it
+    import libcst as cst
 
 # CPython's tokenizer refuses deeper bracket nesting (MAXLEVEL in Parser/tokenizer.h, every
 # version since 3.0); LibCST has no such limit and overflows its native stack far beyond it.
@@ -209,3 +213,32 @@ def longest_chain(source: str) -> int:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # only text CPython accepted is measured, and it tokenizes
     return longest
+
+
+_VALIDATION = threading.Lock()
+
+
+def parse_module(source: Union[str, bytes]) -> "cst.Module":
+    """`libcst.parse_module`, without validating each node the parser builds.
+
+    Every LibCST node checks its own fields when it is constructed (`__post_init__`): whitespace
+    by regular expression, parentheses, operators. The parser only builds valid nodes, so on a
+    parsed tree those checks prove nothing and cost a fifth of the parse (LibCST's own comment
+    there suggests moving them out of parsing). The checks are off only while a parse runs (one
+    at a time, under a lock), so the nodes fixers build are checked; a node another thread
+    builds meanwhile is not, and every fixed file is parsed again before it is written anyway.
+    """
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    with _VALIDATION:
+        checked = CSTNode.__post_init__
+        CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(source)
+        finally:
+            CSTNode.__post_init__ = checked  # type: ignore[method-assign]
+
+
+def _unchecked(self: object) -> None:
+    return None

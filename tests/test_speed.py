@@ -128,6 +128,33 @@ def test_per_trigger_search_agrees_with_one_alternation():
         assert found.search(text) == (alternation.search(text) is not None), text
 
 
+def test_a_rule_that_names_where_it_reports_skips_files_without_that_text():
+    """ATN208's triggers name what a mask helper is written with (`keepdim`, `where`), but it
+    reports only where scores are normalised or a mask is given to an attention API."""
+    rules = [r() for r in registry.all_rules() if r.code == "ATN208"]
+    assert rules and rules[0].reported_where
+    helper_only = "import torch\n\ndef pool(x):\n    return x.mean(dim=1, keepdim=True)\n"
+    assert not engine.might_match(helper_only, rules)
+    with_scores = helper_only + "\ndef attend(s, keep):\n    return (s + keep).softmax(-1)\n"
+    assert engine.might_match(with_scores, rules)
+    # A rule without `reported_where` keeps the triggers alone.
+    everything = engine.rules_for("x.py", Settings(select=["ALL"]))
+    assert engine.might_match("x = y.T\n", everything)
+
+
+def test_trusted_parse_builds_the_same_tree_and_leaves_node_checks_on():
+    import libcst as cst
+
+    from attnlint.parseguard import parse_module
+
+    for name, source in EXAMPLES[:40]:
+        fast, checked = parse_module(source), cst.parse_module(source)
+        assert fast.code == source and fast.deep_equals(checked), name
+    # Validation is back on once the parse returns: an invalid node still raises.
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+
+
 @pytest.mark.parametrize(
     "pattern,literal",
     [

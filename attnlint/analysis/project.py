@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Sequence
 import libcst as cst
 
 from attnlint.analysis.values import Value
+from attnlint.parseguard import parse_module
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlint.analysis import ModuleAnalysis
@@ -86,7 +87,7 @@ class Project:
                 # import hundreds of modules, each importing more).
                 # Read for what it lends (constants, summaries on demand): none of its
                 # functions is analysed on its own (see selection).
-                result = analyze_module(cst.parse_module(data), project=None, path=path, wanted=NOTHING)
+                result = analyze_module(parse_module(data), project=None, path=path, wanted=NOTHING)
         except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
             result = None
         finally:

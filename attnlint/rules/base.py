@@ -133,7 +133,14 @@ class Rule:
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     fix_applicability: ClassVar[Optional[Applicability]] = None
     # Regular expressions: a file in which none matches cannot hold a finding; it is not parsed.
+    # They also say which definitions the analysis reads (see analysis.selection): the text of
+    # a helper that builds what the rule judges (`torch.where(keep, 0, -inf)`) belongs here.
     triggers: ClassVar[Tuple[str, ...]] = ()
+    # Regular expressions for what must stand in the file where a finding of the rule is
+    # reported, when that is narrower than what the triggers name (the attention a mask helper
+    # feeds): a file that matches a trigger but none of these holds no finding of the rule, and
+    # is not parsed for it. Empty: the triggers alone decide.
+    reported_where: ClassVar[Tuple[str, ...]] = ()
     # Per-rule options and their defaults; `[tool.attnlint.<rule-name>]` overrides them.
     default_options: ClassVar[Dict[str, Any]] = {}
     # For options that take one of a few values: the values allowed.

@@ -79,6 +79,15 @@ class MaskAddedAsBias(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = (r"mask|tril|triu|where|keep|pad|length", "softmax", "Softmax", "scaled_dot_product_attention")
+    # Reported at a fill that reaches a softmax, or at a mask given to an attention API.
+    reported_where = (
+        "softmax",
+        "Softmax",
+        "scaled_dot_product_attention",
+        "MultiheadAttention",
+        "Transformer",
+        r"key_padding_mask|attn_mask|src_mask|tgt_mask|memory_mask",
+    )
     recipe = "mask_added_as_bias"
 
     def check(self, ctx: RuleContext) -> None:

@@ -136,14 +136,15 @@ class UnmaskedPadding(Rule):
     def _unread_mask_locals(self, ctx: RuleContext, function: FunctionFacts) -> None:
         """A padding mask bound here and never read, while the attention this function calls
         (an API or a submodule whose forward masks its attention) is given no mask at all."""
-        unread = attention.unread_padding_masks(function)
-        if not unread:
-            return
         calls = [
             c
             for c in function.attention_calls
             if not c.mask_keywords and not any(a.star for a in c.call.args) and self._takes_mask(ctx, c)
         ]
+        # The body's names are walked only where some attention goes without a mask.
+        unread = attention.unread_padding_masks(function) if calls else {}
+        if not unread:
+            return
         for call in calls:
             names = " and ".join(f"`{n}`" for n in unread)
             fix = None
