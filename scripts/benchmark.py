@@ -4,6 +4,8 @@
     python scripts/benchmark.py --corpus torch --rounds 5
     python scripts/benchmark.py --scaling            # one file of N attention modules, N = 100..800
     python scripts/benchmark.py --profile transformers   # where the time goes (cProfile)
+    python scripts/benchmark.py --corpus torch --tools attnlint-cold --baseline /tmp/old \
+        --select ATN101,ATN102,ATN103,ATN201,ATN202,ATN203,ATN204,ATN205   # before/after, same rules
 
 It builds the corpus under --cache-dir (default ~/.cache/attnlint-benchmark): torch's own `nn` and
 `distributed` sources copied from the installed torch, the `transformers` and `timm` wheels fetched
@@ -172,8 +174,14 @@ def _drop_cache(corpus: Path) -> None:
     shutil.rmtree(corpus / ".attnlint_cache", ignore_errors=True)
 
 
-def tools_for(cache: Path, wanted: Sequence[str], baseline: Optional[Path] = None) -> List[Tool]:
+def tools_for(
+    cache: Path, wanted: Sequence[str], baseline: Optional[Path] = None, select: Optional[str] = None
+) -> List[Tool]:
     attnlint = [sys.executable, "-m", "attnlint", "check", "--exit-zero"]
+    if select:
+        # The same rules for attnlint and the baseline: what a change to the analysis costs,
+        # apart from files that rules added since then parse.
+        attnlint += ["--select", select]
     tools = {
         "attnlint-cold": Tool("attnlint-cold", attnlint + ["."], before=_drop_cache),
         "attnlint-warm": Tool("attnlint-warm", attnlint + ["."]),  # runs after the cold one: a full cache
@@ -364,6 +372,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before one run is given up")
     parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "attnlint-benchmark")
     parser.add_argument("--baseline", type=Path, help="a source tree of another attnlint to time alongside")
+    parser.add_argument(
+        "--select", help="rule codes for attnlint and the baseline alike (e.g. the rules the baseline has)"
+    )
     parser.add_argument("--scaling", action="store_true", help="time one file of 100..800 attention modules")
     parser.add_argument("--sizes", default="100,200,400,800")
     parser.add_argument(
@@ -394,7 +405,7 @@ def main() -> int:
     for name in [c for c in args.corpus.split(",") if c]:
         corpus = build_corpus(name, cache)
         print(f"{name}: {corpus}", flush=True)
-        result = compare(corpus, tools_for(cache, wanted, args.baseline), args.rounds, args.timeout)
+        result = compare(corpus, tools_for(cache, wanted, args.baseline, args.select), args.rounds, args.timeout)
         tables.append(report(name, corpus, result))
         print(tables[-1], flush=True)
     print("\n".join(tables))

@@ -585,11 +585,11 @@ class Evaluator:
         keys = set().union(*envs)
         merged: Env = {}
         for key in keys:
-            present = envs
-            if key.startswith("self."):
-                # An attribute set on some paths only does not exist on the others: wherever it
-                # is read, it holds what those paths stored (`if causal: self.register_buffer(...)`).
-                present = [env for env in envs if key in env]
+            # A name bound on some paths only is unbound on the others (a read there raises), and
+            # an attribute set on some paths only does not exist on the others: wherever it is
+            # read, it holds what those paths bound (`masked = logits.masked_fill(...)` under two
+            # `if`s, then `return masked`; `if causal: self.register_buffer(...)`).
+            present = [env for env in envs if key in env]
             value = present[0].get(key)
             for other in present[1:]:
                 value = join(value, other.get(key)) if value is not other.get(key) else value

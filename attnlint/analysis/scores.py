@@ -613,6 +613,13 @@ def through_view(ev, scores: Value, target) -> Optional[Value]:
         ev.resolve(a.size) is not None and ev.resolve(a.size) == ev.resolve(b.size) for a, b in zip(leading, target)
     ):
         head = tuple(replace(b, role=a.role) for a, b in zip(leading, target[:-1]))
+    elif _regroups_batch_axes(ev, leading, target[:-1]):
+        # fairseq's `(bsz * heads, tgt, src).view(bsz, heads, tgt, src)` to mask per batch, and
+        # back: the axes before the queries are split or merged, the queries stay.
+        head = tuple(replace(a, role=None) for a in target[:-2]) + (replace(target[-2], role=QUERIES),)
+        # Still the product's scores, key axis last: what was applied to them (scale, fills,
+        # guards) stays, and a mask or a scale applied now is applied to them.
+        return scores.with_(rank=len(target), shape=head + (replace(target[-1], role=KEYS),), feature_last=False)
     else:
         return None
     return Value(
@@ -626,6 +633,22 @@ def through_view(ev, scores: Value, target) -> Optional[Value]:
         mask=scores.mask,
         **scores.data_facts(),
     )
+
+
+def _regroups_batch_axes(ev, leading, target_leading) -> bool:
+    """`leading` (the scores' axes before the keys, ending with the queries) and the target's
+    end with the same query axis and hold the same number of elements before it: only batch
+    axes are split or merged (both sides at least one of them)."""
+    from attnlint.analysis.symbolic import product
+
+    if len(leading) < 2 or len(target_leading) < 2 or leading[-1].role != QUERIES:
+        return False
+    sizes = [ev.resolve(a.size) for a in leading]
+    targets = [ev.resolve(a.size) for a in target_leading]
+    if None in sizes or None in targets or sizes[-1] != targets[-1]:
+        return False
+    before, after = product(sizes[:-1]), product(targets[:-1])
+    return before is not None and before == after
 
 
 def _is_einsum(node) -> bool:

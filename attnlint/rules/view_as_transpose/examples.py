@@ -437,6 +437,34 @@ VALID = [
                 return pooled.view(b, t, -1, h_it, w_it).permute(0, 2, 1, 3, 4)
         """
     ),
+    # The same helper, heads moved back before they are merged.
+    Valid(
+        """
+        import math
+        import torch
+        from torch import nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, hidden_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.qkv_dim = hidden_dim // num_heads
+                self.qkv_proj = nn.Linear(hidden_dim, 3 * hidden_dim)
+            def forward(self, x, pad_mask=None):
+                batch_size, seq_len, hidden_dim = x.size()
+                qkv = self.qkv_proj(x).reshape(batch_size, seq_len, self.num_heads, 3 * self.qkv_dim)
+                q, k, v = qkv.permute(0, 2, 1, 3).chunk(3, dim=-1)
+                values = self.attend(q, k, v, pad_mask)
+                values = values.transpose(1, 2).reshape(batch_size, seq_len, hidden_dim)
+                return values
+            def attend(self, q, k, v, pad_mask):
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+                if pad_mask is not None:
+                    masked = logits.masked_fill(pad_mask[:, None, None, :] == 0, -1e9)
+                else:
+                    pass
+                return torch.matmul(masked.softmax(dim=-1), v)
+        """
+    ),
 ]
 
 INVALID = [
@@ -952,5 +980,60 @@ INVALID = [
                     outs[i] = w @ k
                 return outs.view(b, n, -1)
         """,
+    ),
+    # Heads merged by reshape after a helper that masks on one branch only (the masked scores
+    # are what reaches the softmax: the other branch never returns).
+    Invalid(
+        """
+        import math
+        import torch
+        from torch import nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, hidden_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.qkv_dim = hidden_dim // num_heads
+                self.qkv_proj = nn.Linear(hidden_dim, 3 * hidden_dim)
+            def forward(self, x, pad_mask=None):
+                batch_size, seq_len, hidden_dim = x.size()
+                qkv = self.qkv_proj(x).reshape(batch_size, seq_len, self.num_heads, 3 * self.qkv_dim)
+                q, k, v = qkv.permute(0, 2, 1, 3).chunk(3, dim=-1)
+                values = self.attend(q, k, v, pad_mask)
+                values = values.reshape(batch_size, seq_len, hidden_dim)
+                return values
+            def attend(self, q, k, v, pad_mask):
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+                if pad_mask is not None:
+                    masked = logits.masked_fill(pad_mask[:, None, None, :] == 0, -1e9)
+                else:
+                    pass
+                return torch.matmul(masked.softmax(dim=-1), v)
+        """,
+        fixed="""
+        import math
+        import torch
+        from torch import nn
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, hidden_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.qkv_dim = hidden_dim // num_heads
+                self.qkv_proj = nn.Linear(hidden_dim, 3 * hidden_dim)
+            def forward(self, x, pad_mask=None):
+                batch_size, seq_len, hidden_dim = x.size()
+                qkv = self.qkv_proj(x).reshape(batch_size, seq_len, self.num_heads, 3 * self.qkv_dim)
+                q, k, v = qkv.permute(0, 2, 1, 3).chunk(3, dim=-1)
+                values = self.attend(q, k, v, pad_mask)
+                values = values.transpose(1, 2).reshape(batch_size, seq_len, hidden_dim)
+                return values
+            def attend(self, q, k, v, pad_mask):
+                logits = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+                if pad_mask is not None:
+                    masked = logits.masked_fill(pad_mask[:, None, None, :] == 0, -1e9)
+                else:
+                    pass
+                return torch.matmul(masked.softmax(dim=-1), v)
+        """,
+        line=15,
     ),
 ]

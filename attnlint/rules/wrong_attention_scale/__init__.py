@@ -155,7 +155,9 @@ class WrongAttentionScale(Rule):
 
     @staticmethod
     def _fix(ctx: RuleContext, scores) -> Optional[NodeFix]:
-        if len(scores.scale_steps) != 1 or scores.scale_steps[0].factor is None:
+        # Replacing the one factor at the product sets the whole scale only when nothing was
+        # multiplied into q or k on the way (`q * self.scaling`, then `/ sqrt(head_dim)`).
+        if len(scores.scale_steps) != 1 or scores.scale_steps[0].factor is None or scores.operand_scale_steps:
             return None
         step = scores.scale_steps[0]
         if scores.head_dim_names:
@@ -170,7 +172,7 @@ class WrongAttentionScale(Rule):
 
     @staticmethod
     def _fix_definition(scores, definition) -> Optional[NodeFix]:
-        if not definition.head_dim_names:
+        if not definition.head_dim_names or scores.operand_scale_steps:
             return None
         head = definition.head_dim_names[0]
         new = f"{head} ** 0.5" if scores.scale_steps[0].divides else f"{head} ** -0.5"

@@ -1919,4 +1919,37 @@ INVALID = [
                 return self.attn(x)
         """
     ),
+    # fairseq's layout: queries scaled on the way in, the scores divided by sqrt(head_dim) again,
+    # viewed per batch to mask the padding and back (the views keep the product's facts). No
+    # fix: which of the two factors to drop is the author's choice.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class SelfAttention(nn.Module):
+            def __init__(self, embed_dim, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = embed_dim // num_heads
+                self.scaling = self.head_dim ** -0.5
+                self.q_proj = nn.Linear(embed_dim, embed_dim)
+                self.k_proj = nn.Linear(embed_dim, embed_dim)
+            def forward(self, query, key_padding_mask=None):
+                tgt_len, bsz, embed_dim = query.size()
+                q = self.q_proj(query) * self.scaling
+                k = self.k_proj(query)
+                q = q.contiguous().view(tgt_len, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+                k = k.contiguous().view(-1, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+                src_len = k.size(1)
+                attn_weights = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(self.head_dim)
+                if key_padding_mask is not None:
+                    attn_weights = attn_weights.view(bsz, self.num_heads, tgt_len, src_len)
+                    attn_weights = attn_weights.masked_fill(key_padding_mask[:, None, None, :], -1e9)
+                    attn_weights = attn_weights.view(bsz * self.num_heads, tgt_len, src_len)
+                return F.softmax(attn_weights, dim=-1)
+        """,
+        line=20,
+    ),
 ]

@@ -1,0 +1,113 @@
+"""A name bound on some paths only holds, where it is read, what those paths bound; scores whose
+batch axes a view splits or merges (fairseq's per-batch masking) stay the product's scores."""
+
+from __future__ import annotations
+
+from attnlint.analysis.scores import ScaleKind, scale_verdict
+from attnlint.analysis.values import KEYS, QUERIES
+
+from helpers import analyse, env, only_softmax
+
+MASK_HELPER = """
+import torch
+
+def mask_logits(logits, pad_mask=None, future_mask=None):
+    if pad_mask is not None:
+        masked = logits.masked_fill(pad_mask[:, None, None, :] == 0, float("-inf"))
+    if future_mask is not None:
+        masked = logits.masked_fill(future_mask == 0, float("-inf"))
+    return masked
+
+def attend(x, pad_mask, future_mask):
+    b, n, _ = x.shape
+    q = x.view(b, n, 8, 64).transpose(1, 2)
+    k = x.view(b, n, 8, 64).transpose(1, 2)
+    s = torch.matmul(q, k.transpose(-2, -1)) / 8
+    s = mask_logits(s, pad_mask, future_mask)
+    w = s.softmax(dim=-1)
+    out = w @ k
+    return out
+"""
+
+
+def test_a_name_bound_on_every_branch_but_one_holds_what_the_branches_bound():
+    analysis, _ = analyse(MASK_HELPER)
+    out = env(analysis, "attend", "out")
+    assert out.rank == 4
+    assert [a.role for a in env(analysis, "attend", "s").shape][-2:] == [QUERIES, KEYS]
+    assert len(only_softmax(analysis).input.fills) == 2  # either branch's fill may reach it
+
+
+def test_a_name_bound_in_a_loop_holds_the_loop_value_after_it():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(x, layers):
+            for layer in layers:
+                h = x.view(2, 3, 4)
+            return h
+        """
+    )
+    assert env(analysis, "f", "h").rank == 3
+
+
+FAIRSEQ = """
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class SelfAttention(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, query, key_padding_mask=None):
+        tgt_len, bsz, embed_dim = query.size()
+        q = self.q_proj(query){q_scale}
+        k = self.k_proj(query)
+        q = q.contiguous().view(tgt_len, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+        k = k.contiguous().view(-1, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+        src_len = k.size(1)
+        attn_weights = torch.bmm(q, k.transpose(1, 2)){s_scale}
+        if key_padding_mask is not None:
+            attn_weights = attn_weights.view(bsz, self.num_heads, tgt_len, src_len)
+            attn_weights = attn_weights.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+            attn_weights = attn_weights.view(bsz * self.num_heads, tgt_len, src_len)
+        return F.softmax(attn_weights, dim=-1)
+"""
+
+
+def _verdict(q_scale, s_scale):
+    analysis, _ = analyse(FAIRSEQ.format(q_scale=q_scale, s_scale=s_scale))
+    site = only_softmax(analysis)
+    assert site.input.scores is not None  # the views around the fill keep the product's facts
+    assert len(site.input.fills) == 1
+    return scale_verdict(site.input.scores).kind
+
+
+def test_scores_viewed_per_batch_and_back_keep_their_scale():
+    assert _verdict(" * self.scaling", "") == ScaleKind.CORRECT
+    assert _verdict("", "") == ScaleKind.MISSING
+    assert _verdict(" * self.scaling", " / math.sqrt(self.head_dim)") == ScaleKind.NO_ROOT
+
+
+def test_a_view_that_moves_the_queries_is_not_a_regrouping():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(q, k):
+            # q, k: (b, n, d)
+            b, n, d = q.shape
+            s = torch.bmm(q, k.transpose(1, 2))
+            s = s.view(n, b, n)
+            return s.softmax(-1)
+        """
+    )
+    assert only_softmax(analysis).input.scores is None
