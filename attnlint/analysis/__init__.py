@@ -150,8 +150,34 @@ class ModuleAnalysis:
         bound = function.params[node.value]
         if bound.mask is None or bound.mask.convention is None or bound.mask.origin == "name":
             return None  # what the parameter means is not its callers' to say (or its name says)
-        passed = self.argument_nodes_for(function, node.value)
-        return passed[0] if passed else None
+        return self._where_meaning_is_decided(function, node.value)
+
+    def _where_meaning_is_decided(self, function: FunctionFacts, param: str) -> Optional[cst.BaseExpression]:
+        """The argument the first caller in this file writes for `param` of `function`, followed
+        up through callers that only hand on a parameter of their own as it is (an encoder
+        layer passing its `padding_mask` to its attention): the argument where the value is
+        made or named anew. None when no caller passes it."""
+        seen = set()
+        found: Optional[cst.BaseExpression] = None
+        while (id(function), param) not in seen and len(seen) < 2 * CONTEXT_ROUNDS:
+            seen.add((id(function), param))
+            calls = self._calls_binding(function, param)
+            arg = call_argument(calls[0][0].call, calls[0][1], param) if calls else None
+            if arg is None:
+                return found
+            found = arg.value
+            caller = self._caller_of(calls[0][0])
+            if caller is None or not isinstance(found, cst.Name):
+                return found
+            if found.value not in caller.params:
+                # A local the caller builds once (`valid = arange(T) < lens[:, None]`): its
+                # meaning is written where it is built.
+                return _single_binding(caller.node, found.value) or found
+            function, param = caller, found.value
+        return found
+
+    def _caller_of(self, call) -> Optional[FunctionFacts]:
+        return next((f for f in self.functions if any(c is call for c in f.calls)), None)
 
     def scale_passed_by_caller(self, site: SoftmaxSite) -> Optional[cst.BaseExpression]:
         """For scores scaled by a factor made of one parameter of their function (`scores *
@@ -722,6 +748,30 @@ def _head_dim_names_in_init(init: cst.FunctionDef, definition: cst.CSTNode, scor
         if atom.key.endswith(".__init__:" + atom.name) and atom.name in params:
             names.append(atom.name)
     return tuple(names)
+
+
+def _single_binding(scope: Optional[cst.CSTNode], name: str) -> Optional[cst.BaseExpression]:
+    """The value of the one plain assignment `name = value` in `scope` (None when the name is
+    bound more than once, or otherwise: a loop target, a tuple, an augmented assignment; a
+    binding in a nested definition counts too, which only makes this say None more often)."""
+    if not isinstance(scope, cst.FunctionDef):
+        return None
+    values: List[Optional[cst.BaseExpression]] = []
+    for node in walk_nodes(scope.body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if name in names_in(target.target):
+                    values.append(node.value if isinstance(target.target, cst.Name) else None)
+            continue
+        if isinstance(node, cst.With):
+            targets = [item.asname.name for item in node.items if item.asname is not None]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        else:
+            continue
+        if any(name in names_in(t) for t in targets):
+            values.append(None)
+    return values[0] if len(values) == 1 else None
 
 
 def _is_unit_or_none(node: cst.BaseExpression) -> bool:

@@ -56,6 +56,9 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
     sym = _sym_binary(op, left, right)
     if sym is not None and not (numberish(left) and numberish(right)):
         sym = None
+    lengths = _lengths_arithmetic(op, left, right, node)
+    if lengths is not None:
+        return lengths
     if isinstance(op, cst.Multiply) and (left.kind == "tuple" or right.kind == "tuple"):
         from attnlint.analysis import losses
 
@@ -153,6 +156,27 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         mask = masks.combine(left.mask, right.mask, op) if not isinstance(op, cst.BitXor) else None
         return Value(kind="tensor", rank=rank, node=node, mask=mask)
     return UNKNOWN
+
+
+def _lengths_arithmetic(op, left: Value, right: Value, node) -> Optional[Value]:
+    """Per-sequence lengths with a number added, taken, multiplied or divided in (a conv front
+    end's `((lengths - 1) // 2 - 1) // 2`, `lengths * 2`): still one length per sequence, which
+    a padding mask is made from. Positive only while nothing is taken away or divided."""
+    if not (left.lengths and left.kind == "tensor") or right.lengths or right.kind == "tensor":
+        return None
+    if right.sym is None or not right.sym.is_const or right.sym.coeff <= 0:
+        return None  # only a positive number: `lengths - offsets` says nothing
+    if not isinstance(op, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Divide)):
+        return None
+    keeps_positive = isinstance(op, cst.Add) or (isinstance(op, cst.Multiply) and right.sym.coeff >= 1)
+    return Value(
+        kind="tensor",
+        rank=left.rank,
+        shape=left.shape,
+        node=node,
+        lengths=True,
+        positive_lengths=left.positive_lengths and keeps_positive,
+    )
 
 
 def _sym_binary(op, left: Value, right: Value) -> Optional[Sym]:

@@ -111,3 +111,59 @@ def test_a_view_that_moves_the_queries_is_not_a_regrouping():
         """
     )
     assert only_softmax(analysis).input.scores is None
+
+
+def test_lengths_shortened_by_a_front_end_are_still_lengths():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def front(x, lengths):
+            return x[:, ::4], ((lengths - 1) // 2 - 1) // 2
+
+        def encode(feats, feat_lens, offsets):
+            x, lens = front(feats, feat_lens)
+            valid = torch.arange(x.size(1))[None, :] < lens[:, None]
+            longer = feat_lens + 1
+            moved = feat_lens - offsets
+            return valid
+        """
+    )
+    lens = env(analysis, "encode", "lens")
+    assert lens.lengths and not lens.positive_lengths
+    assert env(analysis, "encode", "valid").mask.convention == "attend"
+    assert env(analysis, "encode", "longer").lengths
+    assert not env(analysis, "encode", "moved").lengths  # lengths minus a tensor: not lengths
+
+
+def test_a_mask_handed_on_through_layers_is_reported_where_it_is_built():
+    source = """
+    import torch
+    from torch import nn
+
+    class Layer(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+        def forward(self, x, pad):
+            return self.attn(x, x, x, key_padding_mask=pad)[0]
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.layer = Layer(d)
+        def forward(self, x, pad):
+            return self.layer(x, pad)
+
+    class Model(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.block = Block(d)
+        def forward(self, x, lengths):
+            keep = torch.arange(x.size(1))[None, :] < lengths[:, None]
+            return self.block(x, keep)
+    """
+    analysis, module = analyse(source)
+    (use,) = [u for f in analysis.functions for u in f.mask_uses]
+    where = analysis.mask_passed_by_caller(use)
+    assert module.code_for_node(where) == "torch.arange(x.size(1))[None, :] < lengths[:, None]"

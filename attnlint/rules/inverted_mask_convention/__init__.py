@@ -22,8 +22,11 @@ class InvertedMaskConvention(Rule):
     means "masked".
 
     A mask a function receives and hands on as it is, whose meaning its caller decides (a
-    training step builds `(src != PAD_IDX)` and passes it to the model), is reported at the
-    caller's argument, without a fix: the function may have other callers.
+    training step builds `(src != PAD_IDX)` and passes it to the model), is reported where its
+    meaning is written, without a fix (the function may have other callers): at the caller's
+    argument, followed up through layers that only hand their own parameter on, and at the
+    expression that builds it when that argument is a local built once (`valid = arange(T) <
+    lens[:, None]`, then `for layer in self.layers: x = layer(x, valid)`).
 
     ## Why is this bad?
     PyTorch's two attention APIs use opposite boolean conventions. With the wrong one, a causal
@@ -548,6 +551,38 @@ class InvertedMaskConvention(Rule):
             def train_epoch(model, src, tgt):
                 src_padding_mask, tgt_padding_mask = create_mask(src, tgt)
                 return model(src, tgt, None, None, src_padding_mask, tgt_padding_mask, src_padding_mask)
+            """
+        ),
+        # The same layers given True = padding.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class Subsampling(nn.Module):
+                def __init__(self, d_model):
+                    super().__init__()
+                    self.conv = nn.Conv1d(d_model, d_model, 3, stride=2)
+                def forward(self, x, lengths):
+                    x = self.conv(x.transpose(1, 2)).transpose(1, 2)
+                    return x, (lengths - 1) // 2
+            class EncoderLayer(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+                def forward(self, x, valid_mask):
+                    h, _ = self.self_attn(x, x, x, key_padding_mask=valid_mask)
+                    return x + h
+            class Encoder(nn.Module):
+                def __init__(self, d_model=256, n_heads=4, n_layers=6):
+                    super().__init__()
+                    self.subsample = Subsampling(d_model)
+                    self.layers = nn.ModuleList([EncoderLayer(d_model, n_heads) for _ in range(n_layers)])
+                def forward(self, feats, feat_lens):
+                    x, lens = self.subsample(feats, feat_lens)
+                    valid_mask = torch.arange(x.size(1), device=x.device)[None, :] >= lens[:, None]
+                    for layer in self.layers:
+                        x = layer(x, valid_mask)
+                    return x
             """
         ),
     ]
@@ -1330,5 +1365,39 @@ class InvertedMaskConvention(Rule):
                 src_padding_mask, tgt_padding_mask = create_mask(src, tgt)
                 return model(src, tgt, None, None, src_padding_mask, tgt_padding_mask, src_padding_mask)
             """
+        ),
+        # A length mask (True = a real frame, from lengths a conv front end shortened) handed through
+        # a loop over layers to nn.MultiheadAttention: reported where it is built.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class Subsampling(nn.Module):
+                def __init__(self, d_model):
+                    super().__init__()
+                    self.conv = nn.Conv1d(d_model, d_model, 3, stride=2)
+                def forward(self, x, lengths):
+                    x = self.conv(x.transpose(1, 2)).transpose(1, 2)
+                    return x, (lengths - 1) // 2
+            class EncoderLayer(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+                def forward(self, x, valid_mask):
+                    h, _ = self.self_attn(x, x, x, key_padding_mask=valid_mask)
+                    return x + h
+            class Encoder(nn.Module):
+                def __init__(self, d_model=256, n_heads=4, n_layers=6):
+                    super().__init__()
+                    self.subsample = Subsampling(d_model)
+                    self.layers = nn.ModuleList([EncoderLayer(d_model, n_heads) for _ in range(n_layers)])
+                def forward(self, feats, feat_lens):
+                    x, lens = self.subsample(feats, feat_lens)
+                    valid_mask = torch.arange(x.size(1), device=x.device)[None, :] < lens[:, None]
+                    for layer in self.layers:
+                        x = layer(x, valid_mask)
+                    return x
+            """,
+            line=24,
         ),
     ]
