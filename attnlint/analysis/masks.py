@@ -12,7 +12,7 @@ import libcst as cst
 
 from attnlint.analysis.names import canonical, qualify
 from attnlint.analysis.names import Subtree, child_nodes, literal
-from attnlint.analysis.values import ATTEND, MASKED, MaskFacts
+from attnlint.analysis.values import ATTEND, MASKED, QUERY_MAJOR, MaskFacts
 
 # Parameter names and what they mean in the ecosystem that uses them.
 _PARAM_MASKS = {
@@ -356,6 +356,16 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
         padding_under_causal=under_causal and not whole,
         causal_part=grows and ("causal" in origins or a.causal_part or b.causal_part),
     )
+
+
+def _varies_along_keys(fill, scores) -> bool:
+    """The fill's mask takes different values along the scores' key axis (the code shows it)."""
+    facts = scores.scores
+    if facts is None:
+        return False
+    key = facts.key_axis if facts.key_axis is not None else (-1 if facts.layout == QUERY_MAJOR else None)
+    axes = broadcast_axes(fill, scores.rank) if key is not None else None
+    return axes is not None and key in axes[1]
 
 
 def broadcast_axes(fill, rank: Optional[int]):
@@ -1412,13 +1422,17 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
         receiver_node=receiver_node,
         on_scores=receiver.scores is not None,
         float32_receiver=receiver.constructor is not None and receiver.constructor.half is False,
-        restores=fill != "-inf" and any(f.fill == "-inf" for f in receiver.fills),
         lengths=lengths_at(ev, receiver, receiver),
     )
-    ev.facts.fill_sites.append(site)
     # A finite fill after a -inf one (`s.masked_fill(all_masked_rows, 0.0)`) may restore
-    # exactly the emptied rows: a guard before the softmax.
-    fills = (site,) if fill != "-inf" and receiver.fills else receiver.fills + (site,)
+    # exactly the emptied rows: a guard before the softmax. Not one whose mask varies along
+    # the keys (`~key_valid[:, None, None, :]`): that masks keys, not rows.
+    restores = (
+        fill != "-inf" and any(f.fill == "-inf" for f in receiver.fills) and not _varies_along_keys(site, receiver)
+    )
+    site = replace(site, restores=restores)
+    ev.facts.fill_sites.append(site)
+    fills = (site,) if restores else receiver.fills + (site,)
     if receiver.scores is None:
         # `zeros.masked_fill(mask, -inf)`: an additive mask in the making. A 0/1 mask filled with
         # anything but 0/1 (`keep.masked_fill(keep == 0, -inf)`) holds a bias from here on, also

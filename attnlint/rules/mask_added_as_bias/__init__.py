@@ -59,7 +59,7 @@ class MaskAddedAsBias(Rule):
     `masked_fill(~keep, -inf)`, `generate_square_subsequent_mask`), mask parameters used as they
     come (in Hugging Face layers they are already biases), bool masks given to SDPA (see ATN205 for
     their convention), fills of the weights after the softmax, a finite fill after a `-inf` one
-    (a guard for emptied rows), and a multiplied mask followed by the additive form
+    (a guard for emptied rows; not a mask that varies along the keys, `~valid[:, None, None, :]`), and a multiplied mask followed by the additive form
     (`s * m + (1 - m) * -1e4`) or by renormalising the weights over the kept keys.
 
     ## Fix safety

@@ -1326,4 +1326,36 @@ INVALID = [
         """,
         line=11,
     ),
+    # A causal -inf fill, then the padded keys filled with 0.0: the second mask varies along
+    # the keys, so it is no guard of emptied rows; padded keys (and the future where it is
+    # padding) are attended.
+    Invalid(
+        """
+        import math
+        import torch
+
+
+        def full_attention(queries, keys, values, causal, key_valid):
+            B, L, H, E = queries.shape
+            scores = torch.einsum("blhe,bshe->bhls", queries, keys)
+            scores.masked_fill_(causal, -math.inf)
+            scores = scores.masked_fill(~key_valid[:, None, None, :], 0.0)
+            A = torch.softmax(scores / math.sqrt(E), dim=-1)
+            return torch.einsum("bhls,bshd->blhd", A, values)
+        """,
+        fixed="""
+        import math
+        import torch
+
+
+        def full_attention(queries, keys, values, causal, key_valid):
+            B, L, H, E = queries.shape
+            scores = torch.einsum("blhe,bshe->bhls", queries, keys)
+            scores.masked_fill_(causal, -math.inf)
+            scores = scores.masked_fill(~key_valid[:, None, None, :], torch.finfo(scores.dtype).min)
+            A = torch.softmax(scores / math.sqrt(E), dim=-1)
+            return torch.einsum("bhls,bshd->blhd", A, values)
+        """,
+        line=9,
+    ),
 ]
