@@ -275,6 +275,9 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
                 break
     if name is None:
         return False
+    # Slices of the last axis alone, two or more (`qkv[..., :d]`, `qkv[..., d:2 * d]`): the
+    # features split into queries, keys and values, not a skew's dropped row.
+    feature_cuts = 0
     for stmt in later:
         for node in _walk(stmt):
             if not isinstance(node, cst.Call):
@@ -289,10 +292,31 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
                 return True
         for node in _walk(stmt):
             if isinstance(node, cst.Subscript) and _names(node.value, name) and _trims(node):
-                return True
+                if not _cuts_last_axis_only(node):
+                    return True
+                feature_cuts += 1
         if binds(stmt, name) and not (isinstance(stmt, cst.Assign) and _rooted_at(stmt.value, name)):
-            return False  # `y, _ = mhsa(y, y, y)`: a later view of `y` reads another tensor
-    return False
+            break  # `y, _ = mhsa(y, y, y)`: a later view of `y` reads another tensor
+    return feature_cuts == 1
+
+
+def _cuts_last_axis_only(subscript: cst.Subscript) -> bool:
+    """`x[..., :d]`, `x[..., :, d:]` is not: only the last entry is a bounded slice, after an
+    `...` (which says the entry is the last axis whatever the rank) and whole-axis slices."""
+    elements = list(subscript.slice)
+    last = elements[-1].slice if elements else None
+    if not isinstance(last, cst.Slice) or (last.lower is None and last.upper is None):
+        return False
+    for element in elements[:-1]:
+        inner = element.slice
+        if isinstance(inner, cst.Index) and isinstance(inner.value, cst.Ellipsis):
+            continue
+        if isinstance(inner, cst.Slice) and inner.lower is None and inner.upper is None and inner.step is None:
+            continue
+        return False
+    return len(elements) > 1 and any(
+        isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis) for e in elements[:-1]
+    )
 
 
 def _rooted_at(node: cst.CSTNode, name: str) -> bool:

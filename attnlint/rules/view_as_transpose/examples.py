@@ -1036,4 +1036,43 @@ INVALID = [
         """,
         line=15,
     ),
+    # A fused q/k/v projection viewed straight to (batch, heads, tokens, 3 * head): slicing the
+    # features into q, k and v afterwards is no skew of the view's memory.
+    Invalid(
+        """
+        from torch import nn
+        class NeoXAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.query_key_value = nn.Linear(hidden_size, 3 * hidden_size)
+            def split(self, hidden_states):
+                bsz, seq_len, _ = hidden_states.shape
+                qkv = self.query_key_value(hidden_states)
+                qkv = qkv.view(bsz, self.num_heads, seq_len, 3 * self.head_size)
+                query = qkv[..., : self.head_size]
+                key = qkv[..., self.head_size : 2 * self.head_size]
+                value = qkv[..., 2 * self.head_size :]
+                return query, key, value
+        """,
+        fixed="""
+        from torch import nn
+        class NeoXAttention(nn.Module):
+            def __init__(self, hidden_size, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_size = hidden_size // num_heads
+                self.query_key_value = nn.Linear(hidden_size, 3 * hidden_size)
+            def split(self, hidden_states):
+                bsz, seq_len, _ = hidden_states.shape
+                qkv = self.query_key_value(hidden_states)
+                qkv = qkv.view(bsz, seq_len, self.num_heads, 3 * self.head_size).transpose(1, 2).contiguous()
+                query = qkv[..., : self.head_size]
+                key = qkv[..., self.head_size : 2 * self.head_size]
+                value = qkv[..., 2 * self.head_size :]
+                return query, key, value
+        """,
+        line=11,
+    ),
 ]
