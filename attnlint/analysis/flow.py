@@ -120,6 +120,11 @@ class FunctionFacts:
                 reached.add(facts.param)
             if facts is not None:
                 reached.update(facts.parts_from)  # `causal & attention_mask[:, None, None, :]`
+            # What the code writes, whatever the callers analysed pass: a refined reading in
+            # which no caller passes `mask` (bound to its default None) still fills with it.
+            root = _mask_root(site.mask_node)
+            if root is not None and root in self.params and masks.is_mask_param(root):
+                reached.add(root)
         for call in self.attention_calls:
             reached.update(k for k in call.mask_keywords if k in self.params and masks.is_mask_param(k))
         return reached
@@ -134,6 +139,23 @@ class FunctionFacts:
         containers call with masks its own use may never set."""
         params = list(self.params)
         return any(params[: len(sig)] == list(sig) for sig in _TORCH_LAYER_SIGNATURES)
+
+
+def _mask_root(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The name a mask expression starts from through `~`, `not`, indexing, attribute reads and
+    method calls (`~mask[:, None, :].bool()` -> mask), if it is one name."""
+    while node is not None:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.UnaryOperation):
+            node = node.expression
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return None
+    return None
 
 
 @dataclass

@@ -1978,6 +1978,37 @@ class UnmaskedPadding(Rule):
                     return torch.stack(outs, 1)
             """,
         ),
+        # A decoder given the source mask calls its attention module without it; the module
+        # masks its scores when a caller passes one (none here does). No fix: the module's
+        # parameter has another name, and which argument it is meant to be is the author's.
+        Invalid(
+            """
+            from typing import Optional
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+            class LuongAttn(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.W = nn.Linear(hidden, hidden)
+                def forward(self, h_t, enc_out, mask: Optional[torch.Tensor] = None):
+                    scores = torch.bmm(enc_out, self.W(h_t).transpose(1, 2)).squeeze(2)
+                    if mask is not None:
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                    return F.softmax(scores, dim=-1).unsqueeze(1)
+            class Decoder(nn.Module):
+                def __init__(self, vocab, hidden):
+                    super().__init__()
+                    self.embedding = nn.Embedding(vocab, hidden)
+                    self.lstm = nn.LSTM(hidden, hidden, batch_first=True)
+                    self.attn = LuongAttn(hidden)
+                def forward(self, y_prev, state, enc_out, src_mask):
+                    rnn_out, state = self.lstm(self.embedding(y_prev).unsqueeze(1), state)
+                    weights = self.attn(rnn_out, enc_out)
+                    return weights.bmm(enc_out), state
+            """,
+            line=20,
+        ),
     ]
 
 
