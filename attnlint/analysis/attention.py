@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import handlers, masks
-from attnlint.analysis.names import child_nodes
+from attnlint.analysis.names import child_nodes, names_in
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.values import ATTEND, MASKED, AttentionCallSite, MaskUseSite, Value
 
@@ -216,6 +216,35 @@ def unused_lengths_parameters(function) -> List[str]:
     that the function never reads: it was told where each sequence's padding starts and did not
     use it. (Whether its attention then goes unmasked is the caller's question.)"""
     return [n for n in function.params if masks.names_sequence_lengths(n) and n not in function.used_names]
+
+
+def lengths_kept_from_attention(function) -> List[str]:
+    """Parameters named as per-sequence lengths that the function reads, but never toward its
+    attention: no argument of an attention call here is made from them (through the names the
+    body binds from them), and nothing here builds or applies a mask at all. A conv front end's
+    `out_lens = self.frontend.output_lengths(feat_lens)`, returned beside an encoder that got no
+    `src_key_padding_mask`: the code knows where each sequence ends and the attention does not."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef):
+        return []
+    read = [n for n in function.params if masks.names_sequence_lengths(n) and n in function.used_names]
+    if not read or function.fill_sites or function.mask_uses or function.mask_handoffs:
+        return []
+    statements = [n for n in _walk(node.body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
+    kept = []
+    for name in read:
+        derived = {name}
+        for _ in range(3):  # names bound from names bound from the lengths
+            for stmt in statements:
+                value = getattr(stmt, "value", None)
+                if value is None or not (names_in(value) & derived):
+                    continue
+                targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+                for target in targets:
+                    derived |= {n.value for n in _target_names(target)}
+        if not any(names_in(arg.value) & derived for call in function.attention_calls for arg in call.call.args):
+            kept.append(name)
+    return kept
 
 
 def _target_names(target: cst.BaseExpression):

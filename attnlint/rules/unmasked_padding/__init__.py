@@ -32,7 +32,9 @@ class UnmaskedPadding(Rule):
       (`tokens.ne(self.pad_id)` for pooling) are a padded batch too;
     - a block that accepts a mask and does not pass it on to the attention submodule it calls;
     - sequence lengths accepted (`lengths`, `x_lens`, `src_lengths`) and never used, while
-      every attention in the function runs with no mask at all;
+      every attention in the function runs with no mask at all; or read, but never toward the
+      attention (only into other lengths, `out_lens = self.frontend.output_lengths(feat_lens)`,
+      returned), while nothing in the function builds or applies a mask;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
       encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
       or a submodule whose forward masks with a mask parameter) is given no mask.
@@ -115,7 +117,8 @@ class UnmaskedPadding(Rule):
         """Sequence lengths accepted and never read, while every attention here runs with no
         mask at all: nothing tells it where the padding starts."""
         unused = [n for n in attention.unused_lengths_parameters(function) if (function.name, n) not in protocols]
-        if not unused or function.is_drop_in_layer():
+        kept = [n for n in attention.lengths_kept_from_attention(function) if (function.name, n) not in protocols]
+        if not (unused or kept) or function.is_drop_in_layer():
             return
         calls = function.attention_calls
         if any(c.mask_keywords or any(a.star for a in c.call.args) for c in calls):
@@ -131,6 +134,14 @@ class UnmaskedPadding(Rule):
                 function.param_nodes[name].name,
                 f"`{name}` is accepted but never used, and the attention in `{function.name}` gets no "
                 "padding mask: it also attends to the padding past each length",
+            )
+        for call in calls if kept else ():
+            # The lengths are read (into other lengths, a return), never toward a mask.
+            names = " and ".join(f"`{n}`" for n in kept)
+            ctx.report(
+                call.call,
+                f"{names} {'tells' if len(kept) == 1 else 'tell'} where each sequence ends, but this "
+                "attention gets no padding mask: it also attends to the padding past each length",
             )
 
     def _unread_mask_locals(self, ctx: RuleContext, function: FunctionFacts) -> None:
@@ -1177,6 +1188,25 @@ class UnmaskedPadding(Rule):
                     return torch.bmm(w.unsqueeze(1), x).squeeze(1)
             """
         ),
+        # The same encoder given the mask made from the shortened lengths.
+        Valid(
+            """
+            import torch
+            from torch import nn
+            class CTCEncoder(nn.Module):
+                def __init__(self, n_mels=80, d_model=256):
+                    super().__init__()
+                    self.conv = nn.Conv1d(n_mels, d_model, 5, stride=2, padding=2)
+                    layer = nn.TransformerEncoderLayer(d_model, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 6)
+                def forward(self, feats, feat_lens):
+                    x = self.conv(feats.transpose(1, 2)).transpose(1, 2)
+                    out_lens = torch.div(feat_lens - 1, 2, rounding_mode="floor") + 1
+                    pad = torch.arange(x.size(1))[None, :] >= out_lens[:, None]
+                    x = self.encoder(x, src_key_padding_mask=pad)
+                    return x, out_lens
+            """
+        ),
     ]
     INVALID = [
         # Attentive pooling over frames: the weights weigh the frames (`(h * w).sum(1)`), the
@@ -2008,6 +2038,26 @@ class UnmaskedPadding(Rule):
                     return weights.bmm(enc_out), state
             """,
             line=20,
+        ),
+        # The lengths are read, but only into the lengths the front end leaves, which are
+        # returned: the encoder itself gets no padding mask.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class CTCEncoder(nn.Module):
+                def __init__(self, n_mels=80, d_model=256):
+                    super().__init__()
+                    self.conv = nn.Conv1d(n_mels, d_model, 5, stride=2, padding=2)
+                    layer = nn.TransformerEncoderLayer(d_model, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 6)
+                def forward(self, feats, feat_lens):
+                    x = self.conv(feats.transpose(1, 2)).transpose(1, 2)
+                    out_lens = torch.div(feat_lens - 1, 2, rounding_mode="floor") + 1
+                    x = self.encoder(x)
+                    return x, out_lens
+            """,
+            line=12,
         ),
     ]
 
