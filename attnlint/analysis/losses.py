@@ -136,7 +136,8 @@ def token_lookup(ev, node: cst.Subscript, base: Value) -> Optional[Value]:
         return None
     key = ev.eval(key_node)
     if key.text is None:
-        return None
+        # `vocab[w]` for a word the code does not show: some id of the vocabulary, a number.
+        return Value(kind="scalar", node=node) if vocabulary_of(base) is not None else None
     entry = dict_entry(base, key.text)
     if entry is not None:
         return entry

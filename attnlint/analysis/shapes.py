@@ -1726,6 +1726,11 @@ def _tensor(ev, call: Call):
         return Value(kind="tensor", rank=2, node=call.node, padding=padding)
     for arg in call.args[1:]:
         ev.eval(arg.value)
+    if isinstance(first, (cst.ListComp, cst.GeneratorExp)) and inner.kind == "tuple":
+        # `torch.tensor([vocab[w] for w in sentence])`: one axis more than each element has.
+        parts = list(inner.elements) or ([inner.each] if inner.each is not None else [])
+        if parts and all(p.kind == "scalar" for p in parts):
+            return Value(kind="tensor", rank=1, node=call.node)
     if not isinstance(first, (cst.List, cst.Tuple)):
         # `torch.tensor(d_k)`: a 0-d tensor holding that number.
         return Value(kind="tensor", rank=inner.rank, node=call.node, sym=inner.sym if inner.rank in (None, 0) else None)

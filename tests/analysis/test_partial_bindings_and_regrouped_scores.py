@@ -167,3 +167,24 @@ def test_a_mask_handed_on_through_layers_is_reported_where_it_is_built():
     (use,) = [u for f in analysis.functions for u in f.mask_uses]
     where = analysis.mask_passed_by_caller(use)
     assert module.code_for_node(where) == "torch.arange(x.size(1))[None, :] < lengths[:, None]"
+
+
+def test_a_tensor_of_a_comprehension_of_numbers_has_one_axis():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        chars = ["<pad>", "a", "b"]
+        stoi = {c: i for i, c in enumerate(chars)}
+
+        def encode(text):
+            return torch.tensor([stoi[c] for c in text])
+
+        ids = encode("ab")
+        lengths = torch.tensor([len(s) for s in ["a", "bc"]])
+        batch = torch.stack([ids, ids])
+        """
+    )
+    assert env(analysis, "<module>", "ids").rank == 1
+    assert env(analysis, "<module>", "lengths").rank == 1
+    assert env(analysis, "<module>", "batch").rank == 2
