@@ -112,7 +112,12 @@ def _names_key_padding(param: str) -> bool:
 
 def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
     """`param[:, None, None, :]`, `param.unsqueeze(1)`, `param.view(b, 1, 1, n)`,
-    `rearrange(param, "b j -> b 1 1 j")` in the function."""
+    `rearrange(param, "b j -> b 1 1 j")` in the function. Not when the code puts a new axis
+    before its first (`param.unsqueeze(1).unsqueeze(0)`, `param[None]`): a padding mask keeps
+    its batch axis first, so that is a mask of other axes (Swin's per-window bias, (nW, N, N)
+    to (1, nW, 1, N, N)), not the raw padding mask."""
+    if _leading_axis_added(param, function_node):
+        return False
     for node in _walk(function_node):
         if isinstance(node, cst.Call) and _adds_unit_axes(node, param):
             return True
@@ -129,6 +134,33 @@ def broadcast_here(param: str, function_node: cst.CSTNode) -> bool:
             and _is_name(node.func.value, param)
         ):
             return True
+    return False
+
+
+def _leading_axis_added(param: str, function_node: cst.CSTNode) -> bool:
+    """`param.unsqueeze(0)` (after other broadcasting calls too) or `param[None, ...]`."""
+    for node in _walk(function_node):
+        if isinstance(node, cst.Subscript) and _is_name(node.value, param) and node.slice:
+            first = node.slice[0].slice
+            if isinstance(first, cst.Index) and _is_name(first.value, "None"):
+                return True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "unsqueeze"
+            and node.args
+            and isinstance(node.args[0].value, cst.Integer)
+            and node.args[0].value.value == "0"
+        ):
+            receiver = node.func.value
+            while (
+                isinstance(receiver, cst.Call)
+                and isinstance(receiver.func, cst.Attribute)
+                and receiver.func.attr.value in _BROADCASTING_METHODS
+            ):
+                receiver = receiver.func.value
+            if _is_name(receiver, param):
+                return True
     return False
 
 

@@ -496,6 +496,32 @@ VALID = [
                 return self.attend(q, k, v, mask=mask, eps=1e9)
         """
     ),
+    # Swin's shifted-window mask, (windows, N, N) of 0 and -100 made by the model, given a new
+    # leading axis to broadcast over the batch: a bias of other axes, not a raw padding mask.
+    Valid(
+        """
+        import math
+        import torch
+        from torch import nn
+        class WindowSelfAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.head_dim = dim // heads
+                self.qkv = nn.Linear(dim, 3 * dim)
+            def forward(self, hidden_states, attention_mask=None):
+                batch_size, dim, _ = hidden_states.shape
+                q, k, v = self.qkv(hidden_states).view(batch_size, dim, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+                if attention_mask is not None:
+                    mask_shape = attention_mask.shape[0]
+                    scores = scores.view(batch_size // mask_shape, mask_shape, self.heads, dim, dim)
+                    scores = scores + attention_mask.unsqueeze(1).unsqueeze(0)
+                    scores = scores.view(-1, self.heads, dim, dim)
+                probs = nn.functional.softmax(scores, dim=-1)
+                return torch.matmul(probs, v)
+        """
+    ),
 ]
 
 INVALID = [
