@@ -361,7 +361,7 @@ class Evaluator:
         For `one_call` (a summary evaluated for one call), a parameter the call leaves out holds
         its default: `def collate(batch, pad_id=Config.pad_token_id)` called by a DataLoader
         with the batch alone pads with that number."""
-        from attnlint.analysis.summaries import informative_binding, merge_into_param
+        from attnlint.analysis.summaries import informative_binding, merge_into_param, same_quantity
 
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         embedded, padded, negated, shown, shown_at_binding = self._body_facts(every)
@@ -417,7 +417,9 @@ class Evaluator:
                 ):
                     # Left out by the call: the number itself (its name stays its size atom).
                     value = value.with_(int_value=default.int_value, token_id=default.token_id)
-            if bindings and informative_binding(bindings, name):
+            if bindings and name in bindings and (
+                informative_binding(bindings, name) or (caller_context and same_quantity(name, bindings[name]))
+            ):
                 merged = merge_into_param(value, bindings[name])
                 # The caller's number (`int_value` also travels with a caller's own size
                 # parameter: `Head(head_size)` inside a module its callers build with 16).

@@ -174,6 +174,17 @@ def informative_binding(bindings: Dict[str, Value], name: str) -> bool:
     return False
 
 
+def same_quantity(name: str, value: Value) -> bool:
+    """A constructor handed the caller's size of the same name (`Attention(d_model, n_heads)` in
+    a layer built with `d_model`): one quantity. Bound, the attributes `__init__` makes of it
+    (`self.scale = 1.0 / (d_model // n_heads)`) are in the caller's terms, as are the tensors
+    its forward is given (q of `d_model / n_heads` wide)."""
+    sym = value.sym if value.rank is None and value.shape is None else None
+    if sym is None or sym.is_const or len(sym.factors) != 1 or sym.coeff != 1 or sym.factors[0][1] != 1:
+        return False
+    return sym.factors[0][0].name.split(".")[-1] == name
+
+
 def _bare_atom(sym) -> bool:
     """A quantity the caller itself knows nothing about (its own parameter, a global)."""
     return (
@@ -522,7 +533,14 @@ class Summaries:
                 for other in passed[1:]:
                     value = join(value, other)
                 candidates[name] = value
-            joined.update({name: v for name, v in candidates.items() if informative_binding(candidates, name)})
+            joined.update(
+                {
+                    name: v
+                    for name, v in candidates.items()
+                    if informative_binding(candidates, name)
+                    or (definition.name.value == "__init__" and same_quantity(name, v))
+                }
+            )
             if joined:
                 out[key] = (owner, definition, joined, scopes.get(key, CallerScope()))
         return out
