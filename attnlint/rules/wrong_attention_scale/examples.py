@@ -1953,8 +1953,8 @@ INVALID = [
         line=20,
     ),
     # The kernel module makes its scale from the sizes its constructor is handed, the layer's
-    # own `d_model` and `n_heads` under the same names: 1/head_dim, with no root. No fix: the
-    # head dimension is a local of `__init__`.
+    # own `d_model` and `n_heads` under the same names: 1/head_dim, with no root. The head
+    # dimension is a local of `__init__`: the fix scales at the use, by q's last axis.
     Invalid(
         """
         import torch
@@ -1967,6 +1967,33 @@ INVALID = [
                 self.scale = 1.0 / head_dim
             def forward(self, q, k, v):
                 scores = torch.matmul(q, k) * self.scale
+                return torch.matmul(F.softmax(scores, dim=-1), v)
+        class MultiheadAttention(nn.Module):
+            def __init__(self, d_model, n_heads):
+                super().__init__()
+                self.n_heads, self.d_k = n_heads, d_model // n_heads
+                self.W_Q = nn.Linear(d_model, d_model)
+                self.W_K = nn.Linear(d_model, d_model)
+                self.W_V = nn.Linear(d_model, d_model)
+                self.sdp = ScaledDotProductAttention(d_model, n_heads)
+            def forward(self, x):
+                bs = x.size(0)
+                q = self.W_Q(x).view(bs, -1, self.n_heads, self.d_k).transpose(1, 2)
+                k = self.W_K(x).view(bs, -1, self.n_heads, self.d_k).permute(0, 2, 3, 1)
+                v = self.W_V(x).view(bs, -1, self.n_heads, self.d_k).transpose(1, 2)
+                return self.sdp(q, k, v)
+        """,
+        fixed="""
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        class ScaledDotProductAttention(nn.Module):
+            def __init__(self, d_model, n_heads):
+                super().__init__()
+                head_dim = d_model // n_heads
+                self.scale = 1.0 / head_dim
+            def forward(self, q, k, v):
+                scores = torch.matmul(q, k) * q.shape[-1] ** -0.5
                 return torch.matmul(F.softmax(scores, dim=-1), v)
         class MultiheadAttention(nn.Module):
             def __init__(self, d_model, n_heads):
