@@ -358,6 +358,47 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     )
 
 
+def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: Optional[MaskFacts], op) -> bool:
+    """`pad.unsqueeze(1) & pad.unsqueeze(2)`, `valid[:, None, :] & valid[:, :, None]` (True =
+    attend; `|` for True = masked): one padding mask laid along the keys and along the queries.
+    Every padded query's row is then masked whole, in any batch with padding: no empty sequence
+    is needed for the NaN (DGL's set transformer, ESPnet-style (B, T, T) masks)."""
+    if a is None or b is None or a.convention is None or a.convention != b.convention:
+        return False
+    if not isinstance(op, cst.BitAnd if a.convention == ATTEND else cst.BitOr):
+        return False
+    if a.origin not in ("padding", "lengths", "argument", "name") or b.origin != a.origin:
+        return False
+    left, right = _new_axis_of(node.left), _new_axis_of(node.right)
+    return left is not None and right is not None and left[0] == right[0] and left[1] != right[1]
+
+
+def _new_axis_of(node: cst.BaseExpression) -> Optional[tuple]:
+    """(the name, where one new axis goes) for `name.unsqueeze(i)` and `name[..., None, ...]` (as
+    the index of the None among the entries), else None."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "unsqueeze"
+        and isinstance(node.func.value, cst.Name)
+        and len(node.args) == 1
+    ):
+        at = number(node.args[0].value)
+        return (node.func.value.value, int(at)) if at is not None and at == int(at) and at > 0 else None
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        entries = [e.slice for e in node.slice]
+        nones = [
+            i for i, e in enumerate(entries) if isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None"
+        ]
+        plain = all(
+            (isinstance(e, cst.Slice) and e.lower is None and e.upper is None and e.step is None) or i in nones
+            for i, e in enumerate(entries)
+        )
+        if len(nones) == 1 and plain and nones[0] > 0:
+            return (node.value.value, nones[0])
+    return None
+
+
 def _varies_along_keys(fill, scores) -> bool:
     """The fill's mask takes different values along the scores' key axis (the code shows it)."""
     facts = scores.scores

@@ -154,6 +154,9 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
     if isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor)):
         rank = left.rank if left.rank is not None else right.rank
         mask = masks.combine(left.mask, right.mask, op) if not isinstance(op, cst.BitXor) else None
+        if mask is not None and masks.masks_padded_queries(node, left.mask, right.mask, op):
+            # `pad.unsqueeze(1) & pad.unsqueeze(2)`: the row of every padded query is empty.
+            mask = replace(mask, can_mask_whole_row=True, masks_padded_queries=True)
         return Value(kind="tensor", rank=rank, node=node, mask=mask)
     return UNKNOWN
 

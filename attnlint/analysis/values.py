@@ -201,6 +201,9 @@ class MaskFacts:
     # Padding (a pad id compared with token ids) combined with a causal mask: a row is empty
     # exactly when the batch is padded on the left (see analysis.padding_side).
     padding_under_causal: bool = False
+    # One padding mask laid along the queries and along the keys (`pad.unsqueeze(1) &
+    # pad.unsqueeze(2)`): the row of every padded query is masked whole.
+    masks_padded_queries: bool = False
     # For a bias built whole (`torch.full((T, T), -inf).triu(1)`, generate_square_subsequent_mask):
     # what its masked entries hold, "-inf" or None when the code does not show it.
     bias_fill: Optional[str] = None

@@ -188,3 +188,21 @@ def test_a_tensor_of_a_comprehension_of_numbers_has_one_axis():
     assert env(analysis, "<module>", "ids").rank == 1
     assert env(analysis, "<module>", "lengths").rank == 1
     assert env(analysis, "<module>", "batch").rank == 2
+
+
+def test_one_padding_mask_laid_along_queries_and_keys_masks_padded_query_rows():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def pair_mask(lengths, T):
+            valid = torch.arange(T)[None, :] < lengths[:, None]
+            both = valid.unsqueeze(1) & valid.unsqueeze(2)
+            keys_only = valid.unsqueeze(1) & valid.unsqueeze(1)
+            indexed = valid[:, None, :] & valid[:, :, None]
+            return both
+        """
+    )
+    assert env(analysis, "pair_mask", "both").mask.masks_padded_queries
+    assert env(analysis, "pair_mask", "indexed").mask.masks_padded_queries
+    assert not env(analysis, "pair_mask", "keys_only").mask.masks_padded_queries

@@ -23,6 +23,9 @@ class AllMaskedRowNan(Rule):
     mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
     `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
     key, a key-padding mask), unless the code writes into them first (`mask[:, 0] = True`).
+    So does one padding mask laid along the keys and along the queries (`valid.unsqueeze(1) &
+    valid.unsqueeze(2)`, `pad[:, None, :] | pad[:, :, None]`): the row of every padded query is
+    masked whole in any padded batch, lengths of at least 1 or not.
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
@@ -108,6 +111,8 @@ class AllMaskedRowNan(Rule):
                     "comparison": "a threshold on the scores, can leave a row with no key on the kept side",
                     "scattered": "can mask every key of a row (a node no edge reaches, with no self loop)",
                 }.get(facts.origin, "can mask every key of a row (an empty or left-padded sequence)")
+                if facts.masks_padded_queries:
+                    why = "masks padded queries as well as padded keys: the row of every padded query is empty"
                 ctx.report(
                     fill.call,
                     f"-inf fill from {source}{',' if facts.origin == 'comparison' else ''} {why}; softmax then "
@@ -2225,6 +2230,36 @@ class AllMaskedRowNan(Rule):
                 return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
             line=6,
+        ),
+        # One padding mask laid along the keys and along the queries (ESPnet's (B, T, T) mask):
+        # every padded query's row is all -inf in any padded batch, even with no empty sequence
+        # (the lengths are at least 1).
+        Invalid(
+            """
+            import torch
+
+
+            def attend(q, k, v, lengths):
+                T = q.size(-2)
+                valid = torch.arange(T, device=q.device)[None, :] < lengths.clamp(min=1)[:, None]
+                pair = valid.unsqueeze(1) & valid.unsqueeze(2)
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                scores = scores.masked_fill(~pair, float("-inf"))
+                return torch.softmax(scores, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(q, k, v, lengths):
+                T = q.size(-2)
+                valid = torch.arange(T, device=q.device)[None, :] < lengths.clamp(min=1)[:, None]
+                pair = valid.unsqueeze(1) & valid.unsqueeze(2)
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                scores = scores.masked_fill(~pair, float("-inf"))
+                return torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=9,
         ),
     ]
 
