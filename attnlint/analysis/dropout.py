@@ -242,10 +242,18 @@ def _guarded_calls(function_node: cst.CSTNode) -> Set[int]:
 
 
 def _assignments_from_mode(function_node: cst.CSTNode) -> Set[str]:
+    """Names assigned a value computed from the mode (`p = self.p if self.training else 0.0`),
+    or assigned under a test of the mode (`if not training: dropout_p = 0.0`, PyTorch's own
+    functional multi-head attention): their value differs between training and evaluation."""
     names: Dict[str, bool] = {}
     for n in _walk(function_node):
+        assigns = []
         if isinstance(n, cst.Assign) and _mentions_mode(n.value):
-            for target in n.targets:
+            assigns = [n]
+        elif isinstance(n, cst.If) and _mentions_mode(n.test):
+            assigns = [a for a in _walk(n.body) if isinstance(a, cst.Assign)]
+        for assign in assigns:
+            for target in assign.targets:
                 if isinstance(target.target, cst.Name):
                     names[target.target.value] = True
     return set(names)

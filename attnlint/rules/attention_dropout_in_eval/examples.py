@@ -371,6 +371,25 @@ VALID = [
                 return w @ v
         """
     ),
+    # PyTorch's functional multi-head attention: the caller zeroes the rate under a test of the
+    # mode (`if not training: dropout_p = 0.0`) before the helper drops with it.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn.functional as F
+        def _scaled_dot_product_attention(q, k, v, dropout_p=0.0):
+            attn = torch.bmm(q / math.sqrt(q.size(-1)), k.transpose(-2, -1))
+            attn = F.softmax(attn, dim=-1)
+            if dropout_p > 0.0:
+                attn = F.dropout(attn, p=dropout_p)
+            return torch.bmm(attn, v), attn
+        def multi_head_attention_forward(q, k, v, dropout_p, training=True):
+            if not training:
+                dropout_p = 0.0
+            return _scaled_dot_product_attention(q, k, v, dropout_p)
+        """
+    ),
 ]
 
 INVALID = [
