@@ -379,6 +379,15 @@ class Evaluator:
                 self.facts.params[name] = value
                 self.facts.param_nodes[name] = param
                 continue
+            config_class = None if annotation is not None else self._config_class_of(name)
+            if config_class is not None and not (bindings and name in bindings):
+                # Unannotated, read only for fields of one configuration class of the module
+                # (`config.n_embd`, `config.head_size` of the only class declaring both).
+                value = Value(kind="module", module_type=config_class, user_class=True, node=param.name, param=name)
+                self.env[name] = value
+                self.facts.params[name] = value
+                self.facts.param_nodes[name] = param
+                continue
             shape = None
             rank = None
             if param.annotation is not None:
@@ -455,6 +464,29 @@ class Evaluator:
             self.facts.params[name] = value
             self.facts.param_nodes[name] = param
         self.shown_ranks = shown_at_binding
+
+    def _config_class_of(self, name: str) -> Optional[str]:
+        """The configuration class a parameter is an instance of by the fields the function reads
+        from it: two or more attributes (`config.n_embd`, `config.n_head`), each declared with an
+        annotation in the body of exactly one class of the module (a dataclass-style config),
+        and nothing else read from it or done with it (called, indexed, passed on as it is is
+        fine: the fields are what tells)."""
+        node = self.facts.node
+        summaries = self.project
+        if not isinstance(node, cst.FunctionDef) or summaries is None:
+            return None
+        read = set()
+        for n in walk_nodes(node.body):
+            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name:
+                read.add(n.attr.value)
+        if len(read) < 2:
+            return None
+        owners = [
+            cls
+            for cls, declared in summaries.declared_fields().items()
+            if read <= declared
+        ]
+        return owners[0] if len(owners) == 1 else None
 
     def _body_facts(self, every) -> tuple:
         """What the function's text alone shows of its parameters, read once per function and

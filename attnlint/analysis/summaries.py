@@ -336,6 +336,7 @@ class Summaries:
         # on that call the code runs with batched input, whatever other callers pass (a smoke
         # test calling a module with a 2-D and a 3-D tensor). By node id.
         self.batched_dot_t: Dict[int, object] = {}
+        self._declared_fields: Optional[Dict[str, frozenset]] = None
 
     def weight_uses(self, call: cst.Call):
         """The uses of one softmax call's weights, shared by its sites in every evaluation
@@ -481,6 +482,24 @@ class Summaries:
         return _in_caller_sizes(result, _caller_sizes(facts.params, bound))
 
     # ------------------------------------------------------------------ caller contexts
+    def declared_fields(self) -> Dict[str, frozenset]:
+        """For each class of the module, the names its body declares with an annotation
+        (`n_embd: int = 768`): the fields of a dataclass-style configuration. Read once."""
+        if self._declared_fields is None:
+            found: Dict[str, frozenset] = {}
+            for name, node in self.definitions.classes.items():
+                fields = {
+                    small.target.value
+                    for stmt in getattr(node.body, "body", ())
+                    if isinstance(stmt, cst.SimpleStatementLine)
+                    for small in stmt.body
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+                }
+                if fields:
+                    found[name] = frozenset(fields)
+            self._declared_fields = found
+        return self._declared_fields
+
     def caller_bindings(
         self,
     ) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value], CallerScope]]:

@@ -206,3 +206,39 @@ def test_one_padding_mask_laid_along_queries_and_keys_masks_padded_query_rows():
     assert env(analysis, "pair_mask", "both").mask.masks_padded_queries
     assert env(analysis, "pair_mask", "indexed").mask.masks_padded_queries
     assert not env(analysis, "pair_mask", "keys_only").mask.masks_padded_queries
+
+
+def test_a_parameter_read_only_for_one_config_class_fields_is_that_config():
+    analysis, _ = analyse(
+        """
+        from dataclasses import dataclass
+        from torch import nn
+
+        @dataclass
+        class GPTConfig:
+            n_embd: int = 768
+            n_head: int = 12
+            head_size: int = 768 // 12
+
+        @dataclass
+        class TrainConfig:
+            lr: float = 3e-4
+            n_embd: int = 512
+
+        class Head(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.key = nn.Linear(config.n_embd, config.head_size)
+                self.width = config.n_embd
+
+        class Other(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.width = config.n_embd  # one field: both classes declare it
+        """
+    )
+    head = analysis.classes["Head"]
+    assert head.attrs["width"].sym.text() == "config.n_embd"
+    assert "GPTConfig.n_embd" in {a.key for a in head.attrs["width"].sym.atoms()}
+    other = analysis.classes["Other"]
+    assert "GPTConfig.n_embd" not in {a.key for a in other.attrs["width"].sym.atoms()}

@@ -2012,4 +2012,58 @@ INVALID = [
         """,
         line=8,
     ),
+    # A GPT tutorial's head: the config parameter is unannotated, but it reads only fields that
+    # one dataclass of the module declares, whose defaults make the head a twelfth of the width;
+    # the scores are divided by the root of the width the input is unpacked with.
+    Invalid(
+        """
+        import math
+        from dataclasses import dataclass
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        @dataclass
+        class GPTConfig:
+            block_size: int = 512
+            n_head: int = 12
+            n_embd: int = 768
+            head_size: int = n_embd // n_head
+        class SingleHeadAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.key = nn.Linear(config.n_embd, config.head_size)
+                self.value = nn.Linear(config.n_embd, config.head_size)
+                self.query = nn.Linear(config.n_embd, config.head_size)
+            def forward(self, x):
+                batch_size, seq_len, hidden_size = x.size()
+                k, v, q = self.key(x), self.value(x), self.query(x)
+                weight = q @ k.transpose(-2, -1) / math.sqrt(hidden_size)
+                return F.softmax(weight, dim=-1) @ v
+        """,
+        fixed="""
+        import math
+        from dataclasses import dataclass
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        @dataclass
+        class GPTConfig:
+            block_size: int = 512
+            n_head: int = 12
+            n_embd: int = 768
+            head_size: int = n_embd // n_head
+        class SingleHeadAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.key = nn.Linear(config.n_embd, config.head_size)
+                self.value = nn.Linear(config.n_embd, config.head_size)
+                self.query = nn.Linear(config.n_embd, config.head_size)
+            def forward(self, x):
+                batch_size, seq_len, hidden_size = x.size()
+                k, v, q = self.key(x), self.value(x), self.query(x)
+                weight = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                return F.softmax(weight, dim=-1) @ v
+        """,
+        line=21,
+    ),
 ]
