@@ -453,7 +453,14 @@ def broadcast_axes(fill, rank: Optional[int]):
 
 
 def fill_kind(node: cst.BaseExpression, aliases: Dict[str, str]) -> Optional[str]:
-    """ "-inf" for every spelling of negative infinity, "finite" for a number, else None."""
+    """ "-inf" for every spelling of negative infinity, "finite" for a number, else None. A
+    choice of two (`-1e8 if x.dtype == torch.float32 else -1e4`) is what both are ("-inf" when
+    either is: the rows it empties are empty on that path)."""
+    if isinstance(node, cst.IfExp):
+        kinds = {fill_kind(node.body, aliases), fill_kind(node.orelse, aliases)}
+        if None in kinds:
+            return None
+        return "-inf" if "-inf" in kinds else "finite"
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = node.expression
         if isinstance(inner, (cst.Integer, cst.Float)):

@@ -137,6 +137,8 @@ def informative(value: Optional[Value]) -> bool:
         or value.token_ids
         or value.positive_lengths
         or (value.mask is not None and (value.mask.convention is not None or value.mask.buffer_attr is not None))
+        # A mask whose values the caller shows, whatever they mean (`x == 0`, a bool cast): 0/1.
+        or (value.mask is not None and (value.mask.dtype == "bool" or value.mask.origin not in (None, "argument", "name")))
         or value.kind in ("module", "tuple")
         or value.is_none
         or value.scaled is True

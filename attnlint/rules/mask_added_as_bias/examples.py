@@ -522,6 +522,26 @@ VALID = [
                 return torch.matmul(probs, v)
         """
     ),
+    # fairseq's encoder layer: the 0/1 attn_mask becomes a bias with a large negative chosen by
+    # dtype before nn.MultiheadAttention adds it.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        class EncoderLayer(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.self_attn = nn.MultiheadAttention(d, h)
+            def forward(self, x, attn_mask=None):
+                if attn_mask is not None:
+                    attn_mask = attn_mask.masked_fill(attn_mask.to(torch.bool), -1e8 if x.dtype == torch.float32 else -1e4)
+                return self.self_attn(x, x, x, attn_mask=attn_mask)[0]
+        if __name__ == "__main__":
+            idx = torch.arange(10)
+            layer = EncoderLayer(16, 4)
+            layer(torch.randn(10, 2, 16), attn_mask=((idx[None, :] - idx[:, None]).abs() > 4).float())
+        """
+    ),
 ]
 
 INVALID = [
@@ -1383,5 +1403,32 @@ INVALID = [
             return torch.einsum("bhls,bshd->blhd", A, values)
         """,
         line=9,
+    ),
+    # A bool key-padding mask laid out by the caller and added by the kernel it calls; the -inf
+    # bias built from it is never used.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, key_padding_mask=None):
+                bsz, src_len = q.size(0), k.size(1)
+                attn_mask = None
+                if key_padding_mask is not None:
+                    attn_mask = key_padding_mask.view(bsz, 1, src_len)
+                    assert attn_mask.dtype == torch.bool
+                return self._kernel(q, k, v, attn_mask)
+            def _kernel(self, q, k, v, attn_mask=None):
+                attn = torch.bmm(q / math.sqrt(q.size(-1)), k.transpose(-2, -1))
+                if attn_mask is not None:
+                    attn += attn_mask
+                return torch.bmm(F.softmax(attn, dim=-1), v)
+        if __name__ == "__main__":
+            x = torch.randn(2, 5, 8)
+            Attention()(x, x, x, key_padding_mask=torch.arange(5)[None, :] >= torch.tensor([5, 3])[:, None])
+        """,
+        line=16,
     ),
 ]
