@@ -141,6 +141,16 @@ class FunctionFacts:
         return any(params[: len(sig)] == list(sig) for sig in _TORCH_LAYER_SIGNATURES)
 
 
+def _torch_module_class(node: Optional[cst.BaseExpression], aliases) -> Optional[str]:
+    """`nn.LayerNorm` written as a default: the qualified torch.nn class, else None."""
+    if not isinstance(node, (cst.Attribute, cst.Name)):
+        return None
+    built = canonical(qualify(node, aliases))
+    if built is None or not built.startswith("torch.nn.") or not built.rsplit(".", 1)[-1][:1].isupper():
+        return None
+    return built
+
+
 def _mask_root(node: Optional[cst.CSTNode]) -> Optional[str]:
     """The name a mask expression starts from through `~`, `not`, indexing, attribute reads and
     method calls (`~mask[:, None, :].bool()` -> mask), if it is one name."""
@@ -411,6 +421,9 @@ class Evaluator:
                 sym=self.atom(name),
                 token_ids=name in embedded,
                 padding=Padding(value=None) if name in padded else None,
+                # `norm_layer=nn.LayerNorm` (timm's idiom): calling it builds that module, unless
+                # the callers analysed pass another (their binding replaces this).
+                function=_torch_module_class(param.default, self.aliases),
             )
             if (default is not None and default.kind == "scalar" and default.int_value is not None) or (
                 isinstance(annotation, cst.Name) and annotation.value == "int"

@@ -438,6 +438,10 @@ def _partial(ev, call: Call):
     that function with these arguments first (see bound_function_call)."""
     values = ev.args(call.node)
     args = call.node.args
+    built = _flow()._torch_module_class(args[0].value, ev.aliases) if args and args[0].keyword is None else None
+    if built is not None:
+        # `partial(nn.LayerNorm, eps=1e-6)`: calling it builds that module (its options bound).
+        return Value(kind="unknown", node=call.node, function=built)
     if (
         not args
         or args[0].keyword is not None

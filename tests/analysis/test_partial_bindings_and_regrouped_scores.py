@@ -242,3 +242,33 @@ def test_a_parameter_read_only_for_one_config_class_fields_is_that_config():
     assert "GPTConfig.n_embd" in {a.key for a in head.attrs["width"].sym.atoms()}
     other = analysis.classes["Other"]
     assert "GPTConfig.n_embd" not in {a.key for a in other.attrs["width"].sym.atoms()}
+
+
+def test_a_norm_layer_default_builds_that_module_through_partials_and_callers():
+    analysis, _ = analyse(
+        """
+        from functools import partial
+        import torch
+        from torch import nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, qk_norm=False, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.q_norm = norm_layer(dim // heads) if qk_norm else nn.Identity()
+                self.norm = norm_layer(dim)
+
+        class Block(nn.Module):
+            def __init__(self, dim, heads, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.attn = Attention(dim, heads, norm_layer=norm_layer)
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                norm_layer = partial(nn.LayerNorm, eps=1e-6)
+                self.block = Block(64, 4, norm_layer)
+        """
+    )
+    attrs = analysis.classes["Attention"].attrs
+    assert attrs["norm"].kind == "module" and attrs["norm"].module_type == "LayerNorm"
+    assert attrs["q_norm"].kind == "module"

@@ -1075,4 +1075,47 @@ INVALID = [
         """,
         line=11,
     ),
+    # timm's attention: q/k normalised by a layer built from the `norm_layer` default (or
+    # Identity), then the heads merged by reshape with no transpose back.
+    Invalid(
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        class Attention(nn.Module):
+            def __init__(self, dim, num_heads=8, qk_norm=False, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = dim // num_heads
+                self.qkv = nn.Linear(dim, dim * 3)
+                self.q_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+                self.k_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                q, k = self.q_norm(q), self.k_norm(k)
+                x = F.scaled_dot_product_attention(q, k, v)
+                return x.reshape(B, N, C)
+        """,
+        fixed="""
+        import torch.nn.functional as F
+        from torch import nn
+        class Attention(nn.Module):
+            def __init__(self, dim, num_heads=8, qk_norm=False, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.num_heads = num_heads
+                self.head_dim = dim // num_heads
+                self.qkv = nn.Linear(dim, dim * 3)
+                self.q_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+                self.k_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+            def forward(self, x):
+                B, N, C = x.shape
+                qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                q, k, v = qkv.unbind(0)
+                q, k = self.q_norm(q), self.k_norm(k)
+                x = F.scaled_dot_product_attention(q, k, v)
+                return x.transpose(1, 2).reshape(B, N, C)
+        """,
+        line=17,
+    ),
 ]
