@@ -788,7 +788,15 @@ class Evaluator:
             if value.rank is None and shown is not None and value.kind in ("tensor", "unknown"):
                 # Bound once; a later statement shows its rank (its sizes: see read_size).
                 value = value.with_(rank=shown, shape=tuple(Axis() for _ in range(shown)))
-            if name_roles and value.mask is None and value.kind in ("tensor", "unknown") and value.scores is None:
+            if (
+                name_roles
+                and value.mask is None
+                and value.kind in ("tensor", "unknown")
+                and value.scores is None
+                # A -inf bias built by a fill (`attention_mask = zeros.masked_fill_(m, -inf)`) is
+                # no 0/1 mask, whatever the name it is stored under says.
+                and value.additive_fill is None
+            ):
                 named = masks.from_local_name(name)  # `padding_mask = ...`: the name tells, when nothing else does
                 if named is not None and (named.convention is not None or named.can_mask_whole_row):
                     dtype = named.dtype or ("bool" if _makes_bool(value.node) else None)

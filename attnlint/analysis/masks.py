@@ -1461,6 +1461,11 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
         return result
     if mask_arg is None:
         return receiver.with_(node=node)
+    if fill == "-inf" and mask.mask is not None and mask.mask.origin == "argument" and mask.mask.convention == ATTEND:
+        # `masked_fill_(attention_mask, -inf)`: the code fills where a parameter named as a keep
+        # mask (1 = attend) is True, so it reads it as a prepared mask of its own kind (True =
+        # masked); what the name says (its convention, that its rows can be emptied) does not hold.
+        mask = mask.with_(mask=replace(mask.mask, convention=None, can_mask_whole_row=None))
     site = FillSite(
         call=node,
         mask_node=mask_arg.value,

@@ -58,7 +58,10 @@ class AllMaskedRowNan(Rule):
     last position, `h[:, -1, :]`): the first queries of a short sequence then see only padding.
     Causal triangles count in NumPy too (`torch.from_numpy(np.tril(np.ones((T, T))))`).
 
-    Not reported: a key-padding mask built from token ids or a pad id on its own (only a
+    Not reported: a parameter named as a keep mask (`attention_mask`, 1 = attend) that the code
+    fills with -inf where it is True: the code reads it as a prepared mask of its own kind, whose
+    rows are its callers' (Hugging Face's DETR family converting a bool mask to a bias). Nor
+    a key-padding mask built from token ids or a pad id on its own (only a
     sequence that is all padding would empty a row, which the code does not show) or under a
     causal mask in a file that does not pad on the left (right padding keeps key 0 real in every
     row), pure causal masks that keep the diagonal (no row can be empty), finite fills
@@ -979,6 +982,26 @@ class AllMaskedRowNan(Rule):
                 s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
                 s = s.masked_fill(mask.view(q.size(0), q.size(1), q.size(2), k.size(2)) == 0, float("-inf"))
                 return s.softmax(dim=-1) @ v
+            """
+        ),
+        # A kernel that takes a prepared mask of either kind (Hugging Face's DETR family): a
+        # bool one is filled with -inf where True, so the code reads `attention_mask` as True =
+        # masked, not as the 1 = keep padding mask its name would say; its rows are the caller's.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            def attend(attn_weights, attention_mask, batch_size, num_heads, tgt_len, src_len):
+                if attention_mask is not None:
+                    if attention_mask.dtype == torch.bool:
+                        attention_mask = torch.zeros_like(attention_mask, dtype=attn_weights.dtype).masked_fill_(
+                            attention_mask, -torch.inf
+                        )
+                    attn_weights = attn_weights.view(batch_size, num_heads, tgt_len, src_len) + attention_mask
+                    attn_weights = attn_weights.view(batch_size * num_heads, tgt_len, src_len)
+                return nn.functional.softmax(attn_weights, dim=-1)
             """
         ),
     ]
