@@ -486,12 +486,9 @@ class Evaluator:
         fine: the fields are what tells)."""
         node = self.facts.node
         summaries = self.project
-        if not isinstance(node, cst.FunctionDef) or summaries is None:
+        if not isinstance(node, cst.FunctionDef) or summaries is None or not summaries.declared_fields():
             return None
-        read = set()
-        for n in walk_nodes(node.body):
-            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name:
-                read.add(n.attr.value)
+        read = summaries.attributes_read(node).get(name, frozenset())
         if len(read) < 2:
             return None
         owners = [

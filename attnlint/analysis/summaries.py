@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from attnlint.analysis.names import child_nodes
 from attnlint.analysis.values import UNKNOWN, CallerScope, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -339,6 +340,7 @@ class Summaries:
         # test calling a module with a 2-D and a 3-D tensor). By node id.
         self.batched_dot_t: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
+        self._attributes_read: Dict[int, tuple] = {}
 
     def weight_uses(self, call: cst.Call):
         """The uses of one softmax call's weights, shared by its sites in every evaluation
@@ -484,6 +486,23 @@ class Summaries:
         return _in_caller_sizes(result, _caller_sizes(facts.params, bound))
 
     # ------------------------------------------------------------------ caller contexts
+    def attributes_read(self, function: cst.FunctionDef) -> Dict[str, frozenset]:
+        """For each plain name in `function`'s body, the attributes read from it (`config.n_embd`
+        -> {"n_embd"} under "config"). One walk per function, kept for every reading."""
+        key = id(function)
+        cached = self._attributes_read.get(key)
+        if cached is None or cached[0] is not function:
+            found: Dict[str, set] = {}
+            stack: list = [function.body]
+            while stack:
+                node = stack.pop()
+                if type(node) is cst.Attribute and type(node.value) is cst.Name:
+                    found.setdefault(node.value.value, set()).add(node.attr.value)
+                stack.extend(child_nodes(node))
+            cached = (function, {name: frozenset(attrs) for name, attrs in found.items()})
+            self._attributes_read[key] = cached
+        return cached[1]
+
     def declared_fields(self) -> Dict[str, frozenset]:
         """For each class of the module, the names its body declares with an annotation
         (`n_embd: int = 768`): the fields of a dataclass-style configuration. Read once."""

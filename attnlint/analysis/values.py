@@ -819,43 +819,13 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
             if plain.with_(padding=filled.padding) == filled:
                 return filled
     changes: Dict[str, Any] = {}
-    for f in _FIELDS_OF_VALUE:
-        va, vb = getattr(a, f.name), getattr(b, f.name)
-        if f.name in ("softmax", "weights_of", "weighted_by"):
-            changes[f.name] = va if va is vb else None
-        elif f.name == "scores":
-            changes[f.name] = _join_scores(va, vb)
-        elif f.name == "scaled":
-            changes[f.name] = _join_tristate(va, vb)
-        elif f.name == "fills_partial":
-            continue
-        elif f.name == "fills":
-            continue
-        elif f.name == "dropped_fills":
-            # A fill thrown away on some path is thrown away there.
-            changes[f.name] = tuple(va) + tuple(x for x in vb if all(x is not y for y in va))
-        elif f.name == "additive_fill":
-            # Like score fills: a mask filled on one path (`if mask is not None: mask =
-            # mask.masked_fill(...)`) holds that fill wherever it is used.
-            changes[f.name] = va if vb is None or va is vb else (vb if va is None else None)
-        elif f.name == "shape":
-            changes[f.name] = _join_shapes(va, vb)
-        elif f.name == "mask":
-            changes[f.name] = _join_masks(va, vb)  # and see the None-literal case below
-        elif f.name == "bound_call":
-            changes[f.name] = va if va is vb else None
-        elif f.name == "module_choices":
-            changes[f.name] = _join_module_choices(a, b)
-        elif f.name == "user_function":
-            # A function of the code on one path, an implementation the analysis cannot see on
-            # the other (`ALL_ATTENTION_FUNCTIONS[impl]`, interchangeable by contract): a call
-            # through the name reaches the function wherever it holds it, with these arguments.
-            other = b if va is not None else a
-            changes[f.name] = va if va == vb else (va or vb) if _opaque(other) else None
-        elif va == vb:
-            changes[f.name] = va
-        else:
-            changes[f.name] = _default_of(f)
+    for name, special, default in _JOIN_FIELDS:
+        va, vb = getattr(a, name), getattr(b, name)
+        if special is None:
+            # Most fields: what both paths agree on, else the field's default.
+            changes[name] = va if va is vb or va == vb else default()
+        elif special is not _SKIP:
+            changes[name] = special(a, b, va, vb)
     # -inf fills from either path are kept (a NaN on one path is a NaN), marked partial when
     # some path lacks them.
     fa, fb = a.fills, b.fills
@@ -973,6 +943,56 @@ def _join_scores(a: Optional[ScoreFacts], b: Optional[ScoreFacts]) -> Optional[S
     )
 
 
+_SKIP = object()
+
+
+def _identical_or_none(a, b, va, vb):
+    return va if va is vb else None
+
+
+def _joined_dropped_fills(a, b, va, vb):
+    # A fill thrown away on some path is thrown away there.
+    return tuple(va) + tuple(x for x in vb if all(x is not y for y in va))
+
+
+def _joined_additive_fill(a, b, va, vb):
+    # Like score fills: a mask filled on one path (`if mask is not None: mask =
+    # mask.masked_fill(...)`) holds that fill wherever it is used.
+    return va if vb is None or va is vb else (vb if va is None else None)
+
+
+def _joined_user_function(a, b, va, vb):
+    # A function of the code on one path, an implementation the analysis cannot see on the
+    # other (`ALL_ATTENTION_FUNCTIONS[impl]`, interchangeable by contract): a call through the
+    # name reaches the function wherever it holds it, with these arguments.
+    other = b if va is not None else a
+    return va if va == vb else (va or vb) if _opaque(other) else None
+
+
+# How `join` treats each field of Value: None, kept where both paths agree; _SKIP, computed after
+# the loop (fills); else a function of (a, b, a's field, b's field).
+_SPECIAL_JOINS = {
+    "softmax": _identical_or_none,
+    "weights_of": _identical_or_none,
+    "weighted_by": _identical_or_none,
+    "bound_call": _identical_or_none,
+    "scores": lambda a, b, va, vb: _join_scores(va, vb),
+    "scaled": lambda a, b, va, vb: _join_tristate(va, vb),
+    "fills_partial": _SKIP,
+    "fills": _SKIP,
+    "dropped_fills": _joined_dropped_fills,
+    "additive_fill": _joined_additive_fill,
+    "shape": lambda a, b, va, vb: _join_shapes(va, vb),
+    "mask": lambda a, b, va, vb: _join_masks(va, vb),  # and see the None-literal case in join
+    "module_choices": lambda a, b, va, vb: _join_module_choices(a, b),
+    "user_function": _joined_user_function,
+}
+
+
+def _default_factory(f):
+    return lambda: _default_of(f)
+
+
 def _default_of(f) -> Any:
     if f.default is not f.default_factory:  # type: ignore[comparison-overlap]
         from dataclasses import MISSING
@@ -982,6 +1002,9 @@ def _default_of(f) -> Any:
         if f.default_factory is not MISSING:  # type: ignore[misc]
             return f.default_factory()  # type: ignore[misc]
     return None
+
+
+_JOIN_FIELDS = tuple((f.name, _SPECIAL_JOINS.get(f.name), _default_factory(f)) for f in _FIELDS_OF_VALUE)
 
 
 def any_true(*flags: Optional[bool]) -> Optional[bool]:
