@@ -54,6 +54,9 @@ class InvertedMaskConvention(Rule):
     fix_availability = FixAvailability.ALWAYS
     fix_applicability = Applicability.UNSAFE
     triggers = ("mask", "scaled_dot_product_attention", "MultiheadAttention", "Transformer")
+    # Reported at a mask given to a torch attention API in this file (or where a caller in this
+    # file writes it).
+    reported_where = ("scaled_dot_product_attention", "MultiheadAttention", "Transformer")
     recipe = "inverted_mask_convention"
 
     def check(self, ctx: RuleContext) -> None:

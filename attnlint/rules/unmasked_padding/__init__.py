@@ -63,6 +63,9 @@ class UnmaskedPadding(Rule):
     # A padded batch is told by a mask, pad_sequence, a test against a pad id (`tokens.ne(pad_id)`),
     # or the lengths of its sequences (`lengths`, `x_lens`).
     triggers = ("mask", "pad", "lengths", "lens")
+    # Reported at attention in this file: a softmax (hand-written, or in a module class defined
+    # here), or a torch attention API.
+    reported_where = ("softmax", "Softmax", "scaled_dot_product_attention", "MultiheadAttention", "Transformer")
     recipe = "unmasked_padding"
 
     def check(self, ctx: RuleContext) -> None:
