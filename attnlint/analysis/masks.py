@@ -1033,7 +1033,7 @@ def store_into(ev, target: cst.Subscript, value) -> None:
         ev.env[owner] = stored.with_(guarded=True)  # `w[torch.isnan(w)] = 0`
     if stored is not None and _filled_through_index(ev, stored, owner, target, value):
         stored = ev.env[owner]
-    scattered = _scattered_edges(ev, stored, target, value)
+    scattered = _scattered_edges(ev, stored, target, value) or _block_of_ones(stored, target, value)
     if scattered is not None:
         ev.env[owner] = stored.with_(mask=scattered)
         return
@@ -1119,6 +1119,32 @@ def _integer_literal(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.UnaryOperation):
         node = node.expression
     return isinstance(node, cst.Integer)
+
+
+def _block_of_ones(stored, target: cst.Subscript, value) -> Optional[MaskFacts]:
+    """`mask = torch.zeros(B, X, M); mask[i, :len_x[i], :len_mem[i]] = 1` (or `.fill_(1)`): per
+    sequence, ones in the block of its real queries and keys, zeros elsewhere. A keep mask whose
+    rows past a sequence's query length are all zero: every padded query's row is empty."""
+    if stored is None or value.node is None or number(value.node) in (None, 0.0):
+        return None
+    ctor = stored.constructor
+    if ctor is None or ctor.function != "torch.zeros" or stored.mask is not None or len(ctor.sizes) < 3:
+        return None
+    elements = [e.slice for e in target.slice]
+    if len(elements) != len(ctor.sizes) or not isinstance(elements[0], cst.Index):
+        return None
+    extents = elements[1:]
+    if len(extents) < 2 or not all(
+        isinstance(e, cst.Slice) and e.lower is None and e.upper is not None and e.step is None for e in extents
+    ):
+        return None
+    return MaskFacts(
+        origin="lengths",
+        convention=ATTEND,
+        dtype="float",
+        can_mask_whole_row=True,
+        masks_padded_queries=True,
+    )
 
 
 def _scattered_edges(ev, stored, target: cst.Subscript, value) -> Optional[MaskFacts]:
@@ -1268,6 +1294,10 @@ def _fill_in_place(ev, call: Call):
     """`torch.empty(n, n).fill_(v)`: a new tensor filled with v is `torch.full((n, n), v)`."""
     receiver, ctor = call.receiver, call.receiver.constructor
     args = ev.args(call.node)
+    if isinstance(call.receiver_node, cst.Subscript) and args:
+        # `mask[i, :n, :m].fill_(1)`: a store into part of the tensor, as `mask[i, :n, :m] = 1`.
+        store_into(ev, call.receiver_node, args[0])
+        return receiver.with_(node=call.node)
     if ctor is None or ctor.function not in ("torch.empty", "torch.zeros", "torch.ones", "torch.full") or not args:
         return None
     filled = receiver.with_(

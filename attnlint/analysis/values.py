@@ -818,6 +818,11 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         if filled.padded and not plain.padded and plain.constructor is not None:
             if plain.with_(padding=filled.padding) == filled:
                 return filled
+        # Likewise a mask of zeros a loop writes ones into (`mask[i, :n_i, :m_i] = 1`): unwritten,
+        # every entry is masked, which only masks more.
+        if filled.mask is not None and plain.mask is None and plain.constructor is not None:
+            if filled.mask.origin in ("lengths", "scattered") and plain.with_(mask=filled.mask) == filled:
+                return filled
     changes: Dict[str, Any] = {}
     for name, special, default in _JOIN_FIELDS:
         va, vb = getattr(a, name), getattr(b, name)

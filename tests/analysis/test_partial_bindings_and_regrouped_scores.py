@@ -272,3 +272,23 @@ def test_a_norm_layer_default_builds_that_module_through_partials_and_callers():
     attrs = analysis.classes["Attention"].attrs
     assert attrs["norm"].kind == "module" and attrs["norm"].module_type == "LayerNorm"
     assert attrs["q_norm"].kind == "module"
+
+
+def test_ones_written_per_sequence_into_a_block_of_zeros_mask_padded_queries():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def block(lengths_x, lengths_mem, B, X, M):
+            mask = torch.zeros(B, X, M)
+            for i in range(B):
+                mask[i, :lengths_x[i], :lengths_mem[i]].fill_(1)
+            keys_only = torch.zeros(B, M)
+            for i in range(B):
+                keys_only[i, :lengths_mem[i]] = 1
+            return mask
+        """
+    )
+    mask = env(analysis, "block", "mask").mask
+    assert mask.masks_padded_queries and mask.convention == "attend"
+    assert env(analysis, "block", "keys_only").mask is None  # what a 2-D store means is not shown

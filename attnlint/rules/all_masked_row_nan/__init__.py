@@ -24,8 +24,9 @@ class AllMaskedRowNan(Rule):
     `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
     key, a key-padding mask), unless the code writes into them first (`mask[:, 0] = True`).
     So does one padding mask laid along the keys and along the queries (`valid.unsqueeze(1) &
-    valid.unsqueeze(2)`, `pad[:, None, :] | pad[:, :, None]`): the row of every padded query is
-    masked whole in any padded batch, lengths of at least 1 or not.
+    valid.unsqueeze(2)`, `pad[:, None, :] | pad[:, :, None]`), or a zero mask given ones per
+    sequence in the block of its real queries and keys (`mask[i, :len_x[i], :len_mem[i]] = 1`):
+    the row of every padded query is masked whole in any padded batch, lengths of at least 1 or not.
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
@@ -2283,6 +2284,39 @@ class AllMaskedRowNan(Rule):
                 return torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
             """,
             line=9,
+        ),
+        # DGL's set transformer: per sequence, ones in the block of its real queries and keys
+        # of a zero mask; every padded query's row stays all -inf.
+        Invalid(
+            """
+            import torch
+
+
+            def attend(queries, keys, values, lengths_x, lengths_mem):
+                batch_size, max_len_x, max_len_mem = queries.size(0), queries.size(1), keys.size(1)
+                e = torch.einsum("bxd,byd->bxy", queries, keys) / queries.size(-1) ** 0.5
+                mask = torch.zeros(batch_size, max_len_x, max_len_mem)
+                for i in range(batch_size):
+                    mask[i, :lengths_x[i], :lengths_mem[i]].fill_(1)
+                e.masked_fill_(mask == 0, -float("inf"))
+                alpha = torch.softmax(e, dim=-1)
+                return torch.einsum("bxy,byd->bxd", alpha, values)
+            """,
+            fixed="""
+            import torch
+
+
+            def attend(queries, keys, values, lengths_x, lengths_mem):
+                batch_size, max_len_x, max_len_mem = queries.size(0), queries.size(1), keys.size(1)
+                e = torch.einsum("bxd,byd->bxy", queries, keys) / queries.size(-1) ** 0.5
+                mask = torch.zeros(batch_size, max_len_x, max_len_mem)
+                for i in range(batch_size):
+                    mask[i, :lengths_x[i], :lengths_mem[i]].fill_(1)
+                e.masked_fill_(mask == 0, -float("inf"))
+                alpha = torch.softmax(e, dim=-1).masked_fill(e.isneginf().all(dim=-1, keepdim=True), 0.0)
+                return torch.einsum("bxy,byd->bxd", alpha, values)
+            """,
+            line=10,
         ),
     ]
 
