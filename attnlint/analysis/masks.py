@@ -857,6 +857,16 @@ def add_terms(ev, left, right, node: cst.CSTNode, left_node=None, right_node=Non
         shape=broadcast(left.shape, right.shape),
         padding=_padding_of_sum(left, right, node),
     )
+    for mask, other in ((left, right), (right, left)):
+        if (
+            mask.mask is not None
+            and not mask.mask.scaled
+            and other.constructor is not None
+            and other.constructor.function == "torch.eye"
+        ):
+            # `adj + torch.eye(n)`: self loops added to a 0/1 adjacency, still a keep mask (0, 1,
+            # 2 before a clamp), and every node now keeps itself.
+            return mask.with_(node=node, mask=replace(mask.mask, can_mask_whole_row=False))
     for logits, term, logits_node, term_node in ((left, right, left_node, right_node), (right, left, right_node, left_node)):
         if _unmasked_tensor(logits) and (term.mask is not None or term.additive_fill is not None):
             # `energy + mask` on logits the analysis cannot tell are Q·Kᵀ (additive attention):
@@ -1241,10 +1251,14 @@ def _clamped_lengths(ev, call: Call, lengths, bound: Optional[cst.Arg]):
     ))
 
 
-@handlers.method("clamp", "clip", "clamp_min")
+@handlers.method("clamp", "clip", "clamp_min", "clamp_max")
 def _clamp_method(ev, call: Call):
     ev.args(call.node)
-    return _clamped_lengths(ev, call, call.receiver, _flow()._arg(call.node, 0, "min"))
+    receiver = call.receiver
+    if receiver.mask is not None and not receiver.mask.scaled:
+        # `(adj + eye).clamp(max=1)`: a keep mask with self loops, back to 0/1 values.
+        return receiver.with_(node=call.node)
+    return _clamped_lengths(ev, call, receiver, _flow()._arg(call.node, 0, "min"))
 
 
 @handlers.function("torch.clamp", "torch.clip", "torch.clamp_min")

@@ -1670,6 +1670,34 @@ def _constructor(ev, call: Call):
     )
 
 
+@handlers.function("torch.eye")
+def _eye(ev, call: Call):
+    """`torch.eye(n)`, `torch.eye(n, m)`: an identity matrix (self loops added to an adjacency)."""
+    from attnlint.analysis.values import Constructor, Value
+
+    flow = _flow()
+    node = call.node
+    values = ev.args(node)
+    positional = [(a, v) for a, v in zip(node.args, values) if a.keyword is None][:2]
+    if not positional:
+        return None
+    sizes = [v.sym for _, v in positional]
+    if len(sizes) == 1:
+        sizes = sizes * 2
+    dtype_arg = flow._arg(node, 99, "dtype")
+    dtype = flow.dtype_of(dtype_arg.value, ev.aliases) if dtype_arg is not None else "float"
+    texts = tuple(flow.code(a.value) for a, _ in positional)
+    return Value(
+        kind="tensor",
+        rank=2,
+        shape=make_shape(sizes) if None not in sizes else None,
+        node=node,
+        constructor=Constructor("torch.eye", dtype, texts, half=_half_dtype(dtype_arg, ev.aliases, dtype)),
+        scaled=False,
+        scale=ONE,
+    )
+
+
 def _half_dtype(dtype_arg, aliases, dtype) -> Optional[bool]:
     """Is a new tensor half precision: `dtype=torch.float16` yes, no dtype (float32) or
     `torch.float32` no, `dtype=q.dtype` unknown (see Constructor.half)."""

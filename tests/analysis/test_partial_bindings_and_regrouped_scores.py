@@ -292,3 +292,21 @@ def test_ones_written_per_sequence_into_a_block_of_zeros_mask_padded_queries():
     mask = env(analysis, "block", "mask").mask
     assert mask.masks_padded_queries and mask.convention == "attend"
     assert env(analysis, "block", "keys_only").mask is None  # what a 2-D store means is not shown
+
+
+def test_self_loops_added_to_a_0_1_adjacency_keep_it_a_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def bias_of(adj):
+            n = adj.size(-1)
+            eye = torch.eye(n, dtype=adj.dtype)
+            loops = ((adj > 0).float() + eye).clamp(max=1)
+            return loops
+        """
+    )
+    eye = env(analysis, "bias_of", "eye")
+    assert eye.rank == 2 and eye.constructor.function == "torch.eye"
+    loops = env(analysis, "bias_of", "loops").mask
+    assert loops is not None and loops.origin == "comparison" and loops.can_mask_whole_row is False

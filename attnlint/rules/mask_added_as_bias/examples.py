@@ -1431,4 +1431,33 @@ INVALID = [
         """,
         line=16,
     ),
+    # Dense graph attention: a 0/1 adjacency with self loops, built at the top of the script and
+    # handed through the model to each head, added to the logits.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        def build_bias(adj):
+            eye = torch.eye(adj.size(-1), dtype=adj.dtype)
+            return ((adj > 0).float() + eye).clamp(max=1)
+        class GraphAttentionLayer(nn.Module):
+            def __init__(self, d_in, d_out):
+                super().__init__()
+                self.W = nn.Linear(d_in, d_out, bias=False)
+                self.a = nn.Linear(2 * d_out, 1, bias=False)
+            def forward(self, h, bias):
+                Wh = self.W(h)
+                n = Wh.size(0)
+                pairs = torch.cat([Wh.unsqueeze(1).expand(-1, n, -1), Wh.unsqueeze(0).expand(n, -1, -1)], dim=-1)
+                e = F.leaky_relu(self.a(pairs).squeeze(-1), 0.2)
+                attention = F.softmax(e + bias, dim=1)
+                return attention @ Wh
+        if __name__ == "__main__":
+            adj = (torch.rand(50, 50) < 0.1).float()
+            layer = GraphAttentionLayer(16, 8)
+            out = layer(torch.randn(50, 16), build_bias(adj))
+        """,
+        line=17,
+    ),
 ]
