@@ -315,6 +315,18 @@ class ModuleAnalysis:
         return self.sites("softmax_sites")
 
     @property
+    def scores_through_helpers(self) -> List[SoftmaxSite]:
+        """Softmax sites of helpers the file's functions call with a product of their own
+        (`scores = torch.bmm(q, k.transpose(1, 2)); masked_softmax(scores, valid_lens)`), as the
+        helper sees that caller's scores: what is known of the product's scale there, which the
+        helper's own reading (joined over every caller) cannot tell. Not those whose product some
+        function's own softmax already normalises."""
+        if self.summaries is None or not self.summaries.helper_softmax:
+            return []
+        own = {id(s.input.scores.product) for s in self.softmax_sites if s.input.scores is not None}
+        return [s for key, s in self.summaries.helper_softmax.items() if key not in own]
+
+    @property
     def dot_t_sites(self) -> List[DotTSite]:
         """Every `.T`, and once more each one some call in this file runs on a batched tensor
         (from the call's summary) when the function's own analysis cannot tell its rank."""

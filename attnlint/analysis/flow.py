@@ -443,6 +443,11 @@ class Evaluator:
                 informative_binding(bindings, name) or (caller_context and same_quantity(name, bindings[name]))
             ):
                 merged = merge_into_param(value, bindings[name])
+                if one_call and bindings[name].scores is not None:
+                    # Evaluated for one call, the helper sees that caller's product as such (its
+                    # scale: d2l's `masked_softmax(scores, valid_lens)`); a helper's own reading
+                    # (every caller at once) does not.
+                    merged = merged.with_(scores=bindings[name].scores)
                 # The caller's number (`int_value` also travels with a caller's own size
                 # parameter: `Head(head_size)` inside a module its callers build with 16).
                 example = merged.int_value if caller_context and merged.kind == "scalar" else None

@@ -339,6 +339,9 @@ class Summaries:
         # on that call the code runs with batched input, whatever other callers pass (a smoke
         # test calling a module with a 2-D and a 3-D tensor). By node id.
         self.batched_dot_t: Dict[int, object] = {}
+        # Softmax sites of helpers evaluated for one call, whose scores are a product the caller
+        # made: by the product's node id (see ModuleAnalysis.scores_through_helpers).
+        self.helper_softmax: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
         self._attributes_read: Dict[int, tuple] = {}
 
@@ -478,6 +481,12 @@ class Summaries:
         for site in facts.dot_t_sites:
             if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:
                 self.batched_dot_t.setdefault(id(site.node), site)
+        for site in facts.softmax_sites:
+            scores = site.input.scores
+            if scores is not None and not _contains(definition, scores.product):
+                # The caller's product reaches a helper's softmax (`masked_softmax(scores, lens)`):
+                # what that softmax sees of this caller's scores, by the product.
+                self.helper_softmax.setdefault(id(scores.product), site)
         if not facts.returns:
             return UNKNOWN
         result = facts.returns[0]
@@ -634,3 +643,13 @@ def _is_loss_module(name: str, node: cst.ClassDef) -> bool:
             if isinstance(callee, str) and callee[:1].isupper():
                 layers.append(callee)
     return bool(layers) and all(layer.endswith("Loss") for layer in layers)
+
+
+def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(child_nodes(current))
+    return False

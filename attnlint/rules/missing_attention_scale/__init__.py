@@ -14,7 +14,9 @@ class MissingAttentionScale(Rule):
     ## What it does
     Checks for a softmax over query-key scores (`Q @ Kᵀ`, `matmul`, `bmm`, `einsum`) when no
     scale was applied anywhere on the way: not to the queries, not to the keys, not to the
-    scores.
+    scores. A product handed to a softmax helper that other code shares (d2l's
+    `masked_softmax(scores, valid_lens)`) is judged as that helper sees this caller's product,
+    and reported at the product.
 
     ## Why is this bad?
     Scaled dot-product attention is `softmax(Q Kᵀ / sqrt(d_k)) V`. Without the `1/sqrt(d_k)`
@@ -50,7 +52,8 @@ class MissingAttentionScale(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         seen = set()
-        for site in ctx.analysis.softmax_sites:
+        # A helper's softmax sees each caller's product (d2l's `masked_softmax(scores, lens)`).
+        for site in ctx.analysis.softmax_sites + ctx.analysis.scores_through_helpers:
             scores = site.input.scores
             if scores is None or scores.scaled is not False or id(scores.product) in seen:
                 continue
@@ -1553,6 +1556,79 @@ class MissingAttentionScale(Rule):
                     logits = torch.einsum("sd,bnd->bsn", self.slot_query, key) * self.slot_query.shape[-1] ** -0.5
                     return logits.softmax(-1)
             """,
+        ),
+        # d2l.ai's attention scoring: the product is made in the layer and normalised by a shared
+        # masked-softmax helper that other layers call with their own scores.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+
+
+            def masked_softmax(X, valid_lens):
+                if valid_lens is None:
+                    return nn.functional.softmax(X, dim=-1)
+                shape = X.shape
+                X = X.reshape(-1, shape[-1])
+                mask = torch.arange(shape[-1])[None, :] < valid_lens.reshape(-1)[:, None]
+                X[~mask] = -1e6
+                return nn.functional.softmax(X.reshape(shape), dim=-1)
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, num_hiddens):
+                    super().__init__()
+                    self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+                    self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+                    self.w_v = nn.LazyLinear(1, bias=False)
+
+                def forward(self, queries, keys, values, valid_lens):
+                    features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))
+                    scores = self.w_v(features).squeeze(-1)
+                    return torch.bmm(masked_softmax(scores, valid_lens), values)
+
+
+            class DotProductAttention(nn.Module):
+                def forward(self, queries, keys, values, valid_lens=None):
+                    d = queries.shape[-1]
+                    scores = torch.bmm(queries, keys.transpose(1, 2))
+                    return torch.bmm(masked_softmax(scores, valid_lens), values)
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+
+            def masked_softmax(X, valid_lens):
+                if valid_lens is None:
+                    return nn.functional.softmax(X, dim=-1)
+                shape = X.shape
+                X = X.reshape(-1, shape[-1])
+                mask = torch.arange(shape[-1])[None, :] < valid_lens.reshape(-1)[:, None]
+                X[~mask] = -1e6
+                return nn.functional.softmax(X.reshape(shape), dim=-1)
+
+
+            class AdditiveAttention(nn.Module):
+                def __init__(self, num_hiddens):
+                    super().__init__()
+                    self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+                    self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+                    self.w_v = nn.LazyLinear(1, bias=False)
+
+                def forward(self, queries, keys, values, valid_lens):
+                    features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))
+                    scores = self.w_v(features).squeeze(-1)
+                    return torch.bmm(masked_softmax(scores, valid_lens), values)
+
+
+            class DotProductAttention(nn.Module):
+                def forward(self, queries, keys, values, valid_lens=None):
+                    d = queries.shape[-1]
+                    scores = torch.bmm(queries, keys.transpose(1, 2)) * d ** -0.5
+                    return torch.bmm(masked_softmax(scores, valid_lens), values)
+            """,
+            line=31,
         ),
     ]
 
