@@ -310,3 +310,30 @@ def test_self_loops_added_to_a_0_1_adjacency_keep_it_a_mask():
     assert eye.rank == 2 and eye.constructor.function == "torch.eye"
     loops = env(analysis, "bias_of", "loops").mask
     assert loops is not None and loops.origin == "comparison" and loops.can_mask_whole_row is False
+
+
+def test_a_shared_softmax_helper_sees_each_callers_product():
+    analysis, module = analyse(
+        """
+        import torch
+
+        def normalise(X, lens=None):
+            return torch.softmax(X, dim=-1)
+
+        def dot(q, k):
+            scores = torch.bmm(q, k.transpose(1, 2))
+            return normalise(scores)
+
+        def scaled(q, k):
+            scores = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
+            return normalise(scores)
+        """
+    )
+    seen = sorted(
+        (analysis.function_of(s) is None, s.input.scores.scaled) for s in analysis.scores_through_helpers
+    )
+    # One site per caller's product, outside every function's own sites: unscaled in `dot`,
+    # scaled in `scaled`.
+    assert seen == [(True, False), (True, True)]
+    # The helper's own reading, joined over both callers, knows no product.
+    assert all(s.input.scores is None for s in analysis.softmax_sites)
