@@ -253,7 +253,7 @@ def call_in_tree(function_node: Optional[cst.CSTNode], view: "ViewSite") -> Opti
     return None
 
 
-def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
+def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call, view_sites=()) -> bool:
     """The view's result is viewed or reshaped again in the same function (`x = x.reshape(b, h, r, q)`,
     `x = x[:, :, 1:]`, `x.reshape(b, h, q, r)`: Transformer-XL's relative shift). Such code does index
     arithmetic on memory on purpose; it does not use the result as a transposed operand.
@@ -278,13 +278,16 @@ def reread_later(function_node: Optional[cst.CSTNode], call: cst.Call) -> bool:
     # Slices of the last axis alone, two or more (`qkv[..., :d]`, `qkv[..., d:2 * d]`): the
     # features split into queries, keys and values, not a skew's dropped row.
     feature_cuts = 0
+    # Later views the analysis shows only merge or split adjacent axes (`x.reshape(b * h, n, d)`
+    # of the misordered `(b, h, n, d)`): they keep the order, they do not skew it back.
+    regroupings = {id(site.call) for site in view_sites if mixes_memory(site.input_dims, site.target_dims) is False}
     for stmt in later:
         for node in _walk(stmt):
             if not isinstance(node, cst.Call):
                 continue
             func = node.func
             method = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-            if method not in ("view", "reshape"):
+            if method not in ("view", "reshape") or id(node) in regroupings:
                 continue
             operands = [func.value] if isinstance(func, cst.Attribute) else []
             operands += [a.value for a in node.args[:1]]

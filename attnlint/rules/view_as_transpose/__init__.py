@@ -43,7 +43,8 @@ class ViewAsTranspose(Rule):
     ## Fix safety
     The fix is safe: the result has the same shape and is contiguous like the view's, with the
     data in the order the target shape names: the transpose (`x.transpose(1, 2).contiguous()`),
-    the head split then the transpose (`x.view(b, n, h, d).transpose(1, 2).contiguous()`), or the
+    the head split then the transpose (`x.view(b, n, h, d).transpose(1, 2).contiguous()`, with
+    `reshape` where the code wrote `reshape`, which also takes a non-contiguous input), or the
     permutation then the merge (`x.permute(0, 2, 3, 1).reshape(B, H * W, C)`). It is offered when
     every size of the target is written as an argument and no axis is both split and merged;
     when the sizes do not factor into named parts both shapes share (`5 * B`), the view is
@@ -69,7 +70,7 @@ class ViewAsTranspose(Rule):
                 if view_order.input_is_parameter(ctx.analysis, function, view):
                     continue
                 call = view_order.call_in_tree(function.node, view)
-                if call is None or view_order.reread_later(function.node, call):
+                if call is None or view_order.reread_later(function.node, call, function.view_sites):
                     continue  # not found as written, or index arithmetic on memory (a relative shift)
                 before = ", ".join(d.text() for d in view.input_dims)
                 after = ", ".join(d.text() for d in view.target_dims)
@@ -103,7 +104,10 @@ def _fix(ctx: RuleContext, view, order) -> Optional[NodeFix]:
     if order.split:
         # Every atom is a target axis here (nothing is merged): its size as the code writes it.
         code_of = {group[0]: ctx.code(size) for group, size in zip(order.groups, sizes)}
-        receiver += f".view({', '.join(code_of[i] for i in range(len(order.atoms)))})"
+        # The split the code meant, with the method it wrote: `reshape` also takes a
+        # non-contiguous input, where `view` would raise.
+        method = call.func.attr.value if call.func.attr.value in ("view", "reshape") else "reshape"
+        receiver += f".{method}({', '.join(code_of[i] for i in range(len(order.atoms)))})"
     permutation = order.order
     swapped = [i for i, j in enumerate(permutation) if i != j]
     if len(swapped) == 2:

@@ -601,7 +601,7 @@ INVALID = [
         fixed="""
         def heads(t, h):
             b, n, hd = t.shape
-            return t.view(b, n, h, hd // h).transpose(1, 2).contiguous()
+            return t.reshape(b, n, h, hd // h).transpose(1, 2).contiguous()
         """,
     ),
     # Self-attention values by view (the keys and queries right).
@@ -742,7 +742,7 @@ INVALID = [
         fixed="""
         def split(qkv, heads):
             b, n, three_d = qkv.shape
-            return qkv.view(b, n, 3, heads, three_d // (3 * heads)).permute(0, 2, 3, 1, 4).contiguous()
+            return qkv.reshape(b, n, 3, heads, three_d // (3 * heads)).permute(0, 2, 3, 1, 4).contiguous()
         """,
     ),
     # Heads folded into the batch by view (no transpose): the smoke test's sizes show it.
@@ -1117,5 +1117,40 @@ INVALID = [
                 return x.transpose(1, 2).reshape(B, N, C)
         """,
         line=17,
+    ),
+    # FT-Transformer's head split, reshaped straight to (b, h, n, d) and then merged to
+    # (b * h, n, d): the later reshape only merges adjacent axes, so it keeps the wrong order.
+    Invalid(
+        """
+        from torch import nn
+        class MultiheadAttention(nn.Module):
+            def __init__(self, d_token, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_head = d_token // n_heads
+                self.W_q = nn.Linear(d_token, d_token)
+            def _split(self, x):
+                b, n, _ = x.shape
+                x = x.reshape(b, self.n_heads, n, self.d_head)
+                return x.reshape(b * self.n_heads, n, self.d_head)
+            def forward(self, x_q):
+                return self._split(self.W_q(x_q))
+        """,
+        fixed="""
+        from torch import nn
+        class MultiheadAttention(nn.Module):
+            def __init__(self, d_token, n_heads):
+                super().__init__()
+                self.n_heads = n_heads
+                self.d_head = d_token // n_heads
+                self.W_q = nn.Linear(d_token, d_token)
+            def _split(self, x):
+                b, n, _ = x.shape
+                x = x.reshape(b, n, self.n_heads, self.d_head).transpose(1, 2).contiguous()
+                return x.reshape(b * self.n_heads, n, self.d_head)
+            def forward(self, x_q):
+                return self._split(self.W_q(x_q))
+        """,
+        line=10,
     ),
 ]
