@@ -1148,12 +1148,28 @@ def _block_of_ones(stored, target: cst.Subscript, value) -> Optional[MaskFacts]:
         isinstance(e, cst.Slice) and e.lower is None and e.upper is not None and e.step is None for e in extents
     ):
         return None
+    # Per sequence: the first index a name, each extent a length read at it (`len_x[i]`), not
+    # a fixed block (`pixel_mask[1, :600, :800] = 1` marks an image's real pixels).
+    index = elements[0].value
+    if not isinstance(index, cst.Name) or not all(_read_at(e.upper, index.value) for e in extents):
+        return None
     return MaskFacts(
         origin="lengths",
         convention=ATTEND,
         dtype="float",
         can_mask_whole_row=True,
         masks_padded_queries=True,
+    )
+
+
+def _read_at(node: cst.BaseExpression, index: str) -> bool:
+    """`lengths[i]`, `self.lens[i]`: one entry of a per-sequence tensor, at `index`."""
+    return (
+        isinstance(node, cst.Subscript)
+        and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.slice[0].slice.value, cst.Name)
+        and node.slice[0].slice.value.value == index
     )
 
 

@@ -337,3 +337,18 @@ def test_a_shared_softmax_helper_sees_each_callers_product():
     assert seen == [(True, False), (True, True)]
     # The helper's own reading, joined over both callers, knows no product.
     assert all(s.input.scores is None for s in analysis.softmax_sites)
+
+
+def test_a_fixed_block_of_ones_is_an_image_mask_not_per_sequence_lengths():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def pixels():
+            pixel_mask = torch.zeros(2, 800, 1066, dtype=torch.long)
+            pixel_mask[1, :600, :800] = 1
+            return pixel_mask
+        """
+    )
+    mask = env(analysis, "pixels", "pixel_mask").mask
+    assert mask is None or not mask.masks_padded_queries
