@@ -486,9 +486,8 @@ class Evaluator:
     def _config_class_of(self, name: str) -> Optional[str]:
         """The configuration class a parameter is an instance of by the fields the function reads
         from it: two or more attributes (`config.n_embd`, `config.n_head`), each declared with an
-        annotation in the body of exactly one class of the module (a dataclass-style config),
-        and nothing else read from it or done with it (called, indexed, passed on as it is is
-        fine: the fields are what tells)."""
+        annotation in the body of exactly one class of the module (a dataclass-style config).
+        Only the attributes read count; what else is done with it (passed on, indexed) does not."""
         node = self.facts.node
         summaries = self.project
         if not isinstance(node, cst.FunctionDef) or summaries is None or not summaries.declared_fields():

@@ -359,13 +359,15 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
 
 
 def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: Optional[MaskFacts], op) -> bool:
-    """`pad.unsqueeze(1) & pad.unsqueeze(2)`, `valid[:, None, :] & valid[:, :, None]` (True =
-    attend; `|` for True = masked): one padding mask laid along the keys and along the queries.
-    Every padded query's row is then masked whole, in any batch with padding: no empty sequence
-    is needed for the NaN (DGL's set transformer, ESPnet-style (B, T, T) masks)."""
+    """`pad.unsqueeze(1) & pad.unsqueeze(2)`, `valid[:, None, :] * valid[:, :, None]`,
+    `rearrange(valid, "b j -> b 1 j") & rearrange(valid, "b i -> b i 1")` (True = attend, `&`
+    or a product; `|` for True = masked): one padding mask laid along the keys and along the
+    queries. Every padded query's row is then masked whole, in any batch with padding: no empty
+    sequence is needed for the NaN (DGL's set transformer, ESPnet-style (B, T, T) masks)."""
     if a is None or b is None or a.convention is None or a.convention != b.convention:
         return False
-    if not isinstance(op, cst.BitAnd if a.convention == ATTEND else cst.BitOr):
+    joins = (cst.BitAnd, cst.Multiply) if a.convention == ATTEND else (cst.BitOr,)
+    if not isinstance(op, joins):
         return False
     if a.origin not in ("padding", "lengths", "argument", "name") or b.origin != a.origin:
         return False
@@ -374,8 +376,18 @@ def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: O
 
 
 def _new_axis_of(node: cst.BaseExpression) -> Optional[tuple]:
-    """(the name, where one new axis goes) for `name.unsqueeze(i)` and `name[..., None, ...]` (as
-    the index of the None among the entries), else None."""
+    """(the name, where one new axis goes) for `name.unsqueeze(i)`, `name[..., None, ...]` (as
+    the index of the None among the entries) and `rearrange(name, "b j -> b 1 j")` (the place
+    of the one unit axis), through casts (`.float()`), else None."""
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("float", "bool", "long", "int", "to", "type_as")
+    ):
+        node = node.func.value
+    rearranged = _rearranged_unit_axis(node)
+    if rearranged is not None:
+        return rearranged
     if (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
@@ -397,6 +409,27 @@ def _new_axis_of(node: cst.BaseExpression) -> Optional[tuple]:
         if len(nones) == 1 and plain and nones[0] > 0:
             return (node.value.value, nones[0])
     return None
+
+
+def _rearranged_unit_axis(node: cst.BaseExpression) -> Optional[tuple]:
+    """`rearrange(name, "b j -> b 1 j")`: (name, the place of the one unit axis added)."""
+    from attnlint.analysis.einops_calls import parse_pattern
+
+    func = node.func if isinstance(node, cst.Call) else None
+    called = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    positional = [a.value for a in node.args if a.keyword is None] if called == "rearrange" else []
+    if len(positional) != 2 or not isinstance(positional[0], cst.Name):
+        return None
+    pattern = positional[1]
+    parsed = parse_pattern(pattern.evaluated_value) if isinstance(pattern, cst.SimpleString) else None
+    if parsed is None:
+        return None
+    lhs, rhs = parsed
+    units = [i for i, group in enumerate(rhs) if group in ((), ("1",))]
+    kept = [group for group in rhs if group not in ((), ("1",))]
+    if len(units) != 1 or kept != lhs or units[0] == 0:
+        return None
+    return positional[0].value, units[0]
 
 
 def _varies_along_keys(fill, scores) -> bool:

@@ -77,12 +77,16 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
             from attnlint.analysis.shapes import broadcast
 
             ranks = [r for r in (left.rank, right.rank) if r is not None]
+            product = masks.product(left.mask, right.mask)
+            if product is not None and masks.masks_padded_queries(node, left.mask, right.mask, op):
+                # `valid[:, None, :] * valid[:, :, None]`: the row of every padded query is empty.
+                product = replace(product, can_mask_whole_row=True, masks_padded_queries=True)
             return Value(
                 kind="tensor",
                 rank=max(ranks) if len(ranks) == 2 else None,
                 shape=broadcast(left.shape, right.shape),
                 node=node,
-                mask=masks.product(left.mask, right.mask),
+                mask=product,
             )
         if isinstance(op, cst.Multiply):
             masked = masks.multiplied_by_mask(ev, node, left, right)
@@ -165,6 +169,8 @@ def _lengths_arithmetic(op, left: Value, right: Value, node) -> Optional[Value]:
     """Per-sequence lengths with a number added, taken, multiplied or divided in (a conv front
     end's `((lengths - 1) // 2 - 1) // 2`, `lengths * 2`): still one length per sequence, which
     a padding mask is made from. Positive only while nothing is taken away or divided."""
+    if right.lengths and right.kind == "tensor" and isinstance(op, (cst.Add, cst.Multiply)):
+        left, right = right, left  # `2 * lengths`, `1 + lengths`
     if not (left.lengths and left.kind == "tensor") or right.lengths or right.kind == "tensor":
         return None
     if right.sym is None or not right.sym.is_const or right.sym.coeff <= 0:

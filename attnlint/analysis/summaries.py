@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from attnlint.analysis.names import child_nodes
+from attnlint.analysis.names import child_nodes, contains
 from attnlint.analysis.values import UNKNOWN, CallerScope, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -483,7 +483,7 @@ class Summaries:
                 self.batched_dot_t.setdefault(id(site.node), site)
         for site in facts.softmax_sites:
             scores = site.input.scores
-            if scores is not None and not _contains(definition, scores.product):
+            if scores is not None and not contains(definition, scores.product):
                 # The caller's product reaches a helper's softmax (`masked_softmax(scores, lens)`):
                 # what that softmax sees of this caller's scores, by the product.
                 self.helper_softmax.setdefault(id(scores.product), site)
@@ -643,13 +643,3 @@ def _is_loss_module(name: str, node: cst.ClassDef) -> bool:
             if isinstance(callee, str) and callee[:1].isupper():
                 layers.append(callee)
     return bool(layers) and all(layer.endswith("Loss") for layer in layers)
-
-
-def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(child_nodes(current))
-    return False

@@ -125,6 +125,7 @@ def test_lengths_shortened_by_a_front_end_are_still_lengths():
             x, lens = front(feats, feat_lens)
             valid = torch.arange(x.size(1))[None, :] < lens[:, None]
             longer = feat_lens + 1
+            doubled = 2 * feat_lens
             moved = feat_lens - offsets
             return valid
         """
@@ -132,7 +133,7 @@ def test_lengths_shortened_by_a_front_end_are_still_lengths():
     lens = env(analysis, "encode", "lens")
     assert lens.lengths and not lens.positive_lengths
     assert env(analysis, "encode", "valid").mask.convention == "attend"
-    assert env(analysis, "encode", "longer").lengths
+    assert env(analysis, "encode", "longer").lengths and env(analysis, "encode", "doubled").lengths
     assert not env(analysis, "encode", "moved").lengths  # lengths minus a tensor: not lengths
 
 
@@ -195,16 +196,22 @@ def test_one_padding_mask_laid_along_queries_and_keys_masks_padded_query_rows():
         """
         import torch
 
+        from einops import rearrange
+
         def pair_mask(lengths, T):
             valid = torch.arange(T)[None, :] < lengths[:, None]
             both = valid.unsqueeze(1) & valid.unsqueeze(2)
             keys_only = valid.unsqueeze(1) & valid.unsqueeze(1)
             indexed = valid[:, None, :] & valid[:, :, None]
+            product = valid[:, None, :].float() * valid[:, :, None].float()
+            einops_style = rearrange(valid, "b j -> b 1 j") & rearrange(valid, "b i -> b i 1")
             return both
         """
     )
     assert env(analysis, "pair_mask", "both").mask.masks_padded_queries
     assert env(analysis, "pair_mask", "indexed").mask.masks_padded_queries
+    assert env(analysis, "pair_mask", "product").mask.masks_padded_queries
+    assert env(analysis, "pair_mask", "einops_style").mask.masks_padded_queries
     assert not env(analysis, "pair_mask", "keys_only").mask.masks_padded_queries
 
 
@@ -350,5 +357,4 @@ def test_a_fixed_block_of_ones_is_an_image_mask_not_per_sequence_lengths():
             return pixel_mask
         """
     )
-    mask = env(analysis, "pixels", "pixel_mask").mask
-    assert mask is None or not mask.masks_padded_queries
+    assert env(analysis, "pixels", "pixel_mask").mask is None  # which axes it masks is not shown

@@ -24,7 +24,8 @@ class AllMaskedRowNan(Rule):
     `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
     key, a key-padding mask), unless the code writes into them first (`mask[:, 0] = True`).
     So does one padding mask laid along the keys and along the queries (`valid.unsqueeze(1) &
-    valid.unsqueeze(2)`, `pad[:, None, :] | pad[:, :, None]`), or a zero mask given ones per
+    valid.unsqueeze(2)`, `pad[:, None, :] | pad[:, :, None]`, `valid[:, None, :] * valid[:, :,
+    None]`, `rearrange(valid, "b j -> b 1 j") & rearrange(valid, "b i -> b i 1")`), or a zero mask given ones per
     sequence in the block of its real queries and keys (`mask[i, :len_x[i], :len_mem[i]] = 1`):
     the row of every padded query is masked whole in any padded batch, lengths of at least 1 or not.
     So do adjacency matrices built by scattering ones into zeros at edge pairs

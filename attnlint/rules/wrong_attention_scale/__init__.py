@@ -22,7 +22,8 @@ class WrongAttentionScale(Rule):
     """
     ## What it does
     Checks for attention scores that are scaled, but not by `1/sqrt(d_head)` of the contracted
-    (per-head) axis:
+    (per-head) axis (also a product handed to a softmax helper other code shares, as the helper
+    sees this caller's product; reported in the caller):
     - multi-head code scaled by the model width instead of the per-head dimension (also when
       the heads are projected from the width `dim` to `heads * dim_head` and the scale is
       `dim ** -0.5`);
@@ -82,7 +83,8 @@ class WrongAttentionScale(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         seen = set()
-        for site in ctx.analysis.softmax_sites:
+        # A helper's softmax sees each caller's product (a shared `masked_softmax(scores, lens)`).
+        for site in ctx.analysis.softmax_sites + ctx.analysis.scores_through_helpers:
             scores = site.input.scores
             if scores is None or id(scores.product) in seen:
                 continue
