@@ -954,8 +954,16 @@ def _symbolic_verdict(scores: ScoreFacts, factor: Sym, head_dim: Sym) -> ScaleVe
     if used is None or any(e < 0 for _, e in used.factors):
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)
     ratio = used / head_dim
-    width = ratio is not None and not ratio.is_const and all(e > 0 and e.denominator == 1 for _, e in ratio.factors)
     known = set(head_dim.atoms()) | set(scores.size_atoms)
+    # The width is the head dimension times sizes (the heads): a factor that is no size (a
+    # temperature `tau` a softmax helper divides by) says nothing of the width.
+    sizes = known | set(scores.scope_size_atoms)
+    width = (
+        ratio is not None
+        and not ratio.is_const
+        and all(e > 0 and e.denominator == 1 for _, e in ratio.factors)
+        and set(ratio.atoms()) <= sizes
+    )
     if not width and not set(used.atoms()) <= known:
         return ScaleVerdict(ScaleKind.UNKNOWN, factor, head_dim)  # a temperature, a parameter
     return ScaleVerdict(ScaleKind.WRONG_DIMENSION, factor, head_dim, used=used, model_width=width)

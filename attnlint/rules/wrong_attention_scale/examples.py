@@ -794,6 +794,27 @@ VALID = [
                 return torch.einsum("bhts,bhsc->bhtc", weight.softmax(dim=-1), v)
         """
     ),
+    # GroupViT: single-head scores scaled by the root of their width, then a Gumbel-softmax
+    # helper that divides by its temperature `tau`: a temperature is no size, so no width.
+    Valid(
+        """
+        import torch
+        from torch import nn
+        def gumbel_softmax(logits, tau=1, dim=-1):
+            gumbels = -torch.empty_like(logits).exponential_().log()
+            gumbels = (logits + gumbels) / tau
+            return gumbels.softmax(dim)
+        class AssignAttention(nn.Module):
+            def __init__(self, hidden_size):
+                super().__init__()
+                self.scale = hidden_size ** -0.5
+                self.q_proj = nn.Linear(hidden_size, hidden_size)
+                self.k_proj = nn.Linear(hidden_size, hidden_size)
+            def forward(self, query, key):
+                raw_attn = (self.q_proj(query) @ self.k_proj(key).transpose(-2, -1)) * self.scale
+                return gumbel_softmax(raw_attn, dim=-2)
+        """
+    ),
 ]
 
 INVALID = [
