@@ -2,7 +2,8 @@
 
 - ATN201: targets padded with 0 (pad_sequence's default) but CrossEntropyLoss ignores -100.
 - ATN202: `key_padding_mask` is accepted and never passed to the attention.
-- ATN203: a `-inf` padding fill with no guard: an empty sequence gives a NaN row.
+- ATN203: the padding mask laid along the queries as well as the keys, filled with `-inf`:
+  every padded query's row is all `-inf`, and its softmax NaN.
 - ATN205: a `triu(diagonal=1)` mask (True = future) handed to SDPA, which reads True = attend.
 """
 
@@ -14,7 +15,8 @@ from torch.nn.utils.rnn import pad_sequence
 
 def attention(q, k, v, key_padding_mask):
     scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
-    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+    padded = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+    scores = scores.masked_fill(padded, float("-inf"))
     weights = scores.softmax(dim=-1)
     return weights @ v
 

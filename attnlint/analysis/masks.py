@@ -14,18 +14,21 @@ from attnlint.analysis.names import canonical, qualify
 from attnlint.analysis.names import Subtree, child_nodes, literal
 from attnlint.analysis.values import ATTEND, MASKED, QUERY_MAJOR, MaskFacts
 
-# Parameter names and what they mean in the ecosystem that uses them.
+# Parameter names and what they mean in the ecosystem that uses them. Each marks padded keys;
+# alone it empties a row only for a sequence that is all padding, which a batch of real data
+# does not hold and the code does not show: a row is empty where a causal mask meets left
+# padding, or where padded queries are masked too (see _combine, masks_padded_queries).
 _PARAM_MASKS = {
     # Hugging Face: 1 = real token, 0 = padding.
-    "attention_mask": MaskFacts(origin="argument", convention=ATTEND, can_mask_whole_row=True),
+    "attention_mask": MaskFacts(origin="argument", convention=ATTEND, marks_padding=True),
     # PyTorch's nn.MultiheadAttention / nn.Transformer: True = padding (ignored).
-    "key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
-    "src_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
-    "tgt_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
-    "memory_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", can_mask_whole_row=True),
+    "key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", marks_padding=True),
+    "src_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", marks_padding=True),
+    "tgt_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", marks_padding=True),
+    "memory_key_padding_mask": MaskFacts(origin="argument", convention=MASKED, dtype="bool", marks_padding=True),
     # Used both ways in the wild (Hugging Face audio models: 1 = keep): no convention.
-    "padding_mask": MaskFacts(origin="argument", can_mask_whole_row=True),
-    "pad_mask": MaskFacts(origin="argument", can_mask_whole_row=True),
+    "padding_mask": MaskFacts(origin="argument", marks_padding=True),
+    "pad_mask": MaskFacts(origin="argument", marks_padding=True),
 }
 # Names that say "a mask" without saying its convention.
 _GENERIC_MASK_NAMES = {"mask", "attn_mask", "src_mask", "tgt_mask", "causal_mask", "memory_mask"}
@@ -346,7 +349,8 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     # in it sees only earlier keys, all padding); right padding, the usual batch, keeps key 0 in
     # every row. The side is a fact of the file (analysis.padding_side), asked where it matters.
     # Lengths masks (`arange(T) < lengths`) pad on the right by construction.
-    under_causal = grows and "causal" in origins and "padding" in origins
+    padding = "padding" in origins or a.marks_padding or b.marks_padding
+    under_causal = grows and "causal" in origins and padding
     return MaskFacts(
         origin="combined",
         convention=a.convention,
@@ -371,21 +375,29 @@ def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: O
         return False
     if a.origin not in ("padding", "lengths", "argument", "name") or b.origin != a.origin:
         return False
-    left, right = _new_axis_of(node.left), _new_axis_of(node.right)
-    return left is not None and right is not None and left[0] == right[0] and left[1] != right[1]
+    left, right = _new_axes_of(node.left), _new_axes_of(node.right)
+    return (
+        left is not None
+        and right is not None
+        and left[0] == right[0]
+        and len(left[1]) == len(right[1])
+        and left[1] != right[1]
+        and all((x < 0) == (y < 0) for x, y in zip(left[1], right[1]))
+    )
 
 
-def _new_axis_of(node: cst.BaseExpression) -> Optional[tuple]:
-    """(the name, where one new axis goes) for `name.unsqueeze(i)`, `name[..., None, ...]` (as
-    the index of the None among the entries) and `rearrange(name, "b j -> b 1 j")` (the place
-    of the one unit axis), through casts (`.float()`), else None."""
+def _new_axes_of(node: cst.BaseExpression) -> Optional[tuple]:
+    """(the name, where its new axes go) for `name.unsqueeze(i)`, `name[:, None, :, None]` (the
+    places of the Nones among the entries) and `rearrange(name, "b j -> b 1 j")` (the places
+    of the unit axes), through casts (`.float()`), else None. Two layouts of one mask with new
+    axes in different places lay it along different axes (the queries and the keys)."""
     while (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value in ("float", "bool", "long", "int", "to", "type_as")
     ):
         node = node.func.value
-    rearranged = _rearranged_unit_axis(node)
+    rearranged = _rearranged_unit_axes(node)
     if rearranged is not None:
         return rearranged
     if (
@@ -395,8 +407,10 @@ def _new_axis_of(node: cst.BaseExpression) -> Optional[tuple]:
         and isinstance(node.func.value, cst.Name)
         and len(node.args) == 1
     ):
+        # A new axis counted from the end (`unsqueeze(-1)`) is compared only with another counted
+        # from the end; one in front of the batch (`unsqueeze(0)`) lays out nothing per sequence.
         at = number(node.args[0].value)
-        return (node.func.value.value, int(at)) if at is not None and at == int(at) and at > 0 else None
+        return (node.func.value.value, (int(at),)) if at is not None and at == int(at) and at != 0 else None
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
         entries = [e.slice for e in node.slice]
         nones = [
@@ -406,13 +420,13 @@ def _new_axis_of(node: cst.BaseExpression) -> Optional[tuple]:
             (isinstance(e, cst.Slice) and e.lower is None and e.upper is None and e.step is None) or i in nones
             for i, e in enumerate(entries)
         )
-        if len(nones) == 1 and plain and nones[0] > 0:
-            return (node.value.value, nones[0])
+        if nones and plain and nones[0] > 0:
+            return (node.value.value, tuple(nones))
     return None
 
 
-def _rearranged_unit_axis(node: cst.BaseExpression) -> Optional[tuple]:
-    """`rearrange(name, "b j -> b 1 j")`: (name, the place of the one unit axis added)."""
+def _rearranged_unit_axes(node: cst.BaseExpression) -> Optional[tuple]:
+    """`rearrange(name, "b j -> b 1 j")`: (name, the places of the unit axes added)."""
     from attnlint.analysis.einops_calls import parse_pattern
 
     func = node.func if isinstance(node, cst.Call) else None
@@ -427,9 +441,9 @@ def _rearranged_unit_axis(node: cst.BaseExpression) -> Optional[tuple]:
     lhs, rhs = parsed
     units = [i for i, group in enumerate(rhs) if group in ((), ("1",))]
     kept = [group for group in rhs if group not in ((), ("1",))]
-    if len(units) != 1 or kept != lhs or units[0] == 0:
+    if not units or kept != lhs or units[0] == 0:
         return None
-    return positional[0].value, units[0]
+    return positional[0].value, tuple(units)
 
 
 def _varies_along_keys(fill, scores) -> bool:
@@ -621,13 +635,14 @@ def comparison(ev, node: cst.Comparison, left, rights):
             keeps = isinstance(op, cst.LessThan) if lengths_right else isinstance(op, cst.GreaterThan)
             drops = isinstance(op, cst.GreaterThanEqual) if lengths_right else isinstance(op, cst.LessThanEqual)
             if keeps or drops:
-                # A length of 0 empties its row; lengths shown to be at least 1 keep the first key.
+                # Only a length of 0 empties its row: lengths shown to be at least 1 keep the first
+                # key; others say nothing the code shows (a batch of real data has no empty one).
                 positive = (rights[0] if lengths_right else left).positive_lengths
                 mask = MaskFacts(
                     origin="lengths",
                     convention=ATTEND if keeps else MASKED,
                     dtype="bool",
-                    can_mask_whole_row=not positive,
+                    can_mask_whole_row=False if positive else None,
                 )
     if mask is None and _elementwise_test(node, left, rights):
         # Any other elementwise comparison (`x.abs().sum(-1) != 0`, `dist > radius`): a bool
@@ -1586,6 +1601,14 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
         bias = receiver.mask
         if bias is not None and fill is not None and number(value_arg.value) not in (0.0, 1.0):
             bias = replace(bias, scaled=True)
+        elif bias is None and mask.mask is not None and _zeros(receiver) and fill is not None:
+            # `torch.zeros(mask.shape).masked_fill(mask, -inf)`: a bias of the mask's facts
+            # (which rows it can empty), holding `fill` where it masks; it keeps them where it
+            # goes as a parameter.
+            # Float values now, no True/False convention.
+            bias = replace(
+                mask.mask, scaled=True, bias_fill=fill if fill == "-inf" else None, dtype="float", convention=None
+            )
         # Kept among the value's fills too: a tensor that is filled and then normalised
         # (`logits.masked_fill_(~keep, -1e20)` before a softmax) is the scores, whatever made it.
         result = receiver.with_(node=node, additive_fill=site, mask=bias, fills=fills)
@@ -1594,6 +1617,12 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
     if in_place:
         ev.update_in_place(receiver_node, result)
     return result
+
+
+def _zeros(value) -> bool:
+    """A tensor built full of zeros (`torch.zeros(...)`, `zeros_like`, `new_zeros`)."""
+    ctor = value.constructor
+    return ctor is not None and ctor.function in ("torch.zeros", "torch.zeros_like", "new_zeros")
 
 
 @handlers.function("torch.where")

@@ -676,6 +676,8 @@ def attribute(ev, node: cst.Attribute, receiver, attr: str):
         return Value(kind="scalar", int_value=receiver.rank, node=node, sym=_const(receiver.rank))
     if attr in ("data", "real"):
         return receiver
+    if attr == "dtype" and _floating(receiver):
+        return Value(kind="unknown", node=node, names_dtype="float")
     if attr == "weight" and receiver.kind == "module":
         return Value(kind="tensor", rank=2, is_parameter=True, node=node)
     if attr in ("in_features", "out_features", "embed_dim", "num_heads", "head_dim") and receiver.kind == "module":
@@ -909,6 +911,8 @@ def _dtype_method(ev, call: Call):
     dtype = DTYPE_METHODS.get(method)
     if method in ("to", "type") and args:
         dtype = _flow().dtype_of(args[0].value, ev.aliases) or _activation_dtype(ev, args[0])
+        if dtype is None and isinstance(args[0].value, cst.Name) and (args[0].keyword is None or args[0].keyword.value == "dtype"):
+            dtype = ev.eval(args[0].value).names_dtype  # a dtype handed in (`.to(dtype)`)
     ev.args(call.node)
     mask = receiver.mask
     if mask is not None and dtype is not None:
@@ -934,6 +938,15 @@ def _activation_dtype(ev, arg: cst.Arg) -> Optional[str]:
     if not (isinstance(value, cst.Attribute) and value.attr.value == "dtype"):
         return None
     return "float" if _is_activation(ev, value.value) else None
+
+
+def _floating(value) -> bool:
+    """The dtype a mask is cast to with `.to(x.dtype)`: that of the activations it is applied
+    to (hidden states, queries, scores), floating point; not that of token ids, lengths or
+    another mask (a cast to an integer dtype would make SDPA raise, no silent bug)."""
+    if value.kind != "tensor" or value.token_ids or value.lengths or value.mask is not None:
+        return False
+    return not value.padded
 
 
 def _is_activation(ev, node: cst.BaseExpression) -> bool:
@@ -1649,6 +1662,10 @@ def _constructor(ev, call: Call):
         rank = len(positional[0][0].value.elements)
     elif any(a.star for a, _ in positional):
         rank = None
+    elif len(positional) == 1 and positional[0][1].kind != "scalar":
+        # One size argument that is no number: a whole shape (`torch.zeros(mask.shape)`,
+        # `torch.zeros(x.size())`, a tuple of sizes): as many axes as it holds.
+        rank = _shape_argument_rank(ev, positional[0][0].value, positional[0][1])
     else:
         rank = len(positional)
     dtype_arg = flow._arg(node, 99, "dtype")
@@ -1668,6 +1685,22 @@ def _constructor(ev, call: Call):
         scaled=False,
         scale=ONE,
     )
+
+
+def _shape_argument_rank(ev, node: cst.BaseExpression, value) -> Optional[int]:
+    """How many sizes a shape passed whole holds: a tuple's elements, or the rank of the tensor
+    whose `.shape` / `.size()` it is; None when the code does not show it."""
+    if value.kind == "tuple" and value.elements:
+        return len(value.elements)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        if node.args:
+            return None
+        node = node.func
+    elif not (isinstance(node, cst.Attribute) and node.attr.value == "shape"):
+        return None
+    if not isinstance(node.value, (cst.Name, cst.Attribute)):
+        return None  # read again, a call would record its sites twice
+    return ev.eval(node.value).rank
 
 
 @handlers.function("torch.eye")
@@ -1996,8 +2029,7 @@ def per_key_padding(mask, sizes):
             return mask
     # Laid out per key with no arithmetic on the way: still the parameter's raw values (see
     # mask_encoding.zero_one_reason), wherever the function it reaches adds it.
-    whole = True if mask.can_mask_whole_row is None else mask.can_mask_whole_row
-    return replace(mask, can_mask_whole_row=whole, laid_out_per_key=True)
+    return replace(mask, marks_padding=True, laid_out_per_key=True)
 
 
 def _per_key_layout(elements) -> bool:

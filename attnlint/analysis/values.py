@@ -174,9 +174,15 @@ class MaskFacts:
     origin: Optional[str] = None  # "causal", "padding", "argument", "lengths", ...
     convention: Optional[str] = None  # ATTEND, MASKED, or None when the code does not show it
     dtype: Optional[str] = None  # "bool", "float", "int"
-    # Can some row (query) have every key masked? True for padding masks (an empty sequence, or
-    # left padding with a causal mask); False for a causal mask that keeps the diagonal.
+    # Can some row (query) have every key masked, as the code shows? True for a mask of padded
+    # queries and keys, or a literal with an empty row; False for a causal mask that keeps the
+    # diagonal, or lengths shown to be at least 1; None for a padding mask alone (only a sequence
+    # that is all padding would empty its row, which the code does not show).
     can_mask_whole_row: Optional[bool] = None
+    # A parameter named as a padding mask (`key_padding_mask`, `attention_mask`), or one laid out
+    # one value per sequence and key: it marks padded keys. Under a causal mask, left padding
+    # empties the rows of the padded queries (see padding_under_causal).
+    marks_padding: bool = False
     # For masks built at a fixed size (a buffer from `context_length`): the size expressions.
     built_size: Tuple[str, ...] = ()
     # For a mask written out as a literal (`torch.tensor([[1, 1, 0], [0, 0, 0]])`): the truth
@@ -686,6 +692,9 @@ class Value:
     # literal batch, `torch.randint`. Compared with 0 (the conventional pad id) it gives a
     # padding mask.
     token_ids: bool = False
+    # A dtype object (`x.dtype` of a float activation, handed to a helper that casts a mask with
+    # `.to(dtype)`): the kind of values it casts to ("float", "bool", "int").
+    names_dtype: Optional[str] = None
     # Memory laid out by padding or concatenation and reread by a view (the relative-position
     # skew): slices and further views of it do index arithmetic too (view_order.rereads_on_purpose).
     reread_memory: bool = False
@@ -812,6 +821,11 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         if empty.kind == other.kind == "tuple" and not empty.elements and empty.each is None and not empty.padded:
             if isinstance(empty.node, (cst.List, cst.Tuple)):
                 return other
+    # An empty `nn.ModuleList()` joined with the modules a loop appends to it: those modules.
+    for empty, other in ((a, b), (b, a)):
+        if empty.kind == "module" and empty.module_type == "ModuleList" and other.kind == "tuple":
+            if not other.elements and other.each is not None and other.each.kind == "module":
+                return other
     # A tensor from a constructor before and after a loop fills its rows (`ids[i, :len(s)] = s`):
     # unfilled it holds only the fill value, which is what its padding is on the other path.
     for plain, filled in ((a, b), (b, a)):
@@ -915,6 +929,7 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         buffer_node=a.buffer_node if a.buffer_node is not None else b.buffer_node,
         param=agreed("param"),
         scaled=a.scaled or b.scaled,
+        marks_padding=a.marks_padding and b.marks_padding,
         padding_under_causal=a.padding_under_causal and b.padding_under_causal,
         causal_part=a.causal_part and b.causal_part,
         rows_edited=a.rows_edited or b.rows_edited,

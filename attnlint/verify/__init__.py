@@ -175,6 +175,8 @@ def params_from_facts(facts: Mapping[str, Any], params: Mapping[str, Any]) -> Di
     out = dict(params)
     if "causal" not in out and facts["causal"]:
         out["causal"] = True
+    if "padded_queries" not in out and facts["padded_queries"]:
+        out["padded_queries"] = True
     if "call" not in out and facts["qkv_function"]:
         out["call"] = "qkv"  # `def attention(q, k, v, ...)`: call it with q, k, v
     if "mask_format" not in out and facts["mask_format"]:

@@ -28,7 +28,7 @@ def entry_facts(sources: Iterable[str], entry: str) -> Dict[str, Any]:
     from attnlint.analysis.values import KEY, QUERY, VALUE
     from attnlint.verify.recipes._mask_names import mask_format_for_name
 
-    facts: Dict[str, Any] = {"causal": False, "qkv_function": False, "mask_format": {}}
+    facts: Dict[str, Any] = {"causal": False, "padded_queries": False, "qkv_function": False, "mask_format": {}}
     for source in sources:
         try:
             analysis = analyze_module(cst.parse_module(source))
@@ -41,6 +41,8 @@ def entry_facts(sources: Iterable[str], entry: str) -> Dict[str, Any]:
                 mask = site.mask.mask
                 if mask is not None and (mask.origin == "causal" or mask.causal_part):
                     facts["causal"] = True
+                if mask is not None and mask.masks_padded_queries:
+                    facts["padded_queries"] = True
             if function.class_name is None:
                 roles = [value.role for value in list(function.params.values())[:3]]
                 facts["qkv_function"] = facts["qkv_function"] or roles == [QUERY, KEY, VALUE]

@@ -62,7 +62,8 @@ def test_or_with_a_causal_mask_tells_an_unnamed_mask_its_convention():
     )
     blocked = env(analysis, "f", "blocked").mask
     assert blocked.convention == MASKED
-    assert blocked.can_mask_whole_row
+    # A padding mask under a causal mask: rows are empty exactly where the padding is on the left.
+    assert blocked.padding_under_causal and not blocked.can_mask_whole_row
 
 
 def test_pad_values_from_pad_sequence_and_list_padding():
@@ -360,7 +361,7 @@ def test_logical_functions_and_methods_mean_their_operators():
         """
     )
     assert env(analysis, "f", "blocked").mask.convention == MASKED
-    assert env(analysis, "f", "blocked").mask.can_mask_whole_row
+    assert env(analysis, "f", "blocked").mask.padding_under_causal
     assert env(analysis, "f", "allowed").mask.convention == ATTEND
     assert env(analysis, "f", "dropped").mask.convention == MASKED
 
@@ -447,7 +448,7 @@ def test_lengths_given_to_pack_padded_sequence_are_at_least_one_from_there_on():
         """
     )
     before, after = (env(analysis, "f", n).mask for n in ("before", "after"))
-    assert before.can_mask_whole_row  # a length of 0 empties its row
+    assert before.can_mask_whole_row is None  # only a length of 0 would empty its row: not shown
     assert after.can_mask_whole_row is False and env(analysis, "f", "lengths").positive_lengths
 
 

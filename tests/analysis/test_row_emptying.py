@@ -25,8 +25,9 @@ def test_and_with_a_mask_of_unknown_meaning_keeps_the_rows_a_keep_mask_can_empty
         """
     )
     both, either = env(analysis, "f", "both"), env(analysis, "f", "either")
-    # `&` attends only where `real` does: a length of 0 still empties its rows.
-    assert both.mask.convention == ATTEND and both.mask.can_mask_whole_row is True
+    # `&` attends only where `real` does: what `real` shows of its rows (nothing: only a length
+    # of 0 would empty one) is all that is shown.
+    assert both.mask.convention == ATTEND and both.mask.can_mask_whole_row is None
     # `|` with a keep mask may attend more than it: nothing is shown.
     assert not either.mask.can_mask_whole_row
 
@@ -85,7 +86,7 @@ def test_a_threshold_read_from_a_config_attribute_is_independent_of_the_rows():
     assert far.mask.can_mask_whole_row is True
 
 
-def test_a_mask_parameter_laid_out_per_key_is_a_key_padding_mask_unless_written_into():
+def test_a_mask_parameter_laid_out_per_key_marks_padded_keys_unless_written_into():
     analysis, _ = analyse(
         """
         def f(mask, b, n):
@@ -100,8 +101,10 @@ def test_a_mask_parameter_laid_out_per_key_is_a_key_padding_mask_unless_written_
         """
     )
     viewed, indexed, every_axis = (env(analysis, "f", n) for n in ("viewed", "indexed", "every_axis"))
-    assert viewed.mask.can_mask_whole_row is True and indexed.mask.can_mask_whole_row is True
-    assert every_axis.mask.can_mask_whole_row is None
+    assert viewed.mask.marks_padding and indexed.mask.marks_padding
+    # Padded keys alone empty no row of a real batch.
+    assert viewed.mask.can_mask_whole_row is None and indexed.mask.can_mask_whole_row is None
+    assert not every_axis.mask.marks_padding
     (returned,) = [f for f in analysis.functions if f.name == "g"][0].returns
     assert returned.mask.rows_edited and returned.mask.can_mask_whole_row is None
 
@@ -114,9 +117,10 @@ def test_a_mask_parameter_laid_out_per_key_is_a_key_padding_mask_unless_written_
         ("lengths.clamp_min(2)", False),
         ("torch.clamp(lengths, min=1)", False),
         ("lengths.clip(1.0, 50)", False),
-        ("lengths.clamp(min=0)", True),
-        ("lengths.clamp(max=50)", True),
-        ("lengths.clamp(min=floor)", True),
+        # Not shown to be at least 1: only a length of 0 would empty a row, which nothing shows.
+        ("lengths.clamp(min=0)", None),
+        ("lengths.clamp(max=50)", None),
+        ("lengths.clamp(min=floor)", None),
     ],
 )
 def test_lengths_clamped_from_below_by_at_least_one_keep_a_key_in_every_row(clamped, can_empty):
@@ -168,3 +172,17 @@ def test_a_store_through_a_bool_index_is_a_fill_but_a_store_into_labels_at_their
     (site,) = f.fill_sites
     assert site.fill == "-inf" and site.in_place and site.mask.mask.origin == "lengths"
     assert [s.fill for s in env(analysis, "f", "s").fills] == ["-inf"]
+
+
+def test_one_padding_mask_laid_along_queries_and_keys_of_four_axes_masks_padded_queries():
+    analysis, _ = analyse(
+        """
+        def f(key_padding_mask):
+            both = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+            keys_twice = key_padding_mask[:, None, None, :] | key_padding_mask[:, None, None, :]
+            return both, keys_twice
+        """
+    )
+    both, keys_twice = env(analysis, "f", "both"), env(analysis, "f", "keys_twice")
+    assert both.mask.masks_padded_queries and both.mask.can_mask_whole_row is True
+    assert not keys_twice.mask.masks_padded_queries and keys_twice.mask.can_mask_whole_row is None

@@ -304,9 +304,13 @@ def test_atn202_float_padding_mask_is_rejected():
 def test_atn203_nan_rows_and_gradients_before_and_after(entry):
     reports = linter_fix_reports("ATN203", entry)
     heads = 2 if entry == "padded_attention" else 1
-    # Fully masked rows: the empty sequence (7 rows); left padding under a causal mask adds the
-    # leading pads of the lengths-5 and -1 sequences (2 + 6).
-    expected = {"right": 7 * heads, "left": (15 if entry == "CausalPaddedAttention" else 7) * heads}
+    # Fully masked rows of lengths {7, 5, 1, 0} padded to 7. Under a causal mask: the empty
+    # sequence (7 rows), and with left padding the leading pads of the lengths-5 and -1 sequences
+    # too (2 + 6). Where padded queries are masked: every padded query, either side (2 + 6 + 7).
+    if entry == "CausalPaddedAttention":
+        expected = {"right": 7, "left": 15}
+    else:
+        expected = {"right": 15 * heads, "left": 15 * heads}
     for dtype, report in reports.items():
         m = report.measurements
         for side in ("right", "left"):
@@ -330,13 +334,13 @@ def test_atn203_nan_to_num_after_an_additive_mask_is_rejected():
     # The forward pass is fixed (finite, equal to the reference), the backward is not: NaN dq/dk.
     wrong = replace_once(
         SOURCE,
-        "    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None, None, :]\n"
+        "    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None]\n"
         "    return s.softmax(dim=-1) @ v\n",
-        "    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None, None, :]\n"
+        "    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None]\n"
         "    return torch.nan_to_num(s.softmax(dim=-1)) @ v\n",
     )
     reports = by_dtype(
-        verify("ATN203", SOURCE, wrong, entry="additive_padded_attention", params={"call": "qkv"}, **CPU)
+        verify("ATN203", SOURCE, wrong, entry="additive_padded_attention", params={"call": "qkv", "padded_queries": True}, **CPU)
     )
     assert set(reports) == {"float64", "float32"}
     for report in reports.values():
@@ -345,8 +349,10 @@ def test_atn203_nan_to_num_after_an_additive_mask_is_rejected():
         )
         m = report.measurements
         assert m["right_fixed_nan_rows"] == 0 and m["right_fixed_max_error"] < 1e-5
-        # dq and dk of every fully masked row (2 heads * 7 rows * head_dim 8, each) are NaN; dv is fine.
-        assert m["right_fixed_nonfinite_grads"] == 2 * (2 * 7 * 8)
+        # dq of every fully masked row (the 15 padded queries of lengths {7, 5, 1, 0}) and dk of
+        # every key such a row reads (the 21 keys of the three padded sequences) are NaN, in each
+        # of 2 heads, head_dim 8; dv is fine.
+        assert m["right_fixed_nonfinite_grads"] == 2 * (15 + 21) * 8
         assert math.isinf(m["right_fixed_dq_max_error"]) and math.isinf(m["right_fixed_dk_max_error"])
         assert m["right_fixed_dv_max_error"] <= m["right_dv_bound"]
 
@@ -355,8 +361,8 @@ def test_atn203_finite_fill_is_rejected():
     # -1e9 instead of -inf: no NaN, but a fully masked row averages V instead of being 0.
     wrong = replace_once(
         SOURCE,
-        'scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))',
-        "scores = scores.masked_fill(key_padding_mask[:, None, None, :], -1e9)",
+        'scores = scores.masked_fill(padded, float("-inf"))',
+        "scores = scores.masked_fill(padded, -1e9)",
     )
     (report,) = verify(
         "ATN203", SOURCE, wrong, entry="PaddedSelfAttention", params=CASES[("ATN203", "PaddedSelfAttention")], **FLOAT32

@@ -336,11 +336,20 @@ def test_a_chosen_width_is_a_multiple_of_the_head_count_the_constructor_defaults
     assert constructor_kwargs(Given, {"dim": 6})["dim"] == 6
 
 
-# A causal triangle combined with the padding mask: the reference is causal too.
+# A causal triangle combined with the padding mask, in a file that pads on the left (which
+# empties the rows of the leading pads): the reference is causal too.
 CAUSAL_AND_PADDING = """
 import math
 import torch
 import torch.nn as nn
+
+
+def left_pad(prompts, pad_id=0):
+    n = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), n), pad_id)
+    for i, p in enumerate(prompts):
+        ids[i, n - len(p):] = torch.tensor(p)
+    return ids, ids != pad_id
 
 
 class CausalSelfAttention(nn.Module):

@@ -15,19 +15,19 @@ class AllMaskedRowNan(Rule):
     ## What it does
     Checks for scores filled with `-inf` (`masked_fill(mask, float("-inf"))`, `-torch.inf`,
     `-math.inf`, `-np.inf`, an additive `-inf` mask, `torch.where(keep, scores, -inf)`, a store
-    through a bool index, `scores[~keep] = float("-inf")`) from a
-    padding or attention mask that can mask a whole row, followed by a softmax with nothing that
-    handles fully masked rows. Padding masks are a key-padding or attention-mask parameter, ids
-    compared with the pad id (`tokens == pad_id`, or `item_seq > 0` on ids the code hands to an
-    `nn.Embedding`), or lengths (`arange(T) < lengths[:, None]`), here or in every caller, and
-    mask parameters of no known kind that the function lays out per key (`mask.view(b, 1, 1, n)`,
-    `mask[:, None, None, :]`, `rearrange(mask, "b j -> b 1 1 j")`: one value per sequence and
-    key, a key-padding mask), unless the code writes into them first (`mask[:, 0] = True`).
-    So does one padding mask laid along the keys and along the queries (`valid.unsqueeze(1) &
+    through a bool index, `scores[~keep] = float("-inf")`) from a mask that the code shows can
+    mask a whole row, followed by a softmax with nothing that handles fully masked rows.
+    A padding mask (a key-padding or attention-mask parameter, ids compared with the pad id,
+    lengths, `arange(T) < lengths[:, None]`, or a mask parameter of no known kind laid out one
+    value per sequence and key, `mask[:, None, None, :]`) masks padded *keys*: alone it empties a
+    row only for a sequence that is all padding, which a batch of real data does not hold, so it
+    is not reported on its own. It is reported where it empties rows in every padded batch:
+    one padding mask laid along the keys and along the queries (`valid.unsqueeze(1) &
     valid.unsqueeze(2)`, `pad[:, None, :] | pad[:, :, None]`, `valid[:, None, :] * valid[:, :,
-    None]`, `rearrange(valid, "b j -> b 1 j") & rearrange(valid, "b i -> b i 1")`), or a zero mask given ones per
-    sequence in the block of its real queries and keys (`mask[i, :len_x[i], :len_mem[i]] = 1`):
-    the row of every padded query is masked whole in any padded batch, lengths of at least 1 or not.
+    None]`, `rearrange(valid, "b j -> b 1 j") & rearrange(valid, "b i -> b i 1")`), or a zero
+    mask given ones per sequence in the block of its real queries and keys (`mask[i, :len_x[i], :len_mem[i]] = 1`):
+    the row of every padded query is masked whole; and a padding mask under a causal mask in a
+    file that pads on the left (see below).
     So do adjacency matrices built by scattering ones into zeros at edge pairs
     (`adj[src, dst] = 1`, then `adj == 0` as the mask): a node no edge reaches has an empty row,
     unless self loops are added (`fill_diagonal_`, `+ torch.eye(n)`, `adj[i, i] = 1`).
@@ -41,9 +41,7 @@ class AllMaskedRowNan(Rule):
     A mask that can empty a row still does after `&` with any other mask (`band & keep`, when
     `keep` reads True = attend): the result attends only where it does. `|` with a True = masked
     mask likewise.
-    Lengths the code gives to `pack_padded_sequence` (which rejects a length of 0), or clamps
-    from below by at least 1 (`lengths.clamp(min=1)`, here or in a caller), keep a key in every
-    row. Fills of the same scores one after the other count together: a causal fill
+    Fills of the same scores one after the other count together: a causal fill
     and then a fill of the pad positions mask what `causal | pad` masks (see below for when
     that empties a row).
 
@@ -52,18 +50,19 @@ class AllMaskedRowNan(Rule):
     sequence in the batch, or with left padding plus a causal mask (the first real token's
     predecessors are all padding). The NaN spreads through the values, the loss and every
     gradient: one bad batch can destroy a run. `F.scaled_dot_product_attention` defines these
-    rows as 0 instead.
+    rows as 0 instead. A key-padding mask alone empties a row only for an empty sequence; the
+    rows this rule reports are empty in ordinary padded batches.
 
-    A key-padding mask built from token ids or a pad id under a causal mask is reported when the
-    file pads on the left (`out[i, n - len(s):] = s`, `[pad] * k + s`, `padding_side="left"`,
-    `F.pad(x, (k, 0))`, or a function that tests ids for padding and reads each sequence at its
+    A padding mask (a parameter, or built from token ids or a pad id) under a causal mask is
+    reported when the file pads on the left (`out[i, n - len(s):] = s`, `[pad] * k + s`,
+    `padding_side="left"`, `F.pad(x, (k, 0))`, or a function that tests ids for padding and reads each sequence at its
     last position, `h[:, -1, :]`): the first queries of a short sequence then see only padding.
     Causal triangles count in NumPy too (`torch.from_numpy(np.tril(np.ones((T, T))))`).
 
     Not reported: a parameter named as a keep mask (`attention_mask`, 1 = attend) that the code
     fills with -inf where it is True: the code reads it as a prepared mask of its own kind, whose
     rows are its callers' (Hugging Face's DETR family converting a bool mask to a bias). Nor
-    a key-padding mask built from token ids or a pad id on its own (only a
+    a key-padding mask on its own (a parameter, ids compared with the pad id, lengths: only a
     sequence that is all padding would empty a row, which the code does not show) or under a
     causal mask in a file that does not pad on the left (right padding keeps key 0 real in every
     row), pure causal masks that keep the diagonal (no row can be empty), finite fills
@@ -115,7 +114,12 @@ class AllMaskedRowNan(Rule):
                 why = {
                     "comparison": "a threshold on the scores, can leave a row with no key on the kept side",
                     "scattered": "can mask every key of a row (a node no edge reaches, with no self loop)",
-                }.get(facts.origin, "can mask every key of a row (an empty or left-padded sequence)")
+                }.get(
+                    facts.origin,
+                    "can mask every key of a row (a left-padded query under the causal mask sees only padding)"
+                    if facts.padding_under_causal
+                    else "can mask every key of a row",
+                )
                 if facts.masks_padded_queries:
                     why = "masks padded queries as well as padded keys: the row of every padded query is empty"
                 ctx.report(
@@ -142,6 +146,52 @@ class AllMaskedRowNan(Rule):
             )
 
     VALID = [
+        # A key-padding mask alone: every real sequence keeps a real key in every row (only an
+        # all-padding sequence would empty one, which the code does not show).
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                w = s.softmax(dim=-1)
+                return w @ v
+            """
+        ),
+        # Hugging Face's attention_mask (1 = attend), inverted and laid out per key.
+        Valid(
+            """
+            import math
+            import torch
+            def attention(q, k, v, attention_mask):
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+                scores = scores.masked_fill(attention_mask[:, None, None, :] == 0, -math.inf)
+                return torch.matmul(torch.softmax(scores, dim=-1), v)
+            """
+        ),
+        # Lengths give a key-padding mask: lengths of real clips are at least 1.
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, lengths):
+                pad = torch.arange(k.size(-2), device=k.device)[None, :] >= lengths[:, None]
+                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+                s = s.masked_fill(pad[:, None, None, :], float("-inf"))
+                return s.softmax(-1) @ v
+            """
+        ),
+        # A causal mask with right padding (the default): key 0 is real in every row.
+        Valid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                T = q.size(-2)
+                future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
+                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+                s = s.masked_fill(future | key_padding_mask[:, None, None, :], float("-inf"))
+                return s.softmax(-1) @ v
+            """
+        ),
         # A pair mask laid out for the heads (`b i j -> b 1 i j`): no key-padding layout.
         Valid(
             """
@@ -1009,55 +1059,35 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
-        # A mask parameter laid out per key by einops (`b j -> b 1 1 j`), as `mask[:, None, None, :]` lays it out: a key-padding mask.
-        Invalid(
-            """
-            import torch
-            from einops import rearrange
-
-
-            def attend(q, k, v, mask):
-                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
-                # One value per sequence and key, laid out for every head and query: a key-padding mask.
-                sim = sim.masked_fill(~rearrange(mask, "b j -> b 1 1 j"), float("-inf"))
-                return sim.softmax(dim=-1) @ v
-            """,
-            fixed="""
-            import torch
-            from einops import rearrange
-
-
-            def attend(q, k, v, mask):
-                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
-                # One value per sequence and key, laid out for every head and query: a key-padding mask.
-                sim = sim.masked_fill(~rearrange(mask, "b j -> b 1 1 j"), float("-inf"))
-                return sim.softmax(dim=-1).masked_fill(sim.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # A store through a bool index (`scores[~keep] = -inf`) is a masked fill: lengths of 0 empty a row.
+        # Lengths laid along the keys and along the queries: every padded query's row is all -inf.
         Invalid(
             """
             import torch
 
 
-            def utterance_attention(q, k, v, frame_lens):
-                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
-                # A store through a bool index is a masked fill: a clip of 0 frames leaves its rows all -inf.
-                scores[~frame_ok.expand_as(scores)] = float("-inf")
-                return scores.softmax(dim=-1) @ v
+            def self_attention(x, lengths):
+                T = x.size(1)
+                valid = torch.arange(T, device=x.device)[None, :] < lengths[:, None]
+                pair = valid[:, :, None] & valid[:, None, :]
+                scores = x @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                scores = scores.masked_fill(~pair, float("-inf"))
+                return scores.softmax(dim=-1) @ x
             """,
             fixed="""
             import torch
 
 
-            def utterance_attention(q, k, v, frame_lens):
-                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                frame_ok = torch.arange(k.size(1), device=k.device)[None, None, :] < frame_lens[:, None, None]
-                # A store through a bool index is a masked fill: a clip of 0 frames leaves its rows all -inf.
-                scores[~frame_ok.expand_as(scores)] = float("-inf")
-                return scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            def self_attention(x, lengths):
+                T = x.size(1)
+                valid = torch.arange(T, device=x.device)[None, :] < lengths[:, None]
+                pair = valid[:, :, None] & valid[:, None, :]
+                scores = x @ x.transpose(1, 2) / x.size(-1) ** 0.5
+                scores = scores.masked_fill(~pair, float("-inf"))
+                return scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ x
             """,
+            line=9,
+            column=13,
+            page=True,
         ),
         # Cosine similarities written by hand (unit vectors of two different sets, multiplied) against a threshold: every key of a row can fall below it.
         Invalid(
@@ -1133,419 +1163,6 @@ class AllMaskedRowNan(Rule):
                 layer(torch.randn(2, 4, 16), keep)
             """,
         ),
-        # A script-level tensor named as a padding mask.
-        Invalid(
-            """
-            import torch
-            q = torch.randn(2, 4, 8, 16)
-            k = torch.randn(2, 4, 8, 16)
-            v = torch.randn(2, 4, 8, 16)
-            padding_mask = torch.zeros(2, 8, dtype=torch.bool)
-            padding_mask[1] = True
-            scores = q @ k.transpose(-2, -1) / 4.0
-            scores = scores.masked_fill(padding_mask[:, None, None, :], float("-inf"))
-            out = scores.softmax(-1) @ v
-            """,
-            fixed="""
-            import torch
-            q = torch.randn(2, 4, 8, 16)
-            k = torch.randn(2, 4, 8, 16)
-            v = torch.randn(2, 4, 8, 16)
-            padding_mask = torch.zeros(2, 8, dtype=torch.bool)
-            padding_mask[1] = True
-            scores = q @ k.transpose(-2, -1) / 4.0
-            scores = scores.masked_fill(padding_mask[:, None, None, :], float("-inf"))
-            out = scores.softmax(-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # The fill inside `if mask is not None:`: the guard reads the scores, so it holds on
-        # both paths (with no mask there is no -inf and nothing is zeroed).
-        Invalid(
-            """
-            import torch.nn.functional as F
-            def attend(q, k, v, key_padding_mask=None):
-                scores = q @ k.transpose(-2, -1) * 0.1
-                if key_padding_mask is not None:
-                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                attn = F.softmax(scores, dim=-1)
-                return attn @ v
-            """,
-            fixed="""
-            import torch.nn.functional as F
-            def attend(q, k, v, key_padding_mask=None):
-                scores = q @ k.transpose(-2, -1) * 0.1
-                if key_padding_mask is not None:
-                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
-                return attn @ v
-            """,
-        ),
-        Invalid(
-            """
-            import torch
-            def attention(q, k, v, key_padding_mask):
-                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
-                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                w = s.softmax(dim=-1)
-                return w @ v
-            """,
-            fixed="""
-            import torch
-            def attention(q, k, v, key_padding_mask):
-                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
-                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                w = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)
-                return w @ v
-            """,
-            line=4,
-            column=8,
-            page=True,
-        ),
-        # HF-style attention_mask (1 = attend) with `== 0`, -math.inf.
-        Invalid(
-            """
-            import math
-            import torch
-            def attention(q, k, v, attention_mask):
-                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
-                scores = scores.masked_fill(attention_mask == 0, -math.inf)
-                probs = torch.softmax(scores, dim=-1)
-                return torch.matmul(probs, v)
-            """,
-            fixed="""
-            import math
-            import torch
-            def attention(q, k, v, attention_mask):
-                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
-                scores = scores.masked_fill(attention_mask == 0, -math.inf)
-                probs = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
-                return torch.matmul(probs, v)
-            """,
-        ),
-        # In-place fill, -torch.inf.
-        Invalid(
-            """
-            import torch
-            def forward(self, q, k, v, padding_mask):
-                s = q @ k.transpose(-2, -1) * self.scale
-                s.masked_fill_(padding_mask.unsqueeze(1), -torch.inf)
-                return torch.softmax(s, dim=-1) @ v
-            """,
-            fixed="""
-            import torch
-            def forward(self, q, k, v, padding_mask):
-                s = q @ k.transpose(-2, -1) * self.scale
-                s.masked_fill_(padding_mask.unsqueeze(1), -torch.inf)
-                return torch.softmax(s, dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # Padding mask combined with a causal mask (left padding + causal).
-        Invalid(
-            """
-            import numpy as np
-            import torch
-            def forward(self, q, k, v, attention_mask):
-                T = q.size(-2)
-                causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
-                keep = causal & attention_mask.bool()[:, None, None, :]
-                s = q @ k.transpose(-2, -1) * self.scale
-                s = s.masked_fill(~keep, -np.inf)
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            import numpy as np
-            import torch
-            def forward(self, q, k, v, attention_mask):
-                T = q.size(-2)
-                causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
-                keep = causal & attention_mask.bool()[:, None, None, :]
-                s = q @ k.transpose(-2, -1) * self.scale
-                s = s.masked_fill(~keep, -np.inf)
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # Additive -inf mask: reported, no fix (the gradients would stay NaN).
-        Invalid(
-            """
-            import torch
-            def forward(self, q, k, v, key_padding_mask):
-                bias = torch.zeros_like(key_padding_mask, dtype=q.dtype).masked_fill(key_padding_mask, float("-inf"))
-                s = q @ k.transpose(-2, -1) * self.scale + bias[:, None, None, :]
-                return s.softmax(-1) @ v
-            """,
-        ),
-        # torch.where(keep, scores, -inf) with a lengths mask.
-        Invalid(
-            """
-            import torch
-            def forward(self, q, k, v, lengths):
-                T = k.size(-2)
-                keep = torch.arange(T)[None, :] < lengths[:, None]
-                s = q @ k.transpose(-2, -1) * self.scale
-                s = torch.where(keep[:, None, None, :], s, float("-inf"))
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            import torch
-            def forward(self, q, k, v, lengths):
-                T = k.size(-2)
-                keep = torch.arange(T)[None, :] < lengths[:, None]
-                s = q @ k.transpose(-2, -1) * self.scale
-                s = torch.where(keep[:, None, None, :], s, float("-inf"))
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # nn.Module with einsum scores and a `key_padding_mask`.
-        Invalid(
-            """
-            import torch
-            import torch.nn as nn
-            import torch.nn.functional as F
-            class MultiHeadAttention(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    self.n_heads = n_heads
-                    self.d_head = d_model // n_heads
-                    self.qkv = nn.Linear(d_model, 3 * d_model)
-                def forward(self, x, key_padding_mask):
-                    B, T, _ = x.shape
-                    q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(2)
-                    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.d_head ** -0.5
-                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                    attn = F.softmax(scores, dim=-1)
-                    return torch.einsum("bhqk,bkhd->bqhd", attn, v).reshape(B, T, -1)
-            """,
-            fixed="""
-            import torch
-            import torch.nn as nn
-            import torch.nn.functional as F
-            class MultiHeadAttention(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    self.n_heads = n_heads
-                    self.d_head = d_model // n_heads
-                    self.qkv = nn.Linear(d_model, 3 * d_model)
-                def forward(self, x, key_padding_mask):
-                    B, T, _ = x.shape
-                    q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(2)
-                    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.d_head ** -0.5
-                    scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-                    attn = F.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
-                    return torch.einsum("bhqk,bkhd->bqhd", attn, v).reshape(B, T, -1)
-            """,
-        ),
-        # `~attention_mask.bool()` with matmul.
-        Invalid(
-            """
-            import torch
-            def attention(q, k, v, attention_mask):
-                scores = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
-                scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
-                return torch.matmul(scores.softmax(dim=-1), v)
-            """,
-            fixed="""
-            import torch
-            def attention(q, k, v, attention_mask):
-                scores = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
-                scores = scores.masked_fill(~attention_mask.bool()[:, None, None, :], float("-inf"))
-                return torch.matmul(scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0), v)
-            """,
-        ),
-        # A padding mask from lengths (`>=`).
-        Invalid(
-            """
-            import torch
-            def attention(q, k, v, lengths):
-                T = k.size(-2)
-                pad = torch.arange(T, device=k.device)[None, :] >= lengths[:, None]
-                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                s = s.masked_fill(pad[:, None, None, :], float("-inf"))
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            import torch
-            def attention(q, k, v, lengths):
-                T = k.size(-2)
-                pad = torch.arange(T, device=k.device)[None, :] >= lengths[:, None]
-                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                s = s.masked_fill(pad[:, None, None, :], float("-inf"))
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # `from math import inf`: `-inf`.
-        Invalid(
-            """
-            from math import inf
-            import torch
-            def attention(q, k, v, padding_mask):
-                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                s = s.masked_fill(padding_mask[:, None, None, :], -inf)
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            from math import inf
-            import torch
-            def attention(q, k, v, padding_mask):
-                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                s = s.masked_fill(padding_mask[:, None, None, :], -inf)
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # bmm attention in an encoder layer with `src_key_padding_mask`.
-        Invalid(
-            """
-            import torch
-            import torch.nn as nn
-            class EncoderLayer(nn.Module):
-                def __init__(self, d):
-                    super().__init__()
-                    self.q = nn.Linear(d, d)
-                    self.k = nn.Linear(d, d)
-                    self.v = nn.Linear(d, d)
-                def forward(self, x, src_key_padding_mask):
-                    q, k, v = self.q(x), self.k(x), self.v(x)
-                    scores = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
-                    scores = scores.masked_fill(src_key_padding_mask.unsqueeze(1), float("-inf"))
-                    attn = torch.softmax(scores, dim=-1)
-                    return torch.bmm(attn, v)
-            """,
-            fixed="""
-            import torch
-            import torch.nn as nn
-            class EncoderLayer(nn.Module):
-                def __init__(self, d):
-                    super().__init__()
-                    self.q = nn.Linear(d, d)
-                    self.k = nn.Linear(d, d)
-                    self.v = nn.Linear(d, d)
-                def forward(self, x, src_key_padding_mask):
-                    q, k, v = self.q(x), self.k(x), self.v(x)
-                    scores = torch.bmm(q, k.transpose(1, 2)) / q.size(-1) ** 0.5
-                    scores = scores.masked_fill(src_key_padding_mask.unsqueeze(1), float("-inf"))
-                    attn = torch.softmax(scores, dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0)
-                    return torch.bmm(attn, v)
-            """,
-        ),
-        # torch.where(attention_mask, scores, -torch.inf).
-        Invalid(
-            """
-            import torch
-            def attention(q, k, v, attention_mask):
-                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                s = torch.where(attention_mask.bool()[:, None, None, :], s, -torch.inf)
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            import torch
-            def attention(q, k, v, attention_mask):
-                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                s = torch.where(attention_mask.bool()[:, None, None, :], s, -torch.inf)
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # In-place fill with `-float("inf")` through an intermediate mask.
-        Invalid(
-            """
-            import torch
-            def attention(q, k, v, key_padding_mask):
-                m = key_padding_mask.unsqueeze(1).unsqueeze(2)
-                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                s.masked_fill_(m, -float("inf"))
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            import torch
-            def attention(q, k, v, key_padding_mask):
-                m = key_padding_mask.unsqueeze(1).unsqueeze(2)
-                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                s.masked_fill_(m, -float("inf"))
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # Causal `|` padding: left padding can empty a row.
-        Invalid(
-            """
-            import torch
-            def attention(q, k, v, key_padding_mask):
-                T = q.size(-2)
-                future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
-                masked = future | key_padding_mask[:, None, None, :]
-                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                s = s.masked_fill(masked, float("-inf"))
-                return s.softmax(-1) @ v
-            """,
-            fixed="""
-            import torch
-            def attention(q, k, v, key_padding_mask):
-                T = q.size(-2)
-                future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1)
-                masked = future | key_padding_mask[:, None, None, :]
-                s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                s = s.masked_fill(masked, float("-inf"))
-                return s.softmax(-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # An nn.Softmax module after the fill.
-        Invalid(
-            """
-            import torch
-            import torch.nn as nn
-            class Attn(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.softmax = nn.Softmax(dim=-1)
-                def forward(self, q, k, v, attention_mask):
-                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                    s = s.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
-                    return self.softmax(s) @ v
-            """,
-            fixed="""
-            import torch
-            import torch.nn as nn
-            class Attn(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.softmax = nn.Softmax(dim=-1)
-                def forward(self, q, k, v, attention_mask):
-                    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-                    s = s.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
-                    return self.softmax(s).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-        ),
-        # An additive -inf bias built from the padding mask: reported, no fix.
-        Invalid(
-            """
-            import torch
-            import torch.nn.functional as F
-            def attention(q, k, v, key_padding_mask):
-                bias = torch.zeros(key_padding_mask.shape, dtype=q.dtype, device=q.device)
-                bias = bias.masked_fill(key_padding_mask, float("-inf"))
-                s = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
-                s = s + bias[:, None, None, :]
-                return torch.matmul(F.softmax(s, dim=-1), v)
-            """,
-        ),
-        # baddbmm scores and `-np.inf`.
-        Invalid(
-            """
-            import torch
-            import numpy as np
-            def attention(q, k, v, attention_mask):
-                s = np.sqrt(q.size(-1))
-                scores = torch.baddbmm(torch.zeros(q.size(0), q.size(1), k.size(1)), q, k.transpose(1, 2), alpha=1 / s)
-                scores = scores.masked_fill(attention_mask.unsqueeze(1) == 0, -np.inf)
-                return torch.bmm(torch.softmax(scores, -1), v)
-            """,
-            fixed="""
-            import torch
-            import numpy as np
-            def attention(q, k, v, attention_mask):
-                s = np.sqrt(q.size(-1))
-                scores = torch.baddbmm(torch.zeros(q.size(0), q.size(1), k.size(1)), q, k.transpose(1, 2), alpha=1 / s)
-                scores = scores.masked_fill(attention_mask.unsqueeze(1) == 0, -np.inf)
-                return torch.bmm(torch.softmax(scores, -1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0), v)
-            """,
-        ),
         # A nan_to_num guard whose result is thrown away does not guard the weights.
         Invalid(
             """
@@ -1554,7 +1171,8 @@ class AllMaskedRowNan(Rule):
 
             def attend(q, k, v, key_padding_mask):
                 s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
-                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                pad = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+                s = s.masked_fill(pad, float("-inf"))
                 w = s.softmax(dim=-1)
                 _ = w.nan_to_num(0.0)
                 return w @ v
@@ -1565,7 +1183,8 @@ class AllMaskedRowNan(Rule):
 
             def attend(q, k, v, key_padding_mask):
                 s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
-                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                pad = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+                s = s.masked_fill(pad, float("-inf"))
                 w = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)
                 _ = w.nan_to_num(0.0)
                 return w @ v
@@ -1579,7 +1198,8 @@ class AllMaskedRowNan(Rule):
 
             def attend(q, k, v, key_padding_mask, training: bool):
                 s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
-                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                pad = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+                s = s.masked_fill(pad, float("-inf"))
                 w = s.softmax(dim=-1)
                 if training:
                     w = w.nan_to_num(0.0)
@@ -1591,17 +1211,77 @@ class AllMaskedRowNan(Rule):
 
             def attend(q, k, v, key_padding_mask, training: bool):
                 s = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
-                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                pad = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+                s = s.masked_fill(pad, float("-inf"))
                 w = s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0)
                 if training:
                     w = w.nan_to_num(0.0)
                 return w @ v
             """,
         ),
-        # Left padding combined with a causal mask: the first real token of a row sees only -inf.
+        # SASRec: histories written from their last position backwards (left padding), a helper
+        # that builds a -inf bias of causal | padding, added in each layer of a ModuleList.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            def sample(history, maxlen):
+                seq = np.zeros([maxlen], dtype=np.int64)
+                idx = maxlen - 1
+                for item in reversed(history):
+                    seq[idx] = item
+                    idx -= 1
+                    if idx == -1:
+                        break
+                return seq
+
+
+            def attention_bias(log_seqs):
+                L = log_seqs.size(1)
+                causal = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)
+                blocked = causal[None, None] | log_seqs.eq(0)[:, None, None, :]
+                return torch.zeros(blocked.shape).masked_fill(blocked, float("-inf"))
+
+
+            class Attention(nn.Module):
+                def forward(self, q, k, v, bias):
+                    scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5 + bias
+                    return torch.softmax(scores, dim=-1) @ v
+
+
+            class SASRec(nn.Module):
+                def __init__(self, n_items, d, blocks):
+                    super().__init__()
+                    self.item_emb = nn.Embedding(n_items + 1, d, padding_idx=0)
+                    self.layers = nn.ModuleList()
+                    for _ in range(blocks):
+                        self.layers.append(Attention())
+
+                def forward(self, log_seqs):
+                    x = self.item_emb(log_seqs)[:, None]
+                    bias = attention_bias(log_seqs)
+                    for layer in self.layers:
+                        x = x + layer(x, x, x, bias)
+                    return x
+            """,
+            line=26,
+        ),
+        # Left padding (real tokens written at the end of each row) combined with a causal mask:
+        # the first queries of a short row see only padding.
         Invalid(
             """
             import torch
+
+
+            def left_pad(seqs, pad_id):
+                n = max(len(s) for s in seqs)
+                ids = torch.full((len(seqs), n), pad_id)
+                for i, s in enumerate(seqs):
+                    ids[i, n - len(s):] = torch.tensor(s)
+                return ids, ids == pad_id
 
 
             def attend(q, k, v, pad_mask):
@@ -1614,6 +1294,14 @@ class AllMaskedRowNan(Rule):
             """,
             fixed="""
             import torch
+
+
+            def left_pad(seqs, pad_id):
+                n = max(len(s) for s in seqs)
+                ids = torch.full((len(seqs), n), pad_id)
+                for i, s in enumerate(seqs):
+                    ids[i, n - len(s):] = torch.tensor(s)
+                return ids, ids == pad_id
 
 
             def attend(q, k, v, pad_mask):
@@ -2008,52 +1696,6 @@ class AllMaskedRowNan(Rule):
             """,
             line=17,
         ),
-        # Chunks of a mask of no known meaning, `&` a lengths keep-mask: the result keeps only what the lengths keep, so a length of 0 still empties its rows.
-        Invalid(
-            """
-            import torch
-            import torch.nn as nn
-
-
-            class ChunkedSelfAttention(nn.Module):
-                def __init__(self, width, chunk=8):
-                    super().__init__()
-                    self.qkv = nn.Linear(width, 3 * width)
-                    self.chunk = chunk
-
-                def forward(self, frames, lengths):
-                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
-                    steps = torch.arange(frames.size(1), device=frames.device)
-                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
-                    real = steps[None, :] < lengths[:, None]
-                    allowed = same_chunk[None] & real[:, None, :]
-                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
-                    logits = logits.masked_fill(~allowed, float("-inf"))
-                    return logits.softmax(dim=-1) @ v
-            """,
-            fixed="""
-            import torch
-            import torch.nn as nn
-
-
-            class ChunkedSelfAttention(nn.Module):
-                def __init__(self, width, chunk=8):
-                    super().__init__()
-                    self.qkv = nn.Linear(width, 3 * width)
-                    self.chunk = chunk
-
-                def forward(self, frames, lengths):
-                    q, k, v = self.qkv(frames).chunk(3, dim=-1)
-                    steps = torch.arange(frames.size(1), device=frames.device)
-                    same_chunk = (steps[:, None] // self.chunk) == (steps[None, :] // self.chunk)
-                    real = steps[None, :] < lengths[:, None]
-                    allowed = same_chunk[None] & real[:, None, :]
-                    logits = q @ k.transpose(1, 2) / q.size(-1) ** 0.5
-                    logits = logits.masked_fill(~allowed, float("-inf"))
-                    return logits.softmax(dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-            line=18,
-        ),
         # Query-key cosine similarities against a fixed cutoff: a query far from every prototype keeps none.
         Invalid(
             """
@@ -2185,76 +1827,6 @@ class AllMaskedRowNan(Rule):
                     return out[:, -1, :]
             """,
             line=18,
-        ),
-        # A mask parameter of no known kind laid out per key, (batch, 1, 1, keys): a key-padding mask.
-        Invalid(
-            """
-            import math
-
-            import torch
-            import torch.nn as nn
-
-
-            class SelfAttention(nn.Module):
-                def __init__(self, width, heads):
-                    super().__init__()
-                    self.heads = heads
-                    self.qkv = nn.Linear(width, 3 * width)
-
-                def forward(self, x, mask):
-                    b, n, c = x.shape
-                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-                    s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
-                    # One value per sequence and key, for every query: a key-padding mask; a sequence with
-                    # no real token empties its rows.
-                    s = s.masked_fill(mask.view(b, 1, 1, n) == 0, float("-inf"))
-                    return (s.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, n, c)
-            """,
-            fixed="""
-            import math
-
-            import torch
-            import torch.nn as nn
-
-
-            class SelfAttention(nn.Module):
-                def __init__(self, width, heads):
-                    super().__init__()
-                    self.heads = heads
-                    self.qkv = nn.Linear(width, 3 * width)
-
-                def forward(self, x, mask):
-                    b, n, c = x.shape
-                    q, k, v = self.qkv(x).view(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-                    s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
-                    # One value per sequence and key, for every query: a key-padding mask; a sequence with
-                    # no real token empties its rows.
-                    s = s.masked_fill(mask.view(b, 1, 1, n) == 0, float("-inf"))
-                    return (s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v).transpose(1, 2).reshape(b, n, c)
-            """,
-            line=19,
-        ),
-        # The same layout by indexing.
-        Invalid(
-            """
-            import torch
-
-
-            def attend(q, k, v, mask):
-                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
-                return s.softmax(dim=-1) @ v
-            """,
-            fixed="""
-            import torch
-
-
-            def attend(q, k, v, mask):
-                s = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
-                s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
-                return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
-            """,
-            line=6,
         ),
         # One padding mask laid along the keys and along the queries (ESPnet's (B, T, T) mask):
         # every padded query's row is all -inf in any padded batch, even with no empty sequence

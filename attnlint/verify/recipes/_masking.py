@@ -219,13 +219,21 @@ def masked_attention(
     scale: Optional[float],
     kernel: str,
     compute_dtype: Optional[torch.dtype],
+    padded_queries: bool = False,
 ) -> torch.Tensor:
     """(b, h, n, hd) attention with a key mask ``keep`` (b, n_k) True = real, causal folded in.
+    ``padded_queries``: the code masks padded queries too (``keep[:, :, None] & keep[:, None, :]``),
+    so their rows are fully masked, 0 as SDPA returns them.
 
     ``kernel`` "naive": :func:`naive_attention` in ``compute_dtype`` (None: the inputs' dtype);
     "sdpa": :func:`sdpa_reference` on the MATH backend in the inputs' dtype (cast first).
     """
-    mask = None if keep is None else keep[:, None, None, :]
+    if keep is None:
+        mask = None
+    elif padded_queries:
+        mask = keep[:, None, :, None] & keep[:, None, None, :]
+    else:
+        mask = keep[:, None, None, :]
     if kernel == "sdpa":
         if compute_dtype is not None:
             q, k, v = q.to(compute_dtype), k.to(compute_dtype), v.to(compute_dtype)
@@ -258,7 +266,10 @@ class _AttentionShim(nn.Module):
         q = common.split_heads(F.linear(query, wq, bq), heads)
         k = common.split_heads(F.linear(key, wk, bk), heads)
         v = common.split_heads(F.linear(value, wv, bv), heads)
-        o = masked_attention(q, k, v, self.state["keep"], self.state["causal"], None, self.state["kernel"], None)
+        state = self.state
+        o = masked_attention(
+            q, k, v, state["keep"], state["causal"], None, state["kernel"], None, state["padded_queries"]
+        )
         o = mha.out_proj(common.merge_heads(o))
         if not mha.batch_first:
             o = o.transpose(0, 1)
@@ -287,13 +298,14 @@ class QKVGolden(Golden):
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.causal = bool(params.get("causal", False))
+        self.padded_queries = bool(params.get("padded_queries", False))
         scale = params.get("scale")
         self.scale = None if scale is None else float(scale)
         self.describe = f"reference: masked attention on the given q/k/v, causal={self.causal}"
 
     def run(self, x, keep, *, compute_dtype, kernel="naive"):
         q, k, v = x
-        return masked_attention(q, k, v, keep, self.causal, self.scale, kernel, compute_dtype)
+        return masked_attention(q, k, v, keep, self.causal, self.scale, kernel, compute_dtype, self.padded_queries)
 
 
 class SpecGolden(Golden):
@@ -302,6 +314,7 @@ class SpecGolden(Golden):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.spec = common.build_spec(ctx.original, ctx.params)
+        self.padded_queries = bool(ctx.params.get("padded_queries", False))
         self.d_in = self.spec.d_in
         self.describe = self.spec.describe()
         self._modules: Dict[torch.dtype, nn.Module] = {}
@@ -326,7 +339,7 @@ class SpecGolden(Golden):
         for p in (spec.q, spec.k, spec.v):
             y = raw[p.attr]
             parts.append(common.split_heads(y if p.part is None else y.chunk(3, dim=-1)[p.part], spec.heads))
-        o = masked_attention(*parts, keep, spec.causal, spec.scale, kernel, dtype)
+        o = masked_attention(*parts, keep, spec.causal, spec.scale, kernel, dtype, self.padded_queries)
         o = common.merge_heads(o)
         return o if spec.out is None else spec.out.apply(self.module(dtype), o, dtype)
 
@@ -342,7 +355,12 @@ class MHAGolden(Golden):
     def __init__(self, ctx: Context, protocol: Protocol) -> None:
         self.ctx = ctx
         self.protocol = protocol
-        self.state: Dict[str, Any] = {"keep": None, "causal": bool(ctx.params.get("causal", False)), "kernel": "naive"}
+        self.state: Dict[str, Any] = {
+            "keep": None,
+            "causal": bool(ctx.params.get("causal", False)),
+            "padded_queries": bool(ctx.params.get("padded_queries", False)),
+            "kernel": "naive",
+        }
         self._copies: Dict[torch.dtype, nn.Module] = {}
         mhas = [name for name, m in ctx.original.named_modules() if isinstance(m, nn.MultiheadAttention)]
         if not mhas:

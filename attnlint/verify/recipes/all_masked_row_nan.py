@@ -11,7 +11,9 @@ is done after the softmax (docs/verify.md); this recipe is how that is shown.
 Witness: lengths {T, T-2, 1, 0} padded to T = 7, right and left, garbage in the padded slots drawn
 twice. The entry is ``forward(x, <mask>)`` or, with ``params["call"] = "qkv"``, ``f(q, k, v, <mask>)``
 (see :mod:`attnlint.verify.recipes._masking`); ``params["causal"]`` says the code also applies a
-causal mask (then left padding empties rows too). Evidence, per device and dtype:
+causal mask (then left padding empties rows too); ``params["padded_queries"]`` that it masks
+padded queries as well as padded keys (``pad[:, :, None] | pad[:, None, :]``: every padded query's
+row is empty, and the reference masks it whole too). Evidence, per device and dtype:
 
 1. ``witness_original_nan`` -- the original's output has NaN rows (``*_fully_masked_rows`` of them
    are fully masked by the reference mask) and NaN gradients: the bug is visible.
@@ -24,8 +26,8 @@ causal mask (then left padding empties rows too). Evidence, per device and dtype
    (fully masked rows: 0): for q/k/v entries dq, dk, dv; for modules dx and the gradient of each
    q/k/v projection's output (the module's "q, k, v gradients").
 6. ``fixed_ignores_padding_garbage`` -- the real tokens' outputs are ``torch.equal`` across garbage.
-7. ``no_empty_rows_bit_identical`` -- right padding, lengths {T, T-2, 1, 3}: no row is fully
-   masked, the old code was right, and the fixed outputs and input gradients are ``torch.equal``.
+7. ``no_empty_rows_bit_identical`` -- right padding, lengths {T, T-2, 1, 3} (no padding at all
+   where padded queries are masked): no row is fully masked, the old code was right, and the fixed outputs and input gradients are ``torch.equal``.
 
 Wrong fixes this rejects: ``nan_to_num`` after an additive ``-inf`` mask (4-5 fail: NaN q/k
 gradients), a finite fill such as ``-1e9`` (3 fails: fully masked rows become mean(V), not 0).
@@ -79,10 +81,12 @@ def run(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return run_recipe(request, RULE_CODE, _verify_on)
 
 
-def fully_masked_rows(keep: torch.Tensor, causal: bool, per_row: int) -> int:
+def fully_masked_rows(keep: torch.Tensor, causal: bool, per_row: int, padded_queries: bool = False) -> int:
     """Query rows that may attend to no key at all under the reference mask."""
     n = keep.shape[1]
     allowed = keep[:, None, :].expand(-1, n, -1)
+    if padded_queries:
+        allowed = allowed & keep[:, :, None]
     if causal:
         allowed = allowed & torch.ones(n, n, dtype=torch.bool, device=keep.device).tril()
     return int((~allowed.any(dim=-1)).sum()) * per_row
@@ -96,6 +100,7 @@ def _verify_on(ctx: Context) -> None:
     protocol = find_protocol(ctx.original, ctx.params, needs_mask=True)
     golden = make_golden(ctx, protocol)
     causal = bool(ctx.params.get("causal", False))
+    padded_queries = bool(ctx.params.get("padded_queries", False))
     is_module = isinstance(ctx.original, nn.Module)
     witnesses = {
         side: [make_witness(ctx, protocol, golden, WITNESS_LENGTHS, side, garbage=g) for g in (0, 1)] for side in SIDES
@@ -112,7 +117,7 @@ def _verify_on(ctx: Context) -> None:
             ran = False
             parts.append(f"{side}: original raises {before.describe_error()}")
             continue
-        expected = fully_masked_rows(w0.keep, causal, per_row)
+        expected = fully_masked_rows(w0.keep, causal, per_row, padded_queries)
         rows = nan_rows(before.value)
         ctx.measure(f"{side}_fully_masked_rows", expected)
         ctx.measure(f"{side}_original_nan_rows", rows)
@@ -216,13 +221,15 @@ def _verify_on(ctx: Context) -> None:
     ctx.add(FIXED_GRADIENT_MATCHES, grad_ok, "every row: " + join(grad_parts))
     ctx.add(FIXED_IGNORES_GARBAGE, garbage_ok, join(garbage_parts))
 
-    # 7. No fully masked row: the old code was right, the fix must not change a bit.
-    w = make_witness(ctx, protocol, golden, NO_EMPTY_ROWS_LENGTHS, "right")
-    ctx.measure("no_empty_rows_fully_masked_rows", fully_masked_rows(w.keep, causal, per_row))
+    # 7. No fully masked row: the old code was right, the fix must not change a bit. Where padded
+    # queries are masked too, any padding empties rows: the batch is then unpadded.
+    no_empty = (WITNESS_TOKENS,) * len(NO_EMPTY_ROWS_LENGTHS) if padded_queries else NO_EMPTY_ROWS_LENGTHS
+    w = make_witness(ctx, protocol, golden, no_empty, "right")
+    ctx.measure("no_empty_rows_fully_masked_rows", fully_masked_rows(w.keep, causal, per_row, padded_queries))
     before, after = run_entry(protocol, ctx.original, w), run_entry(protocol, ctx.fixed, w)
     if not before.ok or not after.ok:
         what = before.describe_error() if not before.ok else after.describe_error()
-        ctx.add(NO_EMPTY_ROWS_BIT_IDENTICAL, False, f"right-padded lengths {list(NO_EMPTY_ROWS_LENGTHS)}: {what}")
+        ctx.add(NO_EMPTY_ROWS_BIT_IDENTICAL, False, f"right-padded lengths {list(no_empty)}: {what}")
         return
     g64 = upstream(tuple(before.value.shape), ctx.seed, ctx.device)
     grads_before, _, _ = entry_gradients(protocol, ctx.original, w, g64)
@@ -233,7 +240,7 @@ def _verify_on(ctx: Context) -> None:
     ctx.add(
         NO_EMPTY_ROWS_BIT_IDENTICAL,
         same_out and same_grad,
-        f"right-padded lengths {list(NO_EMPTY_ROWS_LENGTHS)} (no fully masked row): outputs "
+        f"right-padded lengths {list(no_empty)} (no fully masked row): outputs "
         f"{'torch.equal' if same_out else 'DIFFER'}, input gradients {'torch.equal' if same_grad else 'DIFFER'}",
     )
 

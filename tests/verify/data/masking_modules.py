@@ -8,9 +8,10 @@ rule reports; the tests fix this file with the linter (one rule at a time) and v
   step: pad_sequence on tokens and tags, a criterion with label smoothing built in __init__).
 * ATN202 unmasked-padding: `EncoderBlock` (post-norm block whose nn.MultiheadAttention never gets
   the key_padding_mask it was given), `SdpaSelfAttention` (an SDPA wrapper that ignores attn_mask).
-* ATN203 all-masked-row-nan: `PaddedSelfAttention` (key_padding_mask + masked_fill(-inf)),
-  `CausalPaddedAttention` (causal | padding: left padding empties rows), `padded_attention`
-  (a q/k/v function), `additive_padded_attention` (an additive -inf bias: reported, not fixed).
+* ATN203 all-masked-row-nan: `PaddedSelfAttention` (the key_padding_mask laid along the queries and
+  the keys + masked_fill(-inf): every padded query's row is empty), `CausalPaddedAttention`
+  (causal | padding, in a file that pads on the left: `left_pad_prompts`), `padded_attention` (a
+  q/k/v function), `additive_padded_attention` (an additive -inf bias: reported, not fixed).
 * ATN204 unsliced-causal-mask: `CausalAttention` (a triu buffer at context_length used whole),
   `CausalSelfAttention` (a (1, 1, block_size, block_size) tril buffer, multi-head).
 * ATN205 inverted-mask-convention: `CausalSdpaAttention` (SDPA given a triu(diagonal=1) mask, i.e.
@@ -102,7 +103,8 @@ class PaddedSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
-        scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+        padded = key_padding_mask[:, None, :, None] | key_padding_mask[:, None, None, :]
+        scores = scores.masked_fill(padded, float("-inf"))
         attn = F.softmax(scores, dim=-1)
         return self.out_proj((attn @ v).transpose(1, 2).reshape(B, T, C))
 
@@ -130,16 +132,26 @@ class CausalPaddedAttention(nn.Module):
         return self.out_proj((weights @ v).transpose(1, 2).reshape(B, T, C))
 
 
+def left_pad_prompts(prompts, pad_id=0):
+    n = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), n), pad_id)
+    for i, p in enumerate(prompts):
+        ids[i, n - len(p):] = torch.tensor(p)
+    return ids, ids == pad_id
+
+
 def padded_attention(q, k, v, key_padding_mask):
     s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
-    s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+    pad = key_padding_mask.unsqueeze(-1) | key_padding_mask.unsqueeze(-2)
+    s = s.masked_fill(pad[:, None], float("-inf"))
     return s.softmax(dim=-1) @ v
 
 
 def additive_padded_attention(q, k, v, key_padding_mask):
-    bias = torch.zeros(key_padding_mask.shape, dtype=q.dtype, device=q.device)
-    bias = bias.masked_fill(key_padding_mask, float("-inf"))
-    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None, None, :]
+    pad = key_padding_mask[:, :, None] | key_padding_mask[:, None, :]
+    bias = torch.zeros(pad.shape, dtype=q.dtype, device=q.device)
+    bias = bias.masked_fill(pad, float("-inf"))
+    s = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5 + bias[:, None]
     return s.softmax(dim=-1) @ v
 
 
