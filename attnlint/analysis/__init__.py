@@ -70,6 +70,14 @@ class ModuleAnalysis:
             self._pads_left = shows_left_padding(self.module)
         return self._pads_left
 
+    @property
+    def torch_name(self) -> Optional[str]:
+        """The name this file binds the `torch` module to (`import torch`), for a fix to write;
+        None when it binds none (`import torch.nn as nn` alone binds `nn`)."""
+        from attnlint.analysis.names import collect_aliases
+
+        return next((local for local, full in collect_aliases(self.module, defaults=False).items() if full == "torch"), None)
+
     def can_empty_a_row(self, mask) -> bool:
         """Can this mask leave some query with no key at all (MaskFacts)?"""
         return bool(mask.can_mask_whole_row or (mask.padding_under_causal and self.pads_left))

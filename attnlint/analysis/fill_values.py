@@ -176,9 +176,16 @@ def _config_default(field_name: str, module: cst.Module) -> Optional[cst.BaseExp
             return None
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            if any(isinstance(t, cst.Attribute) and t.attr.value == field_name for t in targets):
+            copied = isinstance(node, cst.Assign) and _reads_field(node.value, field_name)
+            if not copied and any(isinstance(t, cst.Attribute) and t.attr.value == field_name for t in targets):
                 return None
     return defaults[0]
+
+
+def _reads_field(value: Optional[cst.BaseExpression], field_name: str) -> bool:
+    """`cfg.mask_value`: the field read from an object (`self.mask_value = cfg.mask_value`
+    copies it, it sets nothing else)."""
+    return isinstance(value, cst.Attribute) and value.attr.value == field_name
 
 
 def single_assignment(target: str, scope: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:

@@ -1219,6 +1219,8 @@ class Evaluator:
                 # `Model(...).to(device)`: nn.Module's `to`/`cuda`/`half` return the module itself.
                 self.args(node)
                 return receiver.with_(node=node)
+            if func.attr.value in ("append", "extend") and modules.holds_modules(receiver):
+                return modules.grow_module_list(self, node, receiver, func)
             if receiver.kind == "module" and receiver.user_class and func.attr.value not in ("forward", "__call__"):
                 return modules.user_method(self, node, receiver, func.attr.value)
             if receiver.kind == "module":

@@ -427,7 +427,9 @@ def dict_comprehension(ev, node: cst.DictComp) -> Value:
             return Value(kind="unknown", node=node)
     listed = vocabulary_of(ev.eval(iterated.args[0].value))
     if listed is None:
-        return Value(kind="unknown", node=node)
+        # Positions of tokens the code does not show (`enumerate(sorted(text.split()))`): still a
+        # vocabulary, token -> id, whose lookups are numbers.
+        listed = TokenIds(())
     return Value(kind="unknown", node=node, vocabulary=TokenIds(tuple((t, i + start) for t, i in listed.ids)))
 
 

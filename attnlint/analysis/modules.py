@@ -14,7 +14,7 @@ from attnlint.analysis.names import child_nodes
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import role_from_name
 from attnlint.analysis.symbolic import ONE
-from attnlint.analysis.values import FEATURE, KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Value, join
+from attnlint.analysis.values import FEATURE, KEY, QKV, QUERY, UNKNOWN, AttentionCallSite, Axis, Value, join
 
 # nn modules that are the identity for our purposes.
 IDENTITY_MODULES = ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity")
@@ -165,9 +165,15 @@ def _features_last(value: Value) -> bool:
 def _torch_module_call(ev, node: cst.Call, module: Value, kind: str, values: List[Value], attr: str) -> Value:
     if kind in IDENTITY_MODULES and values:
         return values[0].with_(node=node) if values[0].kind != "unknown" else values[0]
-    if kind in PER_TOKEN_MODULES and values and values[0].padded and kind not in PROJECTION_MODULES:
-        # An embedding or a per-token layer of a padded batch is still padded there.
-        return Value(kind="tensor", node=node, padding=values[0].padding)
+    if kind == "Embedding" and values:
+        # One vector per id: an axis more, of the embedding's width; a padded batch of ids gives
+        # a batch padded at the same places.
+        source = values[0]
+        rank = source.rank + 1 if source.rank is not None else None
+        shape = None
+        if source.shape is not None and len(module.module_sizes) >= 2 and module.module_sizes[1] is not None:
+            shape = source.shape + (Axis(module.module_sizes[1], FEATURE),)
+        return Value(kind="tensor", rank=rank, shape=shape, feature_last=True, node=node, padding=source.padding)
     if kind in TOKEN_NORMS and values and not (values[0].role in (QUERY, KEY) and _features_last(values[0])):
         from attnlint.analysis import shapes
 
@@ -347,6 +353,28 @@ def _dropout(ev, call: Call):
     values = ev.args(call.node)
     dropout.record(ev, call.node, values)  # the mode it runs in (attnlint.analysis.dropout)
     return values[0] if values else None
+
+
+def holds_modules(value: Value) -> bool:
+    """An `nn.ModuleList()` (empty, or of modules appended so far): appending to it is building it."""
+    if value.kind == "module":
+        return value.module_type == "ModuleList"
+    return value.kind == "tuple" and not value.elements and value.each is not None and value.each.kind == "module"
+
+
+def grow_module_list(ev, node: cst.Call, receiver: Value, func: cst.Attribute) -> Value:
+    """`self.layers.append(Block(d))` / `.extend(Block(d) for _ in range(n))` in a loop: the list
+    holds such modules, so `self.layers[i](x)` and `for layer in self.layers` call one of them
+    (several kinds appended: what they agree on)."""
+    values = ev.args(node)
+    if len(values) != 1:
+        return Value(kind="unknown", node=node)
+    added = values[0] if func.attr.value == "append" else ev.element_of(values[0])
+    if added.kind != "module":
+        return Value(kind="unknown", node=node)
+    each = added if receiver.kind == "module" else join(receiver.each, added)
+    ev._bind(func.value, Value(kind="tuple", each=each, node=receiver.node), name_roles=False)
+    return Value(kind="unknown", node=node)
 
 
 def other_function(ev, node: cst.Call, qualified: str) -> Value:

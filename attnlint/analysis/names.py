@@ -114,8 +114,10 @@ def iter_statements(body):
             yield from iter_statements(case.body.body)
 
 
-def collect_aliases(module: cst.Module) -> Dict[str, str]:
-    """Local name -> dotted qualified name, from the module's imports (nested ones too)."""
+def collect_aliases(module: cst.Module, defaults: bool = True) -> Dict[str, str]:
+    """Local name -> dotted qualified name, from the module's imports (nested ones too). With
+    `defaults`, the conventional names (`torch`, `F`, `nn`, `np`) a snippet uses unimported too:
+    what code means; without, only what the file binds (what a fix may write)."""
     aliases: Dict[str, str] = {}
     for stmt in iter_statements(module.body):
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -142,6 +144,8 @@ def collect_aliases(module: cst.Module) -> Dict[str, str]:
                         continue
                     local = _asname(alias) if alias.asname is not None else name
                     aliases[local] = f"{base}.{name}"
+    if not defaults:
+        return aliases
     merged = dict(DEFAULT_ALIASES)
     merged.update(aliases)
     return merged

@@ -9,6 +9,8 @@ the analysis claims such a row only where the file shows left padding:
 - a tokenizer set to pad on the left: `padding_side="left"` (keyword or attribute);
 - list padding in front: `[pad] * (n - len(s)) + s`;
 - `F.pad(x, (n - len(x), 0), value=pad)`: padding before the first element of the last axis;
+- a row written from its last position backwards (`idx = maxlen - 1`, `seq[idx] = item`,
+  `idx -= 1` in a loop: SASRec's sampler), so its unwritten positions are in front;
 - a function that builds a padding mask from ids (`history > 0`, `ids != pad_id`) and reads the
   last position of a batch as each sequence's state (`h[:, -1, :]`): the sequences of its padded
   batch all end at the last position, so their padding is in front.
@@ -34,7 +36,7 @@ def shows_left_padding(module: cst.Module) -> bool:
 
 def _pads_left(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.FunctionDef):
-        return _summarises_padded_batch_at_end(node)
+        return _summarises_padded_batch_at_end(node) or _fills_from_the_end(node)
     if isinstance(node, cst.Assign):
         if any(_writes_row_end(t.target) for t in node.targets):
             return True
@@ -152,3 +154,48 @@ def _last_position(node: cst.CSTNode) -> bool:
         and isinstance(index.expression, cst.Integer)
         and index.expression.evaluated_value == 1
     )
+
+
+def _fills_from_the_end(function: cst.FunctionDef) -> bool:
+    """A position that starts one before a length (`idx = maxlen - 1`), is stepped back
+    (`idx -= 1`) and is where the function stores (`seq[idx] = i`): rows written from the end,
+    outside nested functions (the function defined inside one counts as its own)."""
+    starts, steps_back, stores = set(), set(), set()
+    stack = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.FunctionDef) and node is not function:
+            if _fills_from_the_end(node):
+                return True
+            continue
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            value = node.value
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
+                if isinstance(value.right, cst.Integer) and value.right.evaluated_value == 1:
+                    starts.add(node.targets[0].target.value)
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                index = _single_name_index(target.target)
+                if index is not None:
+                    stores.add(index)
+        if (
+            isinstance(node, cst.AugAssign)
+            and isinstance(node.operator, cst.SubtractAssign)
+            and isinstance(node.target, cst.Name)
+            and isinstance(node.value, cst.Integer)
+            and node.value.evaluated_value == 1
+        ):
+            steps_back.add(node.target.value)
+        stack.extend(child_nodes(node))
+    return bool(starts & steps_back & stores)
+
+
+def _single_name_index(target: cst.BaseExpression):
+    """`seq[idx]`: the index name of a store at one position."""
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
+            return index.value.value
+    return None

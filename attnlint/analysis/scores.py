@@ -329,6 +329,16 @@ def _root(ev, call: Call):
 # ------------------------------------------------------------------------------------------
 # Products
 # ------------------------------------------------------------------------------------------
+def _matmul_rank(left: Optional[int], right: Optional[int]) -> Optional[int]:
+    """The rank of `left @ right`: batch axes broadcast; a 1-D operand is a vector, whose axis the
+    product contracts away (`query_2 @ keys.T`, one query's scores: 1-D)."""
+    if left is None or right is None:
+        return None
+    if left == 1 or right == 1:
+        return max(left, right) - 1
+    return max(left, right)
+
+
 def matmul(
     ev,
     left: Value,
@@ -362,7 +372,7 @@ def matmul(
             if site is not None and site.receiver.rank is None:
                 site.receiver = site.receiver.with_(rank=3)
     right = _resolve_pending_swap(right, left)
-    rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
+    rank = _matmul_rank(left.rank, right.rank)
     shape = _matmul_shape(left, right)
     if right.feature_transposed and right.base is not None:
         key = right.base
@@ -370,7 +380,7 @@ def matmul(
         if scores is not None:
             # Q and K share their batch axes; one known rank gives the other.
             known = [r for r in (left.rank, right.rank) if r is not None]
-            rank = max(known) if known else None
+            rank = _matmul_rank(left.rank, right.rank) if len(known) == 2 else (known[0] if known else None)
             if shape is not None and len(shape) == rank:
                 roles = (QUERIES, KEYS) if scores.layout == QUERY_MAJOR else (KEYS, QUERIES)
                 shape = shape[:-2] + (replace(shape[-2], role=roles[0]), replace(shape[-1], role=roles[1]))
@@ -429,10 +439,20 @@ def matmul(
     # cdist give. Of a tensor with itself the diagonal is each row's own match: no fact.
     roots = (_similarity_root(left_node), _similarity_root(_transpose_receiver(right_node)))
     similarity = pairwise and None not in roots and roots[0] != roots[1]
+    # `x @ self.w_g` with a (d, 1) weight: one output feature per row, as `nn.Linear(d, 1)` gives
+    # (SwiftFormer's additive attention scores each token so).
+    width = None
+    if right.is_parameter and right.shape is not None and len(right.shape) == 2 and right.shape[-1].size is not None:
+        width = right.shape[-1].size
+    shape = shape if shape is not None and len(shape) == rank else None
+    if shape is not None and width is not None:
+        shape = shape[:-1] + (replace(shape[-1], role=FEATURE),)
     return Value(
         kind="tensor",
         rank=rank,
-        shape=shape if shape is not None and len(shape) == rank else None,
+        shape=shape,
+        last_size=width if shape is None else None,
+        feature_last=True if width is not None else None,
         node=node,
         pairwise=pairwise,
         similarity=similarity,

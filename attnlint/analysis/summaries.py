@@ -130,7 +130,7 @@ def left_at_none(node: cst.FunctionDef) -> List[str]:
 def informative(value: Optional[Value]) -> bool:
     """Does an argument value say more than a parameter's name does?"""
     if value is None or (value.kind == "unknown" and value.rank is None and value.sym is None):
-        return False
+        return value is not None and value.names_dtype is not None  # `q.dtype`, cast to in a helper
     return bool(
         value.rank is not None
         or value.shape is not None
@@ -318,6 +318,7 @@ def _abstract(value: Value):
         value.text,
         value.token_id,
         value.token_ids,
+        value.names_dtype,
         value.vocabulary,
         tuple((key, _abstract(entry)) for key, entry in value.entries),
     )

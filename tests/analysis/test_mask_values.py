@@ -595,3 +595,30 @@ def test_a_cast_of_a_mask_of_unknown_kind_still_casts_its_values():
     )
     cast = env(analysis, "forward", "key_padding_mask", "Classifier")
     assert cast.mask.dtype == "bool" and cast.mask.convention == ATTEND
+
+
+def test_a_dtype_handed_to_a_helper_casts_the_mask_to_it():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        def to_sdpa_mask(attention_mask, dtype):
+            return attention_mask[:, None, None, :].to(dtype)
+
+        class Encoder(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.tok = nn.Embedding(n, d)
+
+            def forward(self, input_ids, attention_mask):
+                x = self.tok(input_ids)
+                float_mask = to_sdpa_mask(attention_mask, x.dtype)
+                id_mask = to_sdpa_mask(attention_mask, input_ids.dtype)
+                return float_mask, id_mask
+        """
+    )
+    float_mask = env(analysis, "forward", "float_mask")
+    id_mask = env(analysis, "forward", "id_mask")
+    # The embedded tokens are floating point; the ids are not (their dtype says nothing here).
+    assert float_mask.mask.dtype == "float" and float_mask.mask.laid_out_per_key
+    assert id_mask.mask.dtype is None

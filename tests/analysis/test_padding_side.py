@@ -69,3 +69,21 @@ def test_a_function_that_masks_padding_and_reads_each_sequence_at_its_last_posit
 )
 def test_no_left_padding_without_both_in_one_function(source):
     assert not shows_left_padding(_module(source))
+
+
+def test_rows_written_from_their_last_position_backwards_are_left_padded():
+    sampler = """
+    def sample(history, maxlen):
+        seq = np.zeros([maxlen], dtype=np.int64)
+        idx = maxlen - 1
+        for item in reversed(history):
+            seq[idx] = item
+            idx -= 1
+            if idx == -1:
+                break
+        return seq
+    """
+    assert shows_left_padding(cst.parse_module(textwrap.dedent(sampler)))
+    # Written forwards from position 0: the padding is at the end.
+    forwards = sampler.replace("idx = maxlen - 1", "idx = 0").replace("idx -= 1", "idx += 1")
+    assert not shows_left_padding(cst.parse_module(textwrap.dedent(forwards)))

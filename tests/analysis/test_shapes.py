@@ -408,3 +408,32 @@ def test_heads_folded_into_another_axis_keep_their_count():
     assert folded.shape[0].folded_heads.text() == "heads" and folded.shape[1].folded_heads is None
     assert viewed.shape[0].folded_heads.text() == "num_heads"
     assert plain.shape[0].folded_heads is None  # batch times tokens: no heads
+
+
+def test_one_query_against_every_key_is_one_axis_of_scores():
+    # A course notebook's first step: one token's query (an index of the embedded sentence, one
+    # axis) against every key. The vector's axis is contracted away: the scores have one axis,
+    # the keys, and a softmax over dim=0 normalises over them.
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        sentence = "Life is short eat dessert first"
+        dc = {s: i for i, s in enumerate(sorted(sentence.split()))}
+        sentence_int = torch.tensor([dc[s] for s in sentence.split()])
+        embedded = nn.Embedding(50_000, 3)(sentence_int).detach()
+        W_query = nn.Parameter(torch.rand(3, 2))
+        W_key = nn.Parameter(torch.rand(3, 2))
+        x_2 = embedded[1]
+        query_2 = x_2 @ W_query
+        keys = embedded @ W_key
+        omega_2 = query_2 @ keys.T
+        """
+    )
+    top = function(analysis, "<module>")
+    assert top.final_env["sentence_int"].rank == 1  # ids looked up in a vocabulary
+    assert top.final_env["embedded"].rank == 2  # one vector per id
+    assert top.final_env["x_2"].rank == 1
+    assert top.final_env["query_2"].rank == 1 and top.final_env["keys"].rank == 2
+    assert top.final_env["omega_2"].rank == 1

@@ -57,7 +57,7 @@ class CausalFlagWithMask(Rule):
     recipe = "causal_flag_with_mask"
 
     def check(self, ctx: RuleContext) -> None:
-        torch_name = next((local for local, full in ctx.analysis.aliases.items() if full == "torch"), None)
+        torch_name = ctx.analysis.torch_name
         for function in ctx.analysis.functions:
             for found in attention_flags.causal_flags_with_masks(function):
                 causal = found.mask_is_causal

@@ -338,7 +338,8 @@ INVALID = [
             return F.scaled_dot_product_attention(q, k, v, ((mask & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2))) if mask.dtype == torch.bool else mask.masked_fill(~torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2)), float("-inf"))), is_causal=False)
         """,
     ),
-    # A float additive prefix-LM bias.
+    # A float additive prefix-LM bias (zeros filled with -inf: float, so the causal part is
+    # folded in as a fill).
     Invalid(
         """
         import torch
@@ -354,7 +355,7 @@ INVALID = [
         def prefix_lm(q, k, v, prefix_len):
             n = q.size(-2)
             bias = torch.zeros(n, n).masked_fill(torch.arange(n)[None, :] >= prefix_len, float("-inf"))
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=((bias & torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2))) if bias.dtype == torch.bool else bias.masked_fill(~torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2)), float("-inf"))), is_causal=False)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias.masked_fill(~torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril(k.size(-2) - q.size(-2)), float("-inf")), is_causal=False)
         """,
     ),
     # HF-style module-level function.

@@ -65,7 +65,7 @@ class HalfPrecisionMaskFill(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         aliases = ctx.analysis.aliases
-        torch_name = next((local for local, full in aliases.items() if full == "torch"), None)
+        torch_name = ctx.analysis.torch_name
         in_file = None
         reaching = _fills_reaching_scores(ctx.analysis)
         for function in ctx.analysis.functions:

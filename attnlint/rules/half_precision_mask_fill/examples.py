@@ -355,6 +355,38 @@ VALID = [
 ]
 
 INVALID = [
+    # A config field's default copied to an attribute of the same name (`self.mask_fill_value =
+    # cfg.mask_fill_value`): still that number, beyond float16. The file binds `nn`, not
+    # `torch`: no fix is offered (it would write `torch.finfo`, an unbound name).
+    Invalid(
+        """
+        from dataclasses import dataclass
+
+        import torch.nn as nn
+
+
+        @dataclass
+        class AttnConfig:
+            heads: int = 8
+            mask_fill_value: float = -1e9
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, cfg: AttnConfig):
+                super().__init__()
+                self.scale = 40 ** -0.5
+                self.mask_fill_value = cfg.mask_fill_value
+
+            def forward(self, q, k, v, mask):
+                sim = q @ k.transpose(-2, -1) * self.scale
+                sim.masked_fill_(~mask, self.mask_fill_value)
+                return sim.softmax(dim=-1) @ v
+
+
+        block = CrossAttention(AttnConfig()).half()
+        """,
+        line=20,
+    ),
     # A model run in half precision.
     Invalid(
         """

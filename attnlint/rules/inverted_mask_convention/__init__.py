@@ -81,6 +81,40 @@ class InvertedMaskConvention(Rule):
             ctx.report(use.mask_node, message, fix=invert_mask(ctx.module, use.mask_node, use.expects))
 
     VALID = [
+        # A helper turns causal & padding into an additive bias (zeros, finfo.min where not
+        # allowed): float values with no True/False convention, handed through the layers to SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            def build_additive_mask(attention_mask, dtype):
+                B, T = attention_mask.shape
+                causal = torch.ones(T, T, dtype=torch.bool).tril()
+                allowed = causal[None, None] & attention_mask.bool()[:, None, None, :]
+                mask = torch.zeros(B, 1, T, T, dtype=dtype)
+                return mask.masked_fill(~allowed, torch.finfo(dtype).min)
+
+
+            class Attention(nn.Module):
+                def forward(self, q, k, v, mask):
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+            class Decoder(nn.Module):
+                def __init__(self, vocab, dim):
+                    super().__init__()
+                    self.tok = nn.Embedding(vocab, dim)
+                    self.attn = Attention()
+
+                def forward(self, input_ids, attention_mask):
+                    x = self.tok(input_ids)[:, None]
+                    mask = build_additive_mask(attention_mask, x.dtype)
+                    return self.attn(x, x, x, mask)
+            """
+        ),
         # A bare `padding_mask` parameter says nothing about its convention.
         Valid(
             """

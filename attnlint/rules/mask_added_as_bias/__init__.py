@@ -92,7 +92,7 @@ class MaskAddedAsBias(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         aliases = ctx.analysis.aliases
-        torch_name = next((local for local, full in aliases.items() if full == "torch"), None)
+        torch_name = ctx.analysis.torch_name
         for function in ctx.analysis.functions:
             # Only fills that reach a softmax mask anything (linear attention fills with 0 on purpose).
             reaching = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.fills}

@@ -545,6 +545,57 @@ VALID = [
 ]
 
 INVALID = [
+    # The tokenizer's 0/1 mask cast by a helper to the hidden states' dtype (handed in as
+    # `dtype`), then given to SDPA as a float `attn_mask`: added, 1.0/0.0 masks nothing.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def to_sdpa_mask(attention_mask, dtype):
+            return attention_mask[:, None, None, :].to(dtype)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, vocab, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.tok = nn.Embedding(vocab, dim)
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, input_ids, attention_mask):
+                x = self.tok(input_ids)
+                B, T, C = x.shape
+                q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                mask = to_sdpa_mask(attention_mask, x.dtype)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def to_sdpa_mask(attention_mask, dtype):
+            return attention_mask[:, None, None, :].to(dtype)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, vocab, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.tok = nn.Embedding(vocab, dim)
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, input_ids, attention_mask):
+                x = self.tok(input_ids)
+                B, T, C = x.shape
+                q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                mask = to_sdpa_mask(attention_mask, x.dtype)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.bool())
+        """,
+        line=21,
+    ),
     # A BERT encoder's helper broadcasts the tokenizer's 0/1 mask, with no arithmetic, and
     # every layer adds it to its scores.
     Invalid(

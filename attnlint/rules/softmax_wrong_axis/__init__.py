@@ -91,6 +91,25 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # One query's scores against every key (an index of the embedded sentence, one axis,
+        # times the keys): one axis, the keys; dim=0 normalises over them.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+            sentence = "Life is short eat dessert first"
+            dc = {s: i for i, s in enumerate(sorted(sentence.split()))}
+            sentence_int = torch.tensor([dc[s] for s in sentence.split()])
+            embedded = nn.Embedding(50_000, 3)(sentence_int).detach()
+            W_query = nn.Parameter(torch.rand(3, 2))
+            W_key = nn.Parameter(torch.rand(3, 2))
+            query_2 = embedded[1] @ W_query
+            keys = embedded @ W_key
+            omega_2 = query_2 @ keys.T
+            attention_weights_2 = torch.softmax(omega_2 / 2 ** 0.5, dim=0)
+            """
+        ),
         # Additive scores over (steps, slots), masked along the slots and normalised over them,
         # then read with bmm over the slots: right.
         Valid(
@@ -626,6 +645,29 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # SwiftFormer's additive attention: each token scored by a learned (d, 1) weight, then a
+        # softmax over that single score instead of over the tokens.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class EfficientAdditiveAttention(nn.Module):
+                def __init__(self, in_dims=512, token_dim=256):
+                    super().__init__()
+                    self.to_query = nn.Linear(in_dims, token_dim)
+                    self.w_g = nn.Parameter(torch.randn(token_dim, 1))
+                    self.scale_factor = token_dim ** -0.5
+
+                def forward(self, x):
+                    query = torch.nn.functional.normalize(self.to_query(x), dim=-1)
+                    A = (query @ self.w_g) * self.scale_factor
+                    A = A.softmax(dim=-1)
+                    return torch.sum(A * query, dim=1)
+            """,
+            line=15,
+        ),
         # Additive scores over (steps, slots): the padding mask varies along the slots and the
         # weights are summed over the slots (bmm with the memory), but the softmax runs over the
         # steps. Each padded slot's column of fills gets normalised instead.

@@ -88,6 +88,13 @@ class UnmaskedPadding(Rule):
         # A method that implements a signature shared by several classes here (attention
         # processors, backends) may ignore a parameter by design: the mask is for the others.
         unused = [n for n in unused if (function.name, n) not in protocols]
+        # A mask of no stated meaning (`mask`) next to another mask parameter the function does
+        # use (`attn_mask` into SDPA): the attention is masked, and what the unused one would
+        # mask (kept tokens, a context selection) the code does not say.
+        other_used = any(
+            (masks.is_mask_param(n) or masks.names_attended_mask(n)) and n in function.used_names for n in function.params
+        )
+        unused = [n for n in unused if masks.names_padding(n) or not other_used]
         if not unused or function.is_drop_in_layer():
             return
         # The attention may sit in a closure the function defines and calls (`def recurrence(...)`
@@ -105,12 +112,18 @@ class UnmaskedPadding(Rule):
             return
         for name in unused:
             fix = None
-            if len(calls) == 1 and not computes_attention:
-                keyword = self._keyword_for(ctx, calls[0], name)
+            # One attention call (or one given no mask at all): the finding is that call, where
+            # the mask goes missing (and where the fix passes it); otherwise the parameter.
+            where = function.param_nodes[name].name
+            unmasked = [c for c in calls if not c.mask_keywords and not any(a.star for a in c.call.args)]
+            target = calls[0] if len(calls) == 1 else (unmasked[0] if len(unmasked) == 1 else None)
+            if target is not None and not computes_attention:
+                where = target.call
+                keyword = self._keyword_for(ctx, target, name)
                 if keyword is not None:
-                    fix = set_keyword(calls[0].call, keyword, name, f"Pass `{keyword}={name}` on")
+                    fix = set_keyword(target.call, keyword, name, f"Pass `{keyword}={name}` on")
             ctx.report(
-                function.param_nodes[name].name,
+                where,
                 f"`{name}` is accepted but never used: the attention in `{function.name}` "
                 + ("also attends to padding" if masks.names_padding(name) else "ignores the mask its callers pass"),
                 fix=fix,
@@ -239,6 +252,36 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # V-JEPA's attention: `attn_mask` reaches SDPA; the `mask` it also accepts (and its
+        # block hands on) is of no stated meaning, and the attention is masked.
+        Valid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, 3 * dim)
+
+                def forward(self, x, mask=None, attn_mask=None):
+                    B, N, C = x.shape
+                    q, k, v = self.qkv(x).view(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+                    x = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+                    return x.transpose(1, 2).reshape(B, N, C)
+
+
+            class Block(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.attn = Attention(dim, heads)
+
+                def forward(self, x, mask=None, attn_mask=None):
+                    return x + self.attn(x, mask=mask, attn_mask=attn_mask)
+            """
+        ),
         # The same pooling, masked from the lengths before the softmax.
         Valid(
             """
@@ -1212,6 +1255,27 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # The self-attention is masked; the cross-attention, the one call given no mask, is where
+        # the memory's padding mask goes missing.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class FusionDecoderLayer(nn.Module):
+                def __init__(self, d_model, nhead):
+                    super().__init__()
+                    self.self_attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+                    self.cross_attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+
+                def forward(self, x, memory, causal_mask, text_pad_mask, memory_pad_mask=None):
+                    h, _ = self.self_attn(x, x, x, attn_mask=causal_mask, key_padding_mask=text_pad_mask)
+                    x = x + h
+                    h, _ = self.cross_attn(query=x, key=memory, value=memory, need_weights=False)
+                    return x + h
+            """,
+            line=13,
+        ),
         # Attentive pooling over frames: the weights weigh the frames (`(h * w).sum(1)`), the
         # lengths are accepted and never used, so padded frames share the softmax.
         Invalid(
@@ -1324,8 +1388,8 @@ class UnmaskedPadding(Rule):
                     out, _ = self.attn(x, x, x, key_padding_mask=key_padding_mask)
                     return out
             """,
-            line=6,
-            column=25,
+            line=7,
+            column=17,
         ),
         # Hand-written attention that ignores its attention_mask.
         Invalid(
@@ -1764,7 +1828,7 @@ class UnmaskedPadding(Rule):
                 def forward(self, x, memory, memory_key_padding_mask=None):
                     return self.attn(x, memory, memory, need_weights=False)[0]
             """,
-            line=6,
+            line=7,
         ),
         # A left-padded batch goes to a model that takes a padding mask, and gets none.
         Invalid(
@@ -2040,7 +2104,7 @@ class UnmaskedPadding(Rule):
                     weights = self.attn(rnn_out, enc_out)
                     return weights.bmm(enc_out), state
             """,
-            line=20,
+            line=22,
         ),
         # The lengths are read, but only into the lengths the front end leaves, which are
         # returned: the encoder itself gets no padding mask.

@@ -1,0 +1,70 @@
+"""Modules appended to an `nn.ModuleList` in a loop, and additive -inf biases built in one function
+and added to the scores in another."""
+
+from __future__ import annotations
+
+from helpers import analyse, env, function
+
+
+def test_modules_appended_to_a_module_list_are_what_indexing_it_calls():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.proj = nn.Linear(d, d)
+
+        class Net(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.blocks = nn.ModuleList()
+                self.norms = nn.ModuleList()
+                for _ in range(n):
+                    self.blocks.append(Block(d))
+                    self.norms.extend([nn.LayerNorm(d)])
+        """
+    )
+    blocks = env(analysis, "__init__", "self.blocks", class_name="Net")
+    norms = env(analysis, "__init__", "self.norms", class_name="Net")
+    assert blocks.kind == "tuple" and blocks.each.kind == "module" and blocks.each.module_type == "Block"
+    assert norms.kind == "tuple" and norms.each.module_type == "LayerNorm"
+
+
+def test_zeros_filled_with_minus_infinity_by_a_mask_is_a_bias_of_that_mask_in_its_callees():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        def build_bias(ids):
+            L = ids.size(1)
+            causal = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)
+            blocked = causal[None, None] | ids.eq(0)[:, None, None, :]
+            bias = torch.zeros(blocked.shape, device=ids.device)
+            return bias.masked_fill(blocked, float("-inf"))
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, attn_bias):
+                scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5 + attn_bias
+                return torch.softmax(scores, dim=-1) @ v
+
+        class Model(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.emb = nn.Embedding(n, d, padding_idx=0)
+                self.attn = Attention()
+
+            def forward(self, ids):
+                x = self.emb(ids)
+                bias = build_bias(ids)
+                return self.attn(x, x, x, bias)
+        """
+    )
+    bias = env(analysis, "forward", "bias", class_name="Model")
+    assert bias.rank == 4  # zeros of `blocked.shape`: blocked's four axes
+    assert bias.mask.scaled and bias.mask.bias_fill == "-inf" and bias.mask.padding_under_causal
+    # The callee adds it to its scores: a -inf fill of that mask reaches its softmax.
+    fills = [f for f in function(analysis, "forward", "Attention").fill_sites if f.additive]
+    assert fills and fills[0].fill == "-inf" and fills[0].mask.mask.padding_under_causal
