@@ -125,13 +125,7 @@ def rates_from_callers(analysis: "ModuleAnalysis", function: "FunctionFacts", pa
     found = []
     for caller in analysis.functions:
         for site in caller.calls:
-            if site.callee_class is not None:
-                target = definitions.method(site.callee_class, site.callee)
-            elif site.method:
-                target = definitions.method(caller.class_name, site.callee)
-            else:
-                definition = definitions.functions.get(site.callee)
-                target = (None, definition) if definition is not None else None
+            target = _called_definition(analysis, definitions, caller, site)
             if target is None or target[1] is not function.node:
                 continue
             names = param_names(function.node, target[0] is not None)
@@ -141,6 +135,28 @@ def rates_from_callers(analysis: "ModuleAnalysis", function: "FunctionFacts", pa
             if arg is not None and (arg.keyword is not None or not any(a.star for a in site.call.args)):
                 found.append(RatePassedOn(caller=caller, call=site.call, rate=arg.value))
     return found
+
+
+def _called_definition(analysis: "ModuleAnalysis", definitions, caller: "FunctionFacts", site):
+    """(class name or None, the definition) a call site calls: a method, a function of the
+    module, or the closure a factory returned that a name or attribute holds
+    (`self._call = make_attention()`); None when the module does not show it."""
+    if site.callee_class is not None:
+        return definitions.method(site.callee_class, site.callee)
+    if site.method:
+        target = definitions.method(caller.class_name, site.callee)
+    else:
+        definition = definitions.functions.get(site.callee)
+        target = (None, definition) if definition is not None else None
+    if target is not None:
+        return target
+    value = None
+    if site.method:
+        facts = analysis.classes.get(caller.class_name) if caller.class_name else None
+        value = facts.attrs.get(site.callee) if facts is not None else None
+    elif caller.final_env is not None:
+        value = caller.final_env.get(site.callee)
+    return (None, value.closure[2]) if value is not None and value.closure is not None else None
 
 
 def callers_follow_mode(analysis: "ModuleAnalysis", function: "FunctionFacts", rate) -> bool:
@@ -304,13 +320,7 @@ def weights_from_callers(
         if caller is function:
             continue
         for site in caller.calls:
-            if site.callee_class is not None:
-                target = definitions.method(site.callee_class, site.callee)
-            elif site.method:
-                target = definitions.method(caller.class_name, site.callee)
-            else:
-                definition = definitions.functions.get(site.callee)
-                target = (None, definition) if definition is not None else None
+            target = _called_definition(analysis, definitions, caller, site)
             if target is None or target[1] is not function.node or any(a.star for a in site.call.args):
                 continue
             passed = None

@@ -1255,6 +1255,8 @@ class Evaluator:
                 return modules.call_module_value(self, node, target, func.value)
             if target is not None and target.function is not None:
                 return self.call_function(node, target.function)  # `attend = F.sdpa; attend(q, k, v)`
+            if target is not None and target.closure is not None and func.value in self.env:
+                return modules.call_closure_value(self, node, target)  # `attend = make_attention()`
             if target is not None and target.bound_call is not None and func.value in self.env:
                 return modules.bound_function_call(self, node, target, self.args(node))  # a partial
             if target is not None and target.user_function is not None and func.value in self.env:

@@ -66,6 +66,11 @@ def self_call(ev, node: cst.Call, attr: str) -> Value:
     if module is not None and module.function is not None:
         # `self._attention_call = F.scaled_dot_product_attention` in __init__.
         return ev.call_function(node, module.function)
+    if module is not None and module.closure is not None:
+        # `self._attention_call = make_attention()`: a call of the closure (a call site, too).
+        result = call_closure_value(ev, node, module)
+        ev.facts.calls.append(_flow().CallSite(callee=attr, method=True, call=node, values=()))
+        return result
     values = ev.args(node)
     role = role_from_name(attr)
     lowered = attr.lower()
@@ -393,10 +398,31 @@ def other_function(ev, node: cst.Call, qualified: str) -> Value:
     return Value(kind="unknown", node=node)
 
 
+def call_closure_value(ev, node: cst.Call, target: Value) -> Value:
+    """Calling a function a factory returned: its body, run in the factory call's scope, on
+    this call's arguments (keywords included)."""
+    values = ev.args(node)
+    if ev.project is None:
+        return Value(kind="unknown", node=node)
+    factory_call, factory, closure, factory_values = target.closure
+    if any(a.star for a in node.args):
+        return Value(kind="unknown", node=node)
+    result = ev.project.call_closure(ev, factory_call, factory, closure, list(factory_values), values, closure_call=node)
+    return _own(result, node)
+
+
 def user_function(ev, node: cst.Call, name: str, method: bool = False, values=None) -> Value:
     """A call of a name no table knows: maybe a function of the checked code."""
     if values is None:
         values = ev.args(node)
+    if not method and ev.project is not None and name not in ev.env:
+        from attnlint.analysis.losses import returned_closure
+
+        factory = ev.project.definitions.functions.get(name)
+        closure = returned_closure(factory) if factory is not None else None
+        if closure is not None:
+            # `make_attention()`: the function it returns, to be called later.
+            return Value(kind="unknown", node=node, closure=(node, factory, closure, tuple(values)))
     root = _model_handed_in(ev, name, method, values)
     if root is not None:
         return user_module_call(ev, node, root, values)

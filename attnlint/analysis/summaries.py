@@ -430,6 +430,7 @@ class Summaries:
         closure: cst.FunctionDef,
         factory_values: List[Value],
         closure_values: List[Value],
+        closure_call: Optional[cst.Call] = None,
     ) -> Value:
         """What a closure returns when called with `closure_values`, its free names holding what
         the factory bound them to for this call (`make_collate(cfg)` with `pad = cfg.pad_id`
@@ -442,8 +443,10 @@ class Summaries:
         self._active.add(id(factory))
         try:
             scope = self._run_body(ev, None, factory, outer).env
-            fake = cst.Call(func=cst.Name(closure.name.value), args=[cst.Arg(value=cst.Name("_"))] * len(closure_values))
-            bound = bind_arguments(closure, fake, closure_values, method=False)
+            call = closure_call or cst.Call(
+                func=cst.Name(closure.name.value), args=[cst.Arg(value=cst.Name("_"))] * len(closure_values)
+            )
+            bound = bind_arguments(closure, call, closure_values, method=False)
             if bound is None:
                 return UNKNOWN
             self._active.add(id(closure))

@@ -719,6 +719,10 @@ class Value:
     # For `functools.partial(f, pad_id=pad)` of such a function: the partial call and the values
     # of the arguments it binds (its args after `f`), which every later call passes first.
     bound_call: Optional[Tuple[cst.Call, Tuple["Value", ...]]] = field(default=None, compare=False)
+    # A function a factory of the module defined and returned (`self._attention_call =
+    # _sdpa_or_flex_attention()`): (the factory's call, the factory, the closure, the factory's
+    # argument values), so that calling it runs the closure in that factory call's scope.
+    closure: Optional[tuple] = field(default=None, compare=False)
     # For flags: True when the value holds on the code's ordinary paths (the literal True, a test
     # that a size exceeds one, `T > 1`), False when it never does (False, None); None: unknown.
     # See attnlint.analysis.attention_flags.
@@ -996,6 +1000,7 @@ _SPECIAL_JOINS = {
     "weights_of": _identical_or_none,
     "weighted_by": _identical_or_none,
     "bound_call": _identical_or_none,
+    "closure": _identical_or_none,
     "scores": lambda a, b, va, vb: _join_scores(va, vb),
     "scaled": lambda a, b, va, vb: _join_tristate(va, vb),
     "fills_partial": _SKIP,

@@ -68,3 +68,31 @@ def test_zeros_filled_with_minus_infinity_by_a_mask_is_a_bias_of_that_mask_in_it
     # The callee adds it to its scores: a -inf fill of that mask reaches its softmax.
     fills = [f for f in function(analysis, "forward", "Attention").fill_sites if f.additive]
     assert fills and fills[0].fill == "-inf" and fills[0].mask.mask.padding_under_causal
+
+
+def test_a_closure_a_factory_returns_is_called_where_it_is_kept():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        def make_attention(scale):
+            def attend(q, k, v, mask=None):
+                return F.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
+            return attend
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._attend = make_attention(0.125)
+
+            def forward(self, q, k, v):
+                out = self._attend(q, k, v, mask=None)
+                return out
+        """
+    )
+    kept = env(analysis, "__init__", "self._attend", class_name="Block")
+    assert kept.closure is not None and kept.closure[2].name.value == "attend"
+    # The call runs the closure on this call's arguments: its result is the attention output.
+    out = env(analysis, "forward", "out", class_name="Block")
+    assert out.kind == "tensor"

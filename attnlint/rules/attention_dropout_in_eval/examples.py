@@ -393,6 +393,53 @@ VALID = [
 ]
 
 INVALID = [
+    # torchtune: the attention function is a closure a factory returns, kept on the module and
+    # called with the module's rate, whatever its mode.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def sdpa_or_flex():
+            def _attention_call(q, k, v, mask, dropout_p, is_causal):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
+
+            return _attention_call
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, attn_dropout=0.0):
+                super().__init__()
+                self.attn_dropout = attn_dropout
+                self._attention_call = sdpa_or_flex()
+
+            def forward(self, q, k, v, mask=None):
+                return self._attention_call(q, k, v, mask=mask, dropout_p=self.attn_dropout, is_causal=mask is None)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def sdpa_or_flex():
+            def _attention_call(q, k, v, mask, dropout_p, is_causal):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
+
+            return _attention_call
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, attn_dropout=0.0):
+                super().__init__()
+                self.attn_dropout = attn_dropout
+                self._attention_call = sdpa_or_flex()
+
+            def forward(self, q, k, v, mask=None):
+                return self._attention_call(q, k, v, mask=mask, dropout_p=self.attn_dropout if self.training else 0.0, is_causal=mask is None)
+        """,
+        line=19,
+    ),
     # The same shared function, and its caller hands it the rate in every mode.
     Invalid(
         """

@@ -118,7 +118,8 @@ class UnmaskedPadding(Rule):
             unmasked = [c for c in calls if not c.mask_keywords and not any(a.star for a in c.call.args)]
             target = calls[0] if len(calls) == 1 else (unmasked[0] if len(unmasked) == 1 else None)
             if target is not None and not computes_attention:
-                where = target.call
+                if any(c is target for c in function.attention_calls):
+                    where = target.call  # in a closure it defines, the parameter stays the place
                 keyword = self._keyword_for(ctx, target, name)
                 if keyword is not None:
                     fix = set_keyword(target.call, keyword, name, f"Pass `{keyword}={name}` on")
