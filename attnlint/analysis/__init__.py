@@ -60,6 +60,7 @@ class ModuleAnalysis:
     _parents: Optional[Dict[int, cst.CSTNode]] = field(default=None, repr=False)
     summaries: Optional[Summaries] = field(default=None, repr=False)
     _pads_left: Optional[bool] = field(default=None, repr=False)
+    _torch_name: Optional[tuple] = field(default=None, repr=False)
 
     @property
     def pads_left(self) -> bool:
@@ -73,10 +74,13 @@ class ModuleAnalysis:
     @property
     def torch_name(self) -> Optional[str]:
         """The name this file binds the `torch` module to (`import torch`), for a fix to write;
-        None when it binds none (`import torch.nn as nn` alone binds `nn`)."""
-        from attnlint.analysis.names import collect_aliases
+        None when it binds none (`import torch.nn as nn` alone binds `nn`). Read once."""
+        if self._torch_name is None:
+            from attnlint.analysis.names import collect_aliases
 
-        return next((local for local, full in collect_aliases(self.module, defaults=False).items() if full == "torch"), None)
+            bound = collect_aliases(self.module, defaults=False).items()
+            self._torch_name = (next((local for local, full in bound if full == "torch"), None),)
+        return self._torch_name[0]
 
     def can_empty_a_row(self, mask) -> bool:
         """Can this mask leave some query with no key at all (MaskFacts)?"""
