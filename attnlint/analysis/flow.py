@@ -425,6 +425,11 @@ class Evaluator:
                 # the callers analysed pass another (their binding replaces this).
                 function=_torch_module_class(param.default, self.aliases),
             )
+            if value.mask is not None and value.mask.convention is None and isinstance(self.facts.node, cst.FunctionDef):
+                # What the function's own docstring says True means for it (`True at padding`).
+                documented = masks.documented_convention(self.facts.node, name)
+                if documented is not None:
+                    value = value.with_(mask=replace(value.mask, convention=documented, dtype="bool"))
             if (default is not None and default.kind == "scalar" and default.int_value is not None) or (
                 isinstance(annotation, cst.Name) and annotation.value == "int"
             ):

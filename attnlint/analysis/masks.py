@@ -5,6 +5,7 @@ Pure functions over :class:`MaskFacts`; the evaluator calls them as it meets the
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Dict, Optional
 
@@ -1734,3 +1735,57 @@ def _from_numpy(ev, call: Call):
     if len(values) != 1 or call.args[0].keyword is not None or values[0].mask is None:
         return None
     return values[0].with_(kind="tensor", node=call.node)
+
+
+# What a function's own documentation says a mask parameter's True entries are, on the line
+# that names it (`pad_mask: (B, L) bool, True at padding positions`, `# mask: True for real
+# tokens`): a stated convention, read where nothing traced says one.
+_DOC_KEPT = re.compile(r"\b(?:not\s+(?:masked|padded|padding|ignored)|unmasked|non-?pad(?:ding|ded)?)\b", re.IGNORECASE)
+_DOC_ATTEND_WORDS = r"(?:real|valid|kept|keep|attend(?:ed|s)?|visible|present|observed)"
+_DOC_MASKED_WORDS = r"(?:pad|padding|padded|masked|ignored?|invalid|excluded|blocked|disallowed)"
+_DOC_TRUE = r"(?:\bTrue\b|\b1\b)"
+_DOC_SAYS = {
+    ATTEND: (
+        re.compile(_DOC_TRUE + r"[^.;:]{0,25}?\b" + _DOC_ATTEND_WORDS + r"\b", re.IGNORECASE),
+        re.compile(r"\b" + _DOC_ATTEND_WORDS + r"\b[^.;:]{0,20}?\b(?:is|are)\s+(?:set\s+to\s+)?True\b", re.IGNORECASE),
+    ),
+    MASKED: (
+        re.compile(_DOC_TRUE + r"[^.;:]{0,25}?\b" + _DOC_MASKED_WORDS + r"\b", re.IGNORECASE),
+        re.compile(r"\b" + _DOC_MASKED_WORDS + r"\b[^.;:]{0,20}?\b(?:is|are)\s+(?:set\s+to\s+)?True\b", re.IGNORECASE),
+    ),
+}
+
+
+def documented_convention(function: cst.FunctionDef, name: str) -> Optional[str]:
+    """ATTEND or MASKED when the function's docstring or header comment says, on a line that
+    names the parameter, what its True entries mean; None when it says nothing or both."""
+    texts = []
+    header = getattr(function.body, "header", None)
+    if header is not None and header.comment is not None:
+        texts.append(header.comment.value)
+    body = getattr(function.body, "body", ())
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine) and first.body and isinstance(first.body[0], cst.Expr):
+        doc = first.body[0].value
+        if isinstance(doc, (cst.SimpleString, cst.ConcatenatedString)):
+            value = doc.evaluated_value
+            if isinstance(value, str):
+                texts.append(value)
+    mentions = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
+    found = set()
+    for text in texts:
+        for line in text.splitlines():
+            named = mentions.search(line)
+            if named is None:
+                continue
+            # "not masked", "non-padding": kept entries, said with a masked word.
+            said = _DOC_KEPT.sub("kept", line[named.end() :])
+            # Of "True for real tokens, False for padding" the first statement about True counts.
+            first = {}
+            for convention, patterns in _DOC_SAYS.items():
+                starts = [m.start() for m in (p.search(said) for p in patterns) if m is not None]
+                if starts:
+                    first[convention] = min(starts)
+            if first:
+                found.add(min(first, key=first.get))
+    return found.pop() if len(found) == 1 else None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import libcst as cst
+import pytest
+
 from attnlint.analysis.values import ATTEND, MASKED
 
 from helpers import analyse, env, function
@@ -522,3 +525,38 @@ def test_a_causal_triangle_combined_to_mask_more_is_part_of_the_mask_and_one_tha
     # `|` of two keep-masks attends where either does: later keys can be seen again.
     loose = env(analysis, "f", "loose").mask
     assert loose is None or not loose.causal_part
+
+
+@pytest.mark.parametrize(
+    "doc, name, said",
+    [
+        ("pad_mask: (B, L) bool, True at padding positions.", "pad_mask", MASKED),
+        ("mask: (B, T) bool, True for real tokens, False for padding", "mask", ATTEND),
+        ("mask (Tensor): 1 for tokens that are not masked, 0 for masked", "mask", ATTEND),
+        ("Args:\\n    mask: boolean mask where True indicates a padded position", "mask", MASKED),
+        ("key_mask: non-padding positions are True", "key_mask", ATTEND),
+        ("mask: padded positions are True", "mask", MASKED),
+        # Nothing said of True, or said of another name: no convention.
+        ("mask: optional mask", "mask", None),
+        ("other_mask: True at padding; mask: the attention mask", "mask", None),
+    ],
+)
+def test_a_docstring_line_that_names_a_mask_parameter_says_what_true_means(doc, name, said):
+    from attnlint.analysis.masks import documented_convention
+
+    module = cst.parse_module(f'def f(x, {name}):\n    """{doc}"""\n    return x\n')
+    assert documented_convention(module.body[0], name) == said
+
+
+def test_a_documented_convention_is_the_parameter_s_unless_callers_say_more():
+    analysis, _ = analyse(
+        '''
+        import torch.nn.functional as F
+
+        def attend(q, k, v, pad_mask):
+            """pad_mask: (B, L) bool, True at padding positions."""
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=pad_mask[:, None, None, :])
+        '''
+    )
+    mask = env(analysis, "attend", "pad_mask").mask
+    assert mask.convention == MASKED and mask.dtype == "bool"

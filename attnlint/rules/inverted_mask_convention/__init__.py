@@ -81,6 +81,17 @@ class InvertedMaskConvention(Rule):
             ctx.report(use.mask_node, message, fix=invert_mask(ctx.module, use.mask_node, use.expects))
 
     VALID = [
+        # The docstring says True marks real tokens: SDPA's own convention.
+        Valid(
+            """
+            import torch.nn.functional as F
+
+
+            def attend(q, k, v, mask):
+                '''mask: (B, L) bool, True for real tokens, False for padding.'''
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
+            """
+        ),
         # A helper turns causal & padding into an additive bias (zeros, finfo.min where not
         # allowed): float values with no True/False convention, handed through the layers to SDPA.
         Valid(
@@ -625,6 +636,45 @@ class InvertedMaskConvention(Rule):
     ]
 
     INVALID = [
+        # The function's docstring says what `pad_mask` holds (True at padding); SDPA reads True
+        # as "may attend".
+        Invalid(
+            """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class BidirectionalSelfAttention(nn.Module):
+                def __init__(self, hidden, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.in_proj = nn.Linear(hidden, 3 * hidden)
+
+                def forward(self, x, pad_mask):
+                    '''x: (B, L, H); pad_mask: (B, L) bool, True at padding positions.'''
+                    B, L, H = x.shape
+                    q, k, v = self.in_proj(x).view(B, L, 3, self.heads, H // self.heads).permute(2, 0, 3, 1, 4)
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=pad_mask[:, None, None, :])
+            """,
+            fixed="""
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class BidirectionalSelfAttention(nn.Module):
+                def __init__(self, hidden, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self.in_proj = nn.Linear(hidden, 3 * hidden)
+
+                def forward(self, x, pad_mask):
+                    '''x: (B, L, H); pad_mask: (B, L) bool, True at padding positions.'''
+                    B, L, H = x.shape
+                    q, k, v = self.in_proj(x).view(B, L, 3, self.heads, H // self.heads).permute(2, 0, 3, 1, 4)
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=~pad_mask[:, None, None, :])
+            """,
+            line=15,
+        ),
         # The same built with `!=` (True = a real token) in a helper: inverted for the encoder.
         Invalid(
             """
