@@ -351,16 +351,30 @@ def _combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryO
     # every row. The side is a fact of the file (analysis.padding_side), asked where it matters.
     # Lengths masks (`arange(T) < lengths`) pad on the right by construction.
     padding = "padding" in origins or a.marks_padding or b.marks_padding
-    under_causal = grows and "causal" in origins and padding
+    causal = "causal" in origins or a.causal_part or b.causal_part
+    # Masking more keeps what either part did: a causal part with padding (also one combined
+    # earlier, `(causal | pad) | extra`) and the padded keys it marks.
+    under_causal = grows and ((causal and padding) or a.padding_under_causal or b.padding_under_causal)
     return MaskFacts(
         origin="combined",
         convention=a.convention,
         dtype="bool",
         can_mask_whole_row=whole,
         uniform_rows=rows,
+        marks_padding=grows and (masks_empty_sequences(a) or masks_empty_sequences(b)),
         padding_under_causal=under_causal and not whole,
-        causal_part=grows and ("causal" in origins or a.causal_part or b.causal_part),
+        causal_part=grows and causal,
     )
+
+
+def masks_empty_sequences(mask: Optional[MaskFacts]) -> bool:
+    """Every key of a sequence that is all padding is masked: a padding mask (a parameter named
+    as one, ids compared with the pad id, lengths not shown to be at least 1), or a mask that
+    masks at least what one does. Such a sequence's rows are empty; whether the data holds one
+    the code does not show (ATN203 asks only when told it can, `empty-sequences = true`)."""
+    if mask is None:
+        return False
+    return mask.marks_padding or (mask.origin in ("padding", "lengths") and mask.can_mask_whole_row is not False)
 
 
 def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: Optional[MaskFacts], op) -> bool:

@@ -70,6 +70,10 @@ class AllMaskedRowNan(Rule):
     `nan_to_num`) on the weights that every use sees, and SDPA. A guard on one branch only, or
     one whose result is thrown away (`_ = w.nan_to_num(0.0)`), does not count.
 
+    With the option `empty-sequences = true` (under `[tool.attnlint.all-masked-row-nan]`), for
+    code whose batches can hold a sequence with no real token (an empty utterance, a document with
+    no passage kept), a padding mask on its own is reported too: such a sequence's rows are empty.
+
     ## Fix safety
     The fix is unsafe: rows that were NaN become 0 (all other rows are bit-identical). It zeroes
     the rows whose every score is -inf after the softmax with `masked_fill`, which covers every
@@ -85,6 +89,13 @@ class AllMaskedRowNan(Rule):
     fix_applicability = Applicability.UNSAFE
     triggers = (r"\binf\b",)
     recipe = "all_masked_row_nan"
+    default_options = {"empty-sequences": False}
+
+    def _can_empty_a_row(self, ctx: RuleContext, facts) -> bool:
+        """What the code shows, or (told the data can hold one) an all-padding sequence."""
+        if ctx.analysis.can_empty_a_row(facts):
+            return True
+        return bool(self.options["empty-sequences"]) and masks.masks_empty_sequences(facts)
 
     def check(self, ctx: RuleContext) -> None:
         reported = set()
@@ -98,7 +109,7 @@ class AllMaskedRowNan(Rule):
                 facts = fill.mask.mask
                 if fill.fill != "-inf" or facts is None:
                     continue
-                if not (ctx.analysis.can_empty_a_row(facts) or _fills_a_whole_row(fill)):
+                if not (self._can_empty_a_row(ctx, facts) or _fills_a_whole_row(fill)):
                     continue
                 if id(fill.call) in reported:
                     continue
@@ -117,8 +128,10 @@ class AllMaskedRowNan(Rule):
                 }.get(
                     facts.origin,
                     "can mask every key of a row (a left-padded query under the causal mask sees only padding)"
-                    if facts.padding_under_causal
-                    else "can mask every key of a row",
+                    if facts.padding_under_causal and ctx.analysis.pads_left
+                    else "can mask every key of a row"
+                    if ctx.analysis.can_empty_a_row(facts)
+                    else "masks every key of a sequence that is all padding (`empty-sequences = true`)",
                 )
                 if facts.masks_padded_queries:
                     why = "masks padded queries as well as padded keys: the row of every padded query is empty"
@@ -129,7 +142,7 @@ class AllMaskedRowNan(Rule):
                     fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, fill, partial),
                 )
             together = masks.filled_together(site.input.fills)
-            if together is None or not ctx.analysis.can_empty_a_row(together):
+            if together is None or not self._can_empty_a_row(ctx, together):
                 continue
             # Each fill alone leaves a key per row (a causal mask, padding of ids), but one after
             # the other they mask the union: a left-padded query sees only padding before it.
@@ -1218,6 +1231,26 @@ class AllMaskedRowNan(Rule):
                     w = w.nan_to_num(0.0)
                 return w @ v
             """,
+        ),
+        # Told that a batch can hold an empty sequence, a key-padding mask on its own empties
+        # that sequence's rows.
+        Invalid(
+            """
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            def attention(q, k, v, key_padding_mask):
+                s = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                s = s.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+                return s.softmax(dim=-1).masked_fill(s.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=4,
+            options={"empty-sequences": True},
         ),
         # SASRec: histories written from their last position backwards (left padding), a helper
         # that builds a -inf bias of causal | padding, added in each layer of a ModuleList.
