@@ -597,6 +597,10 @@ def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts], reading: Op
             _analyze_function(stmt, analysis, cls)
 
 
+# Methods that build an instance's attributes, in the order Python runs them.
+_BUILDERS = ("__init__", "__post_init__")
+
+
 def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Optional[FirstReading] = None) -> None:
     facts = ClassFacts(name=node.name.value, node=node, bases=_base_names(node))
     analysis.classes[facts.name] = facts
@@ -613,11 +617,12 @@ def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Option
             body.statement(stmt)
     facts.attrs.update({k: v for k, v in body.env.items() if "." not in k})
     methods = [s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
-    # __init__ first: what it builds is what the other methods use.
-    methods.sort(key=lambda f: f.name.value != "__init__")
+    # __init__ first, then a dataclass's __post_init__ (fields computed from the others): what
+    # they build is what the other methods, and readers of the instances, use.
+    methods.sort(key=lambda f: _BUILDERS.index(f.name.value) if f.name.value in _BUILDERS else len(_BUILDERS))
     for method in methods:
         if reading is None or reading.reads(method):
-            _analyze_function(method, analysis, facts, record_attrs=method.name.value == "__init__")
+            _analyze_function(method, analysis, facts, record_attrs=method.name.value in _BUILDERS)
     _walk([s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None, reading)
 
 

@@ -1079,6 +1079,11 @@ class Evaluator:
                 value = self.cls.attrs[attr]
                 if value.mask is not None and value.mask.buffer_attr:
                     value = value.with_(mask=replace(value.mask, buffer_node=node))
+                if self.facts.name == "__post_init__" and value.kind == "scalar":
+                    # A dataclass computing fields from the others (`self.head_dim = self.hidden //
+                    # self.heads`): an instance's field, its default an example, as readers of
+                    # instances see it (so the computed field is in the fields' terms).
+                    return self._field_of_instance(self.cls.name, attr, value, node)
                 return value
             sym = Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}")
             self.read_attributes.setdefault(key, sym)

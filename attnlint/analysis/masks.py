@@ -383,9 +383,14 @@ def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: O
     or a product; `|` for True = masked): one padding mask laid along the keys and along the
     queries. Every padded query's row is then masked whole, in any batch with padding: no empty
     sequence is needed for the NaN (DGL's set transformer, ESPnet-style (B, T, T) masks)."""
-    if a is None or b is None or a.convention is None or a.convention != b.convention:
+    if a is None or b is None or a.convention != b.convention:
         return False
-    joins = (cst.BitAnd, cst.Multiply) if a.convention == ATTEND else (cst.BitOr,)
+    # A product of 0/1 values keeps what both keep, whatever the name says (`msa_mask[..., :,
+    # None] * msa_mask[..., None, :]`): a keep mask's AND.
+    convention = a.convention if a.convention is not None else (ATTEND if isinstance(op, cst.Multiply) else None)
+    if convention is None:
+        return False
+    joins = (cst.BitAnd, cst.Multiply) if convention == ATTEND else (cst.BitOr,)
     if not isinstance(op, joins):
         return False
     if a.origin not in ("padding", "lengths", "argument", "name") or b.origin != a.origin:
@@ -395,6 +400,23 @@ def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: O
         left is not None
         and right is not None
         and left[0] == right[0]
+        and len(left[1]) == len(right[1])
+        and left[1] != right[1]
+        and all((x < 0) == (y < 0) for x, y in zip(left[1], right[1]))
+    )
+
+
+def named_mask_along_both(node: cst.BinaryOperation) -> bool:
+    """`seq_mask[..., :, None] * seq_mask[..., None, :]`: one parameter or local named as a mask
+    (a `mask` word in its name), laid along two different new axes."""
+    from attnlint.analysis.names import words
+
+    left, right = _new_axes_of(node.left), _new_axes_of(node.right)
+    return (
+        left is not None
+        and right is not None
+        and left[0] == right[0]
+        and "mask" in words(left[0])
         and len(left[1]) == len(right[1])
         and left[1] != right[1]
         and all((x < 0) == (y < 0) for x, y in zip(left[1], right[1]))
@@ -428,6 +450,20 @@ def _new_axes_of(node: cst.BaseExpression) -> Optional[tuple]:
         return (node.func.value.value, (int(at),)) if at is not None and at == int(at) and at != 0 else None
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
         entries = [e.slice for e in node.slice]
+        if entries and isinstance(entries[0], cst.Index) and isinstance(entries[0].value, cst.Ellipsis):
+            # `m[..., :, None]`: the places counted from the end.
+            rest = entries[1:]
+            nones = [
+                i - len(rest)
+                for i, e in enumerate(rest)
+                if isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None"
+            ]
+            plain = all(
+                (isinstance(e, cst.Slice) and e.lower is None and e.upper is None and e.step is None)
+                or (isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None")
+                for e in rest
+            )
+            return (node.value.value, tuple(nones)) if nones and plain else None
         nones = [
             i for i, e in enumerate(entries) if isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None"
         ]

@@ -265,7 +265,27 @@ CONV_MODULES = ("Conv1d", "Conv2d", "Conv3d")
 @handlers.module(*CONV_MODULES)
 def _conv_call(ev, call: Call):
     values = ev.args(call.node)
-    return conv_output(call.receiver, values[0], call.node) if values else None
+    if not values:
+        return None
+    result = conv_output(call.receiver, values[0], call.node)
+    func = call.node.func
+    attr = func.attr.value if isinstance(func, cst.Attribute) else None
+    role = role_from_name(attr) if attr else None
+    if call.receiver.module_type == "Conv1d" and role in (QUERY, KEY, "value") and result.rank in (None, 2, 3):
+        # `self.q_conv(x)` of ([batch,] channels, points): queries or keys with their features
+        # before the positions, as `k.transpose(1, 2)` lays them out for `bmm(q, k)` (point
+        # cloud attention); `.permute(0, 2, 1)` puts them last again. Freshly projected: no scale
+        # unless its weights are set by hand.
+        unscaled = not call.receiver.custom_init
+        tokens_first = Value(
+            kind="tensor", rank=result.rank, role=role, feature_last=True,
+            scaled=False if unscaled else None, scale=ONE if unscaled else None, node=call.node,
+        )
+        return result.with_(
+            role=role, feature_last=True, feature_transposed=True, base=tokens_first,
+            scaled=tokens_first.scaled, scale=tokens_first.scale,
+        )
+    return result
 
 
 def conv_output(module: Value, source: Value, node) -> Value:

@@ -20,6 +20,7 @@ from attnlint.analysis import handlers, masks, shapes
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.symbolic import ONE, Sym
 from attnlint.analysis.values import (
+    ATTEND,
     FEATURE,
     HEADS,
     KEY,
@@ -32,6 +33,7 @@ from attnlint.analysis.values import (
     SCORES,
     UNKNOWN,
     Axis,
+    MaskFacts,
     ScaleStep,
     ScoreFacts,
     Value,
@@ -67,6 +69,22 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
     if isinstance(op, (cst.Multiply, cst.Divide)):
         if left.kind == "scalar" and right.kind == "scalar":
             return Value(kind="scalar", node=node, sym=sym)
+        if isinstance(op, cst.Multiply) and left.mask is None and right.mask is None and masks.named_mask_along_both(node):
+            # `msa_mask[..., :, None] * msa_mask[..., None, :]`: a mask (by its name) laid along
+            # the queries and the keys, a product of 0/1 values: the row of every query the mask
+            # drops is dropped whole.
+            from attnlint.analysis.shapes import broadcast
+
+            ranks = [r for r in (left.rank, right.rank) if r is not None]
+            return Value(
+                kind="tensor",
+                rank=max(ranks) if len(ranks) == 2 else None,
+                shape=broadcast(left.shape, right.shape),
+                node=node,
+                mask=MaskFacts(
+                    origin="combined", convention=ATTEND, can_mask_whole_row=True, masks_padded_queries=True
+                ),
+            )
         if (
             isinstance(op, cst.Multiply)
             and left.mask is not None

@@ -280,4 +280,4 @@ class FirstReading:
     def reads(self, function: cst.FunctionDef) -> bool:
         """Whether the first reading analyses `function` (a module function or a method; an
         `__init__` always)."""
-        return self.everything or id(function) in self._read or function.name.value == "__init__"
+        return self.everything or id(function) in self._read or function.name.value in ("__init__", "__post_init__")

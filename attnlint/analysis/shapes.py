@@ -1103,6 +1103,10 @@ def permute(ev, value, dim_nodes: List[cst.BaseExpression], node):
     dims = [d + rank if d < 0 else d for d in dims]
     shape = permuted(value.shape, dims)
     last = rank - 1
+    if value.feature_transposed and value.base is not None and dims[-2] == last and dims[-1] == last - 1:
+        # Kᵀ (features at -2, `self.k_conv(x)` or `k.transpose(1, 2)`) with its last two axes
+        # swapped back: the tokens-first layout again.
+        return value.base.with_(rank=rank, shape=shape, node=node)
     if value.feature_last is not False and dims[-2] == last and dims[-1] != last:
         # The feature axis moved to -2, a token axis to -1: Kᵀ in one step.
         return value.with_(

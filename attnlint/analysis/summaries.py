@@ -284,6 +284,17 @@ def _in_caller_sizes(value: Value, mapping: Dict[str, "Sym"]) -> Value:
     return value.with_(**changes) if changes else value
 
 
+def _in_caller_params(value: Value, bound: Dict[str, Value]) -> Value:
+    """A helper's result in the caller's terms: a value that is one of the helper's parameters
+    handed back (`repeat_kv(x, n)` returning `x`) came from the caller's argument, so it is the
+    caller's parameter if that was one, not a parameter named `x` of the caller."""
+    if value.param is not None and value.param in bound:
+        value = value.with_(param=bound[value.param].param)
+    if value.elements and any(e.param is not None for e in value.elements):
+        value = value.with_(elements=tuple(_in_caller_params(e, bound) for e in value.elements))
+    return value
+
+
 def _merged_mask(named, passed):
     """The callers' mask facts, except that an example written out in a smoke test
     (`torch.tensor([[True, False], ...])`) says less than the parameter's name (`pad_mask`):
@@ -413,14 +424,14 @@ class Summaries:
             return None
         key = (id(definition), tuple(sorted((k, _abstract(v)) for k, v in bound.items())))
         if key in self._cache:
-            return self._cache[key]
+            return _in_caller_params(self._cache[key], bound)
         self._active.add(id(definition))
         try:
             result = self._evaluate(ev, owner, definition, bound)
         finally:
             self._active.discard(id(definition))
         self._cache[key] = result
-        return result
+        return _in_caller_params(result, bound)
 
     def call_closure(
         self,

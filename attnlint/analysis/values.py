@@ -912,6 +912,21 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
             buffer_attr=known.buffer_attr,
             buffer_node=known.buffer_node,
         )
+    if a is not None and b is not None and a.origin != b.origin and _causal_with_more(a, b):
+        # The causal triangle on one path, it `&` (or `|`) a padding mask on the other (`allowed =
+        # causal; if attention_mask is not None: allowed = allowed & pad`): rows the second path
+        # empties are empty on that path, and a NaN on one path is a NaN.
+        grown, plain = (a, b) if a.origin == "combined" else (b, a)
+        return MaskFacts(
+            origin="combined",
+            convention=a.convention if a.convention == b.convention else None,
+            dtype=a.dtype if a.dtype == b.dtype else None,
+            can_mask_whole_row=True if grown.can_mask_whole_row else None,
+            marks_padding=grown.marks_padding,
+            padding_under_causal=grown.padding_under_causal,
+            masks_padded_queries=grown.masks_padded_queries,
+            causal_part=True,
+        )
     if a is None or b is None or a.origin != b.origin or a.origin is None:
         return None
     if a == b:
@@ -938,6 +953,14 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         causal_part=a.causal_part and b.causal_part,
         rows_edited=a.rows_edited or b.rows_edited,
     )
+
+
+def _causal_with_more(a: MaskFacts, b: MaskFacts) -> bool:
+    """One path's mask is a causal triangle, the other's that triangle combined with more."""
+    for plain, grown in ((a, b), (b, a)):
+        if plain.origin == "causal" and grown.origin == "combined" and grown.causal_part:
+            return plain.convention in (None, grown.convention)
+    return False
 
 
 def _join_shapes(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:

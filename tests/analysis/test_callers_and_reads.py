@@ -221,3 +221,23 @@ def test_a_local_holding_a_function_of_the_module_calls_it_and_passes_it_argumen
     assert module.code_for_node(passed) == "q.shape[-1] ** -0.5"
     assert env(analysis, "attend", "fn").user_function == "eager"
     assert env(analysis, "pick", "fn").user_function is None
+
+
+def test_a_parameter_a_helper_hands_back_is_the_caller_s_argument():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def contiguous_heads(x):
+            return x.contiguous()
+
+        def attend(h, keys):
+            local = h * 2
+            a = contiguous_heads(local)
+            b = contiguous_heads(keys)
+            return a, b
+        """
+    )
+    # The helper's `x` is the caller's local (no parameter of the caller), then its `keys`.
+    assert env(analysis, "attend", "a").param is None
+    assert env(analysis, "attend", "b").param == "keys"

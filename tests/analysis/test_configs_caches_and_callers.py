@@ -237,3 +237,27 @@ class Attn(nn.Module):
     (finding,) = check_source(source.format(scaling="self.scaling")).diagnostics
     assert "scaled twice" in finding.message and "(passed by the caller)" in finding.message
     assert check_source(source.format(scaling="1.0")).diagnostics == []
+
+
+def test_fields_a_dataclass_computes_in_post_init_are_in_its_fields_terms():
+    analysis, _ = analyse(
+        """
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class Config:
+            hidden: int = 512
+            heads: int = 8
+            head_dim: int = field(init=False)
+            attn_scale: float = field(init=False)
+
+            def __post_init__(self):
+                self.head_dim = self.hidden // self.heads
+                self.attn_scale = 1.0 / self.head_dim
+        """
+    )
+    attrs = analysis.classes["Config"].attrs
+    # Not the numbers of the defaults (64, 1/64): the fields they are made of, so that a reader
+    # can tell 1/head_dim from 1/sqrt(head_dim).
+    assert attrs["head_dim"].sym.text() == "self.hidden / self.heads"
+    assert attrs["attn_scale"].sym == attrs["head_dim"].sym.power(-1)

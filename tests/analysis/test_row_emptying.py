@@ -186,3 +186,35 @@ def test_one_padding_mask_laid_along_queries_and_keys_of_four_axes_masks_padded_
     both, keys_twice = env(analysis, "f", "both"), env(analysis, "f", "keys_twice")
     assert both.mask.masks_padded_queries and both.mask.can_mask_whole_row is True
     assert not keys_twice.mask.masks_padded_queries and keys_twice.mask.can_mask_whole_row is None
+
+
+def test_a_causal_mask_on_one_path_and_causal_and_padding_on_the_other_keep_the_padding():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(T, attention_mask=None):
+            allowed = torch.ones(T, T, dtype=torch.bool).tril()
+            if attention_mask is not None:
+                allowed = allowed & attention_mask[:, None, None, :].bool()
+            return allowed
+        """
+    )
+    allowed = env(analysis, "f", "allowed").mask
+    # On the path with the padding mask, left padding empties the first rows.
+    assert allowed.padding_under_causal and allowed.causal_part and allowed.convention == ATTEND
+
+
+def test_a_mask_named_so_multiplied_along_queries_and_keys_masks_padded_queries():
+    analysis, _ = analyse(
+        """
+        def f(msa_mask, feats):
+            pair_mask = msa_mask[..., :, None] * msa_mask[..., None, :]
+            outer = feats[..., :, None] * feats[..., None, :]
+            return pair_mask, outer
+        """
+    )
+    pair_mask = env(analysis, "f", "pair_mask").mask
+    assert pair_mask.masks_padded_queries and pair_mask.can_mask_whole_row is True
+    # An outer product of features is no mask.
+    assert env(analysis, "f", "outer").mask is None

@@ -437,3 +437,31 @@ def test_one_query_against_every_key_is_one_axis_of_scores():
     assert top.final_env["x_2"].rank == 1
     assert top.final_env["query_2"].rank == 1 and top.final_env["keys"].rank == 2
     assert top.final_env["omega_2"].rank == 1
+
+
+def test_a_conv1d_query_or_key_projection_lays_features_before_positions():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class OffsetAttention(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.q_conv = nn.Conv1d(c, c // 4, 1, bias=False)
+                self.k_conv = nn.Conv1d(c, c // 4, 1, bias=False)
+                self.trans_conv = nn.Conv1d(c, c, 1)
+
+            def forward(self, x):
+                x_q = self.q_conv(x).permute(0, 2, 1)
+                x_k = self.k_conv(x)
+                other = self.trans_conv(x)
+                energy = torch.bmm(x_q, x_k)
+                return energy, other
+        """
+    )
+    x_q, x_k = env(analysis, "forward", "x_q"), env(analysis, "forward", "x_k")
+    assert not x_q.feature_transposed and x_k.feature_transposed  # x_k is Kᵀ already
+    assert env(analysis, "forward", "energy").scores is not None
+    # A conv that no name marks as queries or keys is no projection of them.
+    assert not env(analysis, "forward", "other").feature_transposed

@@ -1252,6 +1252,82 @@ class AllMaskedRowNan(Rule):
             line=4,
             options={"empty-sequences": True},
         ),
+        # The causal triangle on one path, it & the padding mask on the other (`if attention_mask
+        # is not None`), in a file that pads on the left: that path's leading pads see no key.
+        Invalid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def left_pad(prompts, pad_id):
+                n = max(len(p) for p in prompts)
+                ids = torch.full((len(prompts), n), pad_id)
+                for i, p in enumerate(prompts):
+                    ids[i, n - len(p):] = torch.tensor(p)
+                return ids, ids != pad_id
+
+
+            def attend(q, k, v, attention_mask=None):
+                T = q.size(-2)
+                allowed = torch.ones(T, T, dtype=torch.bool).tril()
+                if attention_mask is not None:
+                    allowed = allowed & attention_mask[:, None, None, :].bool()
+                att = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                att = att.masked_fill(~allowed, float("-inf"))
+                return F.softmax(att, dim=-1) @ v
+            """,
+            fixed="""
+            import torch
+            import torch.nn.functional as F
+
+
+            def left_pad(prompts, pad_id):
+                n = max(len(p) for p in prompts)
+                ids = torch.full((len(prompts), n), pad_id)
+                for i, p in enumerate(prompts):
+                    ids[i, n - len(p):] = torch.tensor(p)
+                return ids, ids != pad_id
+
+
+            def attend(q, k, v, attention_mask=None):
+                T = q.size(-2)
+                allowed = torch.ones(T, T, dtype=torch.bool).tril()
+                if attention_mask is not None:
+                    allowed = allowed & attention_mask[:, None, None, :].bool()
+                att = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                att = att.masked_fill(~allowed, float("-inf"))
+                return F.softmax(att, dim=-1).masked_fill(att.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+            line=19,
+        ),
+        # A residue mask (by its name) laid along queries and keys and multiplied (MSA row
+        # attention): every padded residue's row is filled whole.
+        Invalid(
+            """
+            import torch
+
+
+            def row_attention(q, k, v, msa_mask):
+                logits = torch.einsum("bsihc,bsjhc->bshij", q, k) * q.size(-1) ** -0.5
+                pair_mask = msa_mask[..., :, None] * msa_mask[..., None, :]
+                logits = logits.masked_fill(pair_mask.unsqueeze(2) == 0, float("-inf"))
+                weights = torch.softmax(logits, dim=-1)
+                return torch.einsum("bshij,bsjhc->bsihc", weights, v)
+            """,
+            fixed="""
+            import torch
+
+
+            def row_attention(q, k, v, msa_mask):
+                logits = torch.einsum("bsihc,bsjhc->bshij", q, k) * q.size(-1) ** -0.5
+                pair_mask = msa_mask[..., :, None] * msa_mask[..., None, :]
+                logits = logits.masked_fill(pair_mask.unsqueeze(2) == 0, float("-inf"))
+                weights = torch.softmax(logits, dim=-1).masked_fill(logits.isneginf().all(dim=-1, keepdim=True), 0.0)
+                return torch.einsum("bshij,bsjhc->bsihc", weights, v)
+            """,
+            line=7,
+        ),
         # SASRec: histories written from their last position backwards (left padding), a helper
         # that builds a -inf bias of causal | padding, added in each layer of a ModuleList.
         Invalid(

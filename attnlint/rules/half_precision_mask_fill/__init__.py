@@ -72,7 +72,7 @@ class HalfPrecisionMaskFill(Rule):
             sites = [
                 s
                 for s in function.fill_sites
-                if not s.additive and (s.on_scores or (id(s) in reaching and not s.float32_receiver))
+                if not s.additive and (s.on_scores or (id(s.call) in reaching and not s.float32_receiver))
             ]
             if not sites:
                 continue
@@ -116,19 +116,21 @@ class HalfPrecisionMaskFill(Rule):
 
 
 def _fills_reaching_scores(analysis) -> set:
-    """Fills whose constant ends up in attention scores: filled tensors a softmax normalises
-    (whatever made them), the fills that built an additive mask added to the scores, and
-    those that built a float mask handed to an attention API (which adds it to its scores)."""
+    """The fill calls whose constant ends up in attention scores: filled tensors a softmax
+    normalises (whatever made them), the fills that built an additive mask added to the scores,
+    and those that built a float mask handed to an attention API (which adds it to its scores).
+    By call node: a helper's fill reaches its caller's softmax through the helper's summary (a
+    reading of its own for that call), whose fill site is the same call."""
     reaching = set()
     for function in analysis.functions:
         for softmax in function.softmax_sites:
-            reaching.update(id(fill) for fill in softmax.input.fills)
+            reaching.update(id(fill.call) for fill in softmax.input.fills)
         for fill in function.fill_sites:
             if fill.source is not None:
-                reaching.add(id(fill.source))
+                reaching.add(id(fill.source.call))
         for use in list(function.mask_uses) + list(function.mask_handoffs):
             if use.mask.additive_fill is not None:
-                reaching.add(id(use.mask.additive_fill))
+                reaching.add(id(use.mask.additive_fill.call))
     return reaching
 
 

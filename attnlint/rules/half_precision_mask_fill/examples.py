@@ -355,6 +355,66 @@ VALID = [
 ]
 
 INVALID = [
+    # The fill is in a helper the attention calls with its scores (it returns them filled).
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+
+        MASK_VALUE = -1e9
+
+
+        def apply_key_mask(sim, mask, heads):
+            if mask is None:
+                return sim
+            mask = mask.repeat_interleave(heads, dim=0)[:, None, :]
+            return sim.masked_fill(~mask, MASK_VALUE)
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, dim, heads=8):
+                super().__init__()
+                self.heads = heads
+                self.scale = (dim // heads) ** -0.5
+
+            def forward(self, q, k, v, mask=None):
+                sim = torch.einsum("b i d, b j d -> b i j", q, k) * self.scale
+                sim = apply_key_mask(sim, mask, self.heads)
+                return torch.einsum("b i j, b j d -> b i d", sim.softmax(dim=-1), v)
+
+
+        unet = CrossAttention(64).half()
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+
+        MASK_VALUE = -1e9
+
+
+        def apply_key_mask(sim, mask, heads):
+            if mask is None:
+                return sim
+            mask = mask.repeat_interleave(heads, dim=0)[:, None, :]
+            return sim.masked_fill(~mask, torch.finfo(sim.dtype).min)
+
+
+        class CrossAttention(nn.Module):
+            def __init__(self, dim, heads=8):
+                super().__init__()
+                self.heads = heads
+                self.scale = (dim // heads) ** -0.5
+
+            def forward(self, q, k, v, mask=None):
+                sim = torch.einsum("b i d, b j d -> b i j", q, k) * self.scale
+                sim = apply_key_mask(sim, mask, self.heads)
+                return torch.einsum("b i j, b j d -> b i d", sim.softmax(dim=-1), v)
+
+
+        unet = CrossAttention(64).half()
+        """,
+        line=11,
+    ),
     # A config field's default copied to an attribute of the same name (`self.mask_fill_value =
     # cfg.mask_fill_value`): still that number, beyond float16. The file binds `nn`, not
     # `torch`: no fix is offered (it would write `torch.finfo`, an unbound name).

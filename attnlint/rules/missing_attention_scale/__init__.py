@@ -578,6 +578,53 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # Point-cloud attention with 1x1 Conv1d projections: keys come out (batch, channels,
+        # points), already laid out as Kᵀ for `bmm`; the queries are permuted to channels last.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class SelfAttentionLayer(nn.Module):
+                def __init__(self, channels):
+                    super().__init__()
+                    self.q_conv = nn.Conv1d(channels, channels // 4, 1, bias=False)
+                    self.k_conv = nn.Conv1d(channels, channels // 4, 1, bias=False)
+                    self.v_conv = nn.Conv1d(channels, channels, 1)
+                    self.softmax = nn.Softmax(dim=-1)
+
+                def forward(self, x):
+                    x_q = self.q_conv(x).permute(0, 2, 1)
+                    x_k = self.k_conv(x)
+                    x_v = self.v_conv(x)
+                    energy = torch.bmm(x_q, x_k)
+                    attention = self.softmax(energy)
+                    return torch.bmm(x_v, attention.permute(0, 2, 1))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class SelfAttentionLayer(nn.Module):
+                def __init__(self, channels):
+                    super().__init__()
+                    self.q_conv = nn.Conv1d(channels, channels // 4, 1, bias=False)
+                    self.k_conv = nn.Conv1d(channels, channels // 4, 1, bias=False)
+                    self.v_conv = nn.Conv1d(channels, channels, 1)
+                    self.softmax = nn.Softmax(dim=-1)
+
+                def forward(self, x):
+                    x_q = self.q_conv(x).permute(0, 2, 1)
+                    x_k = self.k_conv(x)
+                    x_v = self.v_conv(x)
+                    energy = torch.bmm(x_q, x_k) * x_q.shape[-1] ** -0.5
+                    attention = self.softmax(energy)
+                    return torch.bmm(x_v, attention.permute(0, 2, 1))
+            """,
+            line=17,
+        ),
         # The Hugging Face helper is handed `scaling` and never applies it: whatever the caller
         # does to q and k on the way (rotary embeddings, a cache), the scores go unscaled. The
         # fix applies the scale the helper was given.

@@ -210,6 +210,8 @@ class UnmaskedPadding(Rule):
             forward = ctx.analysis.forward_of(call.callee_class)
             if forward is not None and forward.masks_into_attention() <= _bound_by(forward, call):
                 return  # `model(x, boxes, valid)`: the mask goes in positionally
+            if forward is not None and _only_queries_padded(forward, call):
+                return  # `mab(X, H)`: padded queries against keys with no padding
             taken = " or ".join(f"`{n}`" for n in sorted(forward.masks_into_attention())) if forward else ""
             ctx.report(
                 call.call,
@@ -253,6 +255,46 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # Set Transformer's ISAB: the inducing points attend to the padded set with its mask; the
+        # set then attends to the inducing points' output, which has no padding.
+        Valid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            class MAB(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.fc_q, self.fc_k, self.fc_v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+                def forward(self, Q, K, key_mask=None):
+                    Q, V, K = self.fc_q(Q), self.fc_v(K), self.fc_k(K)
+                    logits = Q.bmm(K.transpose(1, 2)) / math.sqrt(Q.size(-1))
+                    if key_mask is not None:
+                        logits = logits.masked_fill(~key_mask.unsqueeze(1), -1e9)
+                    return Q + torch.softmax(logits, 2).bmm(V)
+
+
+            class ISAB(nn.Module):
+                def __init__(self, dim, num_inds):
+                    super().__init__()
+                    self.I = nn.Parameter(torch.randn(1, num_inds, dim))
+                    self.mab0 = MAB(dim)
+                    self.mab1 = MAB(dim)
+
+                def forward(self, X, mask=None):
+                    H = self.mab0(self.I.repeat(X.size(0), 1, 1), X, key_mask=mask)
+                    return self.mab1(X, H)
+
+
+            def encode(model, sets):
+                X = torch.nn.utils.rnn.pad_sequence(sets, batch_first=True)
+                mask = torch.nn.utils.rnn.pad_sequence([torch.ones(len(s), dtype=torch.bool) for s in sets], batch_first=True)
+                return model(X, mask)
+            """
+        ),
         # V-JEPA's attention: `attn_mask` reaches SDPA; the `mask` it also accepts (and its
         # block hands on) is of no stated meaning, and the attention is masked.
         Valid(
@@ -2128,6 +2170,26 @@ class UnmaskedPadding(Rule):
             line=12,
         ),
     ]
+
+
+def _only_queries_padded(forward, call: AttentionCallSite) -> bool:
+    """Every padded argument goes to a parameter the submodule names as its queries (`Q`,
+    `query`), and it also takes keys or values: what it attends to is not padded (the Set
+    Transformer's `mab1(X, H)`, X attending to inducing points)."""
+    import libcst as cst
+
+    from attnlint.analysis.names import role_from_name
+    from attnlint.analysis.summaries import bind_arguments
+    from attnlint.analysis.values import KEY, QUERY, VALUE
+
+    if not isinstance(forward.node, cst.FunctionDef):
+        return False
+    bound = bind_arguments(forward.node, call.call, list(call.inputs), method=True) or {}
+    roles = {name: role_from_name(name) for name in bound}
+    if not any(role in (KEY, VALUE) for role in roles.values()):
+        return False
+    padded = [name for name, value in bound.items() if getattr(value, "padded", False)]
+    return bool(padded) and all(roles[name] == QUERY for name in padded)
 
 
 def _bound_by(forward, call: AttentionCallSite) -> set:

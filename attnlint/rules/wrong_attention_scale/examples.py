@@ -818,6 +818,72 @@ VALID = [
 ]
 
 INVALID = [
+    # A dataclass computes the scale in `__post_init__` from its fields: 1/head_dim, no root.
+    Invalid(
+        """
+        from dataclasses import dataclass, field
+
+        import torch.nn as nn
+
+
+        @dataclass
+        class EncoderConfig:
+            hidden: int = 512
+            heads: int = 8
+            head_dim: int = field(init=False)
+            attn_scale: float = field(init=False)
+
+            def __post_init__(self):
+                self.head_dim = self.hidden // self.heads
+                self.attn_scale = 1.0 / self.head_dim
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, cfg: EncoderConfig):
+                super().__init__()
+                self.cfg = cfg
+                self.qkv = nn.Linear(cfg.hidden, 3 * cfg.hidden)
+
+            def forward(self, x):
+                B, T, _ = x.shape
+                q, k, v = self.qkv(x).view(B, T, 3, self.cfg.heads, self.cfg.head_dim).unbind(dim=2)
+                q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+                scores = q @ k.transpose(-1, -2) * self.cfg.attn_scale
+                return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, self.cfg.hidden)
+        """,
+        fixed="""
+        from dataclasses import dataclass, field
+
+        import torch.nn as nn
+
+
+        @dataclass
+        class EncoderConfig:
+            hidden: int = 512
+            heads: int = 8
+            head_dim: int = field(init=False)
+            attn_scale: float = field(init=False)
+
+            def __post_init__(self):
+                self.head_dim = self.hidden // self.heads
+                self.attn_scale = 1.0 / self.head_dim
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, cfg: EncoderConfig):
+                super().__init__()
+                self.cfg = cfg
+                self.qkv = nn.Linear(cfg.hidden, 3 * cfg.hidden)
+
+            def forward(self, x):
+                B, T, _ = x.shape
+                q, k, v = self.qkv(x).view(B, T, 3, self.cfg.heads, self.cfg.head_dim).unbind(dim=2)
+                q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+                scores = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+                return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, self.cfg.hidden)
+        """,
+        line=28,
+    ),
     # The queries are scaled where they are projected, and the kernel (called with **kwargs)
     # scales the scores again: 1/head_dim in all.
     Invalid(
