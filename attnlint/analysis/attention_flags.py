@@ -59,6 +59,46 @@ def comparison_truth(node: cst.Comparison, left: Value, rights: List[Value]) -> 
     return None
 
 
+def shown_number(value: Value) -> bool:
+    """A number the code computes (`dim ** -0.5`, `8`, a caller's `head_dim ** -0.5` bound to a
+    parameter): not None, and non-zero; not a setting the code only names (a bare parameter)."""
+    sym = value.sym
+    if value.kind not in ("scalar", "unknown") or value.rank is not None or value.is_none or sym is None:
+        return False
+    if sym.is_const:
+        return sym.coeff != 0
+    return not (len(sym.factors) == 1 and sym.factors[0][1] == 1 and sym.coeff == 1)
+
+
+def none_test_truth(node: cst.Comparison, left: Value, rights: List[Value]) -> Optional[bool]:
+    """`x is None` / `x is not None` for an x known to be None, or a number the code shows."""
+    if len(node.comparisons) != 1 or not is_none_literal_node(node.comparisons[0].comparator):
+        return None
+    operator = node.comparisons[0].operator
+    if left.is_none:
+        known = True
+    elif shown_number(left):
+        known = False
+    else:
+        return None
+    if isinstance(operator, cst.Is):
+        return known
+    if isinstance(operator, cst.IsNot):
+        return not known
+    return None
+
+
+def is_none_test(node: cst.BaseExpression) -> bool:
+    """`x is None`, `x is not None`, or a call of a helper that tests it (`exists(x)`)."""
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        return is_none_literal_node(node.comparisons[0].comparator)
+    return isinstance(node, cst.Call)
+
+
+def is_none_literal_node(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def boolean_truth(node: cst.BooleanOperation, left: Value, right: Value) -> Optional[bool]:
     """`a and b`, `a or b` over the truth of each side (None when it does not follow)."""
     a, b = left.truth, right.truth

@@ -9,6 +9,8 @@ A fill written in the scores' own dtype (`torch.finfo(scores.dtype).min`) is dty
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Dict, Iterator, Optional
 
@@ -33,8 +35,9 @@ class FillConstant:
     spelling: str = "literal"
 
     def overflows(self, dtype: str) -> bool:
-        """Beyond the dtype's finite range (masked_fill raises; a cast gives -inf)."""
-        return self.value != float("-inf") and abs(self.value) > HALF_MAX[dtype]
+        """Beyond the dtype's finite range (masked_fill raises; a cast gives -inf). The
+        infinities themselves are values of every float dtype."""
+        return not math.isinf(self.value) and abs(self.value) > HALF_MAX[dtype]
 
 
 def fill_node(site: FillSite) -> Optional[cst.BaseExpression]:

@@ -1021,8 +1021,13 @@ class Evaluator:
     _eval_List = _eval_Tuple
 
     def _eval_IfExp(self, node: cst.IfExp) -> Value:
-        self.eval(node.test)
-        return join(self.eval(node.body), self.eval(node.orelse))
+        test = self.eval(node.test)
+        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        if test.truth is not None and attention_flags.is_none_test(node.test):
+            # `val if val is not None else d` (lucidrains' `default`) on a value known to be None
+            # or not: that branch.
+            return body if test.truth else orelse
+        return join(body, orelse)
 
     def _eval_UnaryOperation(self, node: cst.UnaryOperation) -> Value:
         inner = self.eval(node.expression)
@@ -1046,11 +1051,20 @@ class Evaluator:
         rights = [self.eval(comp.comparator) for comp in node.comparisons]
         result = masks.comparison(self, node, left, rights)
         truth = attention_flags.comparison_truth(node, left, rights)
+        if truth is None:
+            truth = attention_flags.none_test_truth(node, left, rights)
         return result if truth is None else result.with_(truth=truth)
 
     def _eval_BooleanOperation(self, node: cst.BooleanOperation) -> Value:
         left = self.eval(node.left)
         right = self.eval(node.right)
+        if isinstance(node.operator, cst.Or) and left.truth is None:
+            # `self.scale or dim_head ** -0.5`: the default when the setting is None, the setting
+            # when it is a number the code shows (a size's root, a constant).
+            if left.is_none:
+                return right
+            if attention_flags.shown_number(left):
+                return left
         truth = attention_flags.boolean_truth(node, left, right)
         return UNKNOWN if truth is None else Value(kind="scalar", node=node, truth=truth)
 

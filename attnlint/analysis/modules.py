@@ -569,7 +569,14 @@ def _summary(ev, node: cst.Call, name: str, values: List[Value], method: bool) -
 
 def _own(value: Value, node: cst.Call) -> Value:
     """A summary's value as the value of this call (its weights were made elsewhere)."""
-    if value.kind == "unknown" and value.rank is None and value.sym is None and not value.entries and not value.padded:
+    if (
+        value.kind == "unknown"
+        and value.rank is None
+        and value.sym is None
+        and not value.entries
+        and not value.padded
+        and value.truth is None
+    ):
         return Value(kind="unknown", node=node)
     return value
 

@@ -287,9 +287,13 @@ def _in_caller_sizes(value: Value, mapping: Dict[str, "Sym"]) -> Value:
 def _in_caller_params(value: Value, bound: Dict[str, Value]) -> Value:
     """A helper's result in the caller's terms: a value that is one of the helper's parameters
     handed back (`repeat_kv(x, n)` returning `x`) came from the caller's argument, so it is the
-    caller's parameter if that was one, not a parameter named `x` of the caller."""
+    caller's parameter if that was one (not a parameter named `x` of the caller), in the role
+    the caller's argument has."""
     if value.param is not None and value.param in bound:
-        value = value.with_(param=bound[value.param].param)
+        # Its name inside the helper said its role there (`val` of `default(val, d)` reads as
+        # a value tensor); back in the caller it is what the caller passed.
+        passed = bound[value.param]
+        value = value.with_(param=passed.param, role=passed.role)
     if value.elements and any(e.param is not None for e in value.elements):
         value = value.with_(elements=tuple(_in_caller_params(e, bound) for e in value.elements))
     return value

@@ -110,3 +110,39 @@ def test_pieces_of_a_split_stacked_along_the_batch_keep_their_width():
     assert folded.with_(rank=3).size_of(-1).text() == "width / heads"
     # A value made from it by another expression does not inherit axis sizes it may have moved.
     assert env(analysis, "forward", "moved").size_of(2) is None
+
+
+def test_a_setting_or_its_default_is_the_setting_the_callers_give():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        def exists(val):
+            return val is not None
+
+        def default(val, d):
+            return val if exists(val) else d
+
+        class Attend(nn.Module):
+            def __init__(self, scale=None):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, q, k):
+                by_helper = default(self.scale, q.shape[-1] ** -0.5)
+                by_or = self.scale or q.shape[-1] ** -0.5
+                return by_helper, by_or
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.attend = Attend(scale=dim ** -0.5)
+        """
+    )
+    # The one construction passes `dim ** -0.5`: not None, so both idioms give it (in the
+    # caller's terms), not the default; the helper's `val` does not make it a value tensor.
+    for name in ("by_helper", "by_or"):
+        value = env(analysis, "forward", name, class_name="Attend")
+        assert value.sym is not None and value.sym.text() == "1 / dim ** 0.5", name
+        assert value.role is None

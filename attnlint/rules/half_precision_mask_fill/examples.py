@@ -3,6 +3,21 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # +inf is a value of float16 too (a fill of proposals to be ignored): nothing overflows.
+    Valid(
+        """
+        import torch
+
+
+        def attend(q, k, v, pad):
+            scores = (q @ k.transpose(-2, -1)).masked_fill(pad[:, None, None, :], float("inf"))
+            return torch.softmax(-scores, dim=-1) @ v
+
+
+        half = torch.randn(1, 2, 3, 4).half()
+        out = attend(half, half, half, torch.zeros(1, 3, dtype=torch.bool))
+        """
+    ),
     # The same config field, set within float16's range where the config is made.
     Valid(
         """

@@ -818,6 +818,88 @@ VALID = [
 ]
 
 INVALID = [
+    # lucidrains' `default(self.scale, ...)`: the one construction passes the model width's root.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        from einops import rearrange
+
+
+        def exists(val):
+            return val is not None
+
+
+        def default(val, d):
+            return val if exists(val) else d
+
+
+        class Attend(nn.Module):
+            def __init__(self, scale=None):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, q, k, v):
+                scale = default(self.scale, q.shape[-1] ** -0.5)
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * scale
+                attn = sim.softmax(dim=-1)
+                return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, dim_head=64, heads=8):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+                self.attend = Attend(scale=dim ** -0.5)
+
+            def forward(self, x):
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                return self.attend(q, k, v)
+        """,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        from einops import rearrange
+
+
+        def exists(val):
+            return val is not None
+
+
+        def default(val, d):
+            return val if exists(val) else d
+
+
+        class Attend(nn.Module):
+            def __init__(self, scale=None):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, q, k, v):
+                scale = default(self.scale, q.shape[-1] ** -0.5)
+                sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                attn = sim.softmax(dim=-1)
+                return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, dim_head=64, heads=8):
+                super().__init__()
+                inner_dim = dim_head * heads
+                self.heads = heads
+                self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+                self.attend = Attend(scale=dim ** -0.5)
+
+            def forward(self, x):
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                return self.attend(q, k, v)
+        """,
+        line=21,
+    ),
     # A dataclass computes the scale in `__post_init__` from its fields: 1/head_dim, no root.
     Invalid(
         """
