@@ -274,3 +274,24 @@ def _module_handler(kind: str):
 for _kind in masks.MASK_ARGUMENTS:
     if _kind != "sdpa":
         handlers.module(_kind)(_module_handler(_kind))
+
+
+def prescaled_sdpa_operand(site: AttentionCallSite) -> Optional[Value]:
+    """The query or key handed to `F.scaled_dot_product_attention` at its default scale (no
+    `scale=`, which means 1/sqrt(E) of the query's last axis) that the code already scaled by
+    1/sqrt of its own feature size: the scores then get 1/E. None when no operand shows it."""
+    from fractions import Fraction
+
+    from attnlint.analysis.scores import same_factor
+
+    if site.api != "sdpa" or any(a.star for a in site.call.args):
+        return None
+    positional = [a for a in site.call.args if a.keyword is None]
+    if len(positional) > 6 or any(a.keyword is not None and a.keyword.value == "scale" for a in site.call.args):
+        return None
+    for operand in site.inputs[:2]:
+        size = operand.size_of(-1)
+        if operand.scaled is True and operand.scale is not None and size is not None and not size.is_const:
+            if same_factor(operand.scale, size.power(Fraction(-1, 2))):
+                return operand
+    return None

@@ -1066,6 +1066,11 @@ def _number(sym: Sym, numbers) -> Optional[float]:
     return value
 
 
+def same_factor(a: Optional[Sym], b: Optional[Sym]) -> bool:
+    """Two scale factors are one, up to the rounding of a literal (see _same)."""
+    return _same(a, b)
+
+
 def _same(a: Optional[Sym], b: Optional[Sym]) -> bool:
     """Equal, up to the rounding of a literal (`0.125` for `64 ** -0.5`)."""
     if a is None or b is None or a.factors != b.factors:

@@ -75,3 +75,30 @@ def test_a_quarter_root_on_q_and_k_is_one_root_in_all():
     scores = only_softmax(analysis).input.scores
     assert len(scores.every_scale_step) == 2
     assert scores.scale_verdict().kind != ScaleKind.SCALED_TWICE
+
+
+def test_a_query_scaled_by_the_root_of_its_width_before_sdpa_at_its_default_scale():
+    from attnlint.analysis.attention import prescaled_sdpa_operand
+
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+
+        def twice(q, k, v):
+            b, h, n, d = q.shape
+            q = q * d ** -0.5
+            return F.scaled_dot_product_attention(q, k, v)
+
+        def told(q, k, v):
+            b, h, n, d = q.shape
+            q = q * d ** -0.5
+            return F.scaled_dot_product_attention(q, k, v, scale=1.0)
+
+        def other_factor(q, k, v, tau):
+            q = q * tau
+            return F.scaled_dot_product_attention(q, k, v)
+        """
+    )
+    found = {f.name: [prescaled_sdpa_operand(c) for c in f.attention_calls] for f in analysis.functions}
+    assert found["twice"][0] is not None
+    assert found["told"] == [None] and found["other_factor"] == [None]

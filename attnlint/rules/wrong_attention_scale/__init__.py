@@ -6,9 +6,11 @@ from typing import Optional
 
 import libcst as cst
 
+from attnlint.analysis import attention
 from attnlint.analysis.scores import ScaleKind
 from attnlint.diagnostics import Applicability
 from attnlint.edits import NodeFix, Replacement
+from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import FixAvailability, Rule, RuleContext
 from attnlint.rules.wrong_attention_scale.examples import INVALID, VALID
 
@@ -35,6 +37,9 @@ class WrongAttentionScale(Rule):
       (`self.to_q(x) * self.scale`, then `torch.baddbmm(..., alpha=self.scale)`): the scores get
       its square whatever the size is (no fix is offered: which application to keep is the
       author's choice);
+    - queries (or keys) scaled by 1/sqrt of their feature size and then handed to
+      `F.scaled_dot_product_attention` with no `scale=`, which scales by it again (the fix passes
+      `scale=1.0`);
     - a quantity that is not the feature dimension at all (a sequence length, the tensor's rank);
     - the scale applied to the weights *after* the softmax, which leaves the softmax unscaled.
 
@@ -82,6 +87,7 @@ class WrongAttentionScale(Rule):
     recipe = "wrong_attention_scale"
 
     def check(self, ctx: RuleContext) -> None:
+        self._scaled_before_sdpa(ctx)
         seen = set()
         # A helper's softmax sees each caller's product (a shared `masked_softmax(scores, lens)`).
         for site in ctx.analysis.softmax_sites + ctx.analysis.scores_through_helpers:
@@ -181,6 +187,24 @@ class WrongAttentionScale(Rule):
         return NodeFix(
             f"Scale by 1/sqrt({head})", Applicability.UNSAFE, (Replacement(definition.node, cst.parse_expression(new)),)
         )
+
+    @staticmethod
+    def _scaled_before_sdpa(ctx: RuleContext) -> None:
+        """Queries (or keys) scaled by 1/sqrt(head_dim) on the way in, then SDPA at its default
+        scale, which applies 1/sqrt(head_dim) again."""
+        for site in ctx.analysis.sites("attention_calls"):
+            operand = attention.prescaled_sdpa_operand(site)
+            if operand is None:
+                continue
+            steps = [ctx.code(step.factor) for step in operand.scale_steps]
+            written = f" by `{steps[0]}`" if len(steps) == 1 else ""
+            ctx.report(
+                site.call,
+                f"the {'queries' if operand is site.inputs[0] else 'keys'} are already scaled{written} "
+                "(1/sqrt of their feature size), and scaled_dot_product_attention scales by it again "
+                "by default: the scores get 1/head_dim; pass `scale=1.0`",
+                fix=set_keyword(site.call, "scale", "1.0", "Pass `scale=1.0`: the queries are scaled already"),
+            )
 
     VALID = VALID
     INVALID = INVALID

@@ -3,6 +3,33 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The queries are scaled on the way in and SDPA is told not to scale again.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads, self.head_dim = n_heads, dim // n_heads
+                self.softmax_scale = self.head_dim ** -0.5
+                self.wq = nn.Linear(dim, dim, bias=False)
+                self.wk = nn.Linear(dim, dim, bias=False)
+                self.wv = nn.Linear(dim, dim, bias=False)
+
+            def forward(self, x):
+                bsz, seqlen, _ = x.shape
+                xq = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xk = self.wk(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xv = self.wv(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xq = xq * self.softmax_scale
+                xq, xk, xv = (t.transpose(1, 2) for t in (xq, xk, xv))
+                out = F.scaled_dot_product_attention(xq, xk, xv, is_causal=True, scale=1.0)
+                return out.transpose(1, 2).reshape(bsz, seqlen, -1)
+        """
+    ),
     # The queries are scaled where they are projected; the kernel is told a scale of 1.0.
     Valid(
         """
@@ -818,6 +845,58 @@ VALID = [
 ]
 
 INVALID = [
+    # Queries scaled on the way in, then SDPA at its default scale: scaled twice.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads, self.head_dim = n_heads, dim // n_heads
+                self.softmax_scale = self.head_dim ** -0.5
+                self.wq = nn.Linear(dim, dim, bias=False)
+                self.wk = nn.Linear(dim, dim, bias=False)
+                self.wv = nn.Linear(dim, dim, bias=False)
+
+            def forward(self, x):
+                bsz, seqlen, _ = x.shape
+                xq = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xk = self.wk(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xv = self.wv(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xq = xq * self.softmax_scale
+                xq, xk, xv = (t.transpose(1, 2) for t in (xq, xk, xv))
+                out = F.scaled_dot_product_attention(xq, xk, xv, is_causal=True)
+                return out.transpose(1, 2).reshape(bsz, seqlen, -1)
+        """,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, n_heads):
+                super().__init__()
+                self.n_heads, self.head_dim = n_heads, dim // n_heads
+                self.softmax_scale = self.head_dim ** -0.5
+                self.wq = nn.Linear(dim, dim, bias=False)
+                self.wk = nn.Linear(dim, dim, bias=False)
+                self.wv = nn.Linear(dim, dim, bias=False)
+
+            def forward(self, x):
+                bsz, seqlen, _ = x.shape
+                xq = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xk = self.wk(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xv = self.wv(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+                xq = xq * self.softmax_scale
+                xq, xk, xv = (t.transpose(1, 2) for t in (xq, xk, xv))
+                out = F.scaled_dot_product_attention(xq, xk, xv, is_causal=True, scale=1.0)
+                return out.transpose(1, 2).reshape(bsz, seqlen, -1)
+        """,
+        line=21,
+    ),
     # lucidrains' `default(self.scale, ...)`: the one construction passes the model width's root.
     Invalid(
         """
