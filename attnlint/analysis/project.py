@@ -12,6 +12,7 @@ The engine creates one Project per run (``Project(roots)``) and passes it with e
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Optional, Sequence
@@ -28,6 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # collate functions, configs) lives in small modules, while reading a model's big neighbours once
 # per importer cost 5x the run on diffusers.
 MAX_BYTES = 30_000
+# How long an import found nowhere in the tree is taken as absent before it is looked for again.
+_MISS_SECONDS = 5.0
 
 
 class Project:
@@ -36,11 +39,27 @@ class Project:
         self._analyses: Dict[Path, Optional["ModuleAnalysis"]] = {}
         self._reading: set = set()
         self._stamps: Dict[Path, Optional[tuple]] = {}
+        self._resolved: Dict[tuple, tuple] = {}
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, importer: Optional[Path], module: Optional[str], level: int) -> Optional[Path]:
         """The file of `from <level dots><module> import ...` seen from `importer`, when it is in
-        the checked tree."""
+        the checked tree. Answers are remembered (every module of a package imports the same
+        neighbours, and `torch` from outside the tree): a file found while it still exists, a miss
+        for a few seconds, so that a long-lived process (the language server) sees a module that
+        appears later."""
+        key = (Path(importer).parent if level and importer is not None else None, module, level)
+        if key in self._resolved:
+            found, when = self._resolved[key]
+            if found is not None and found.is_file():
+                return found
+            if found is None and time.monotonic() - when < _MISS_SECONDS:
+                return None
+        found = self._resolve(importer, module, level)
+        self._resolved[key] = (found, time.monotonic())
+        return found
+
+    def _resolve(self, importer: Optional[Path], module: Optional[str], level: int) -> Optional[Path]:
         parts = module.split(".") if module else []
         bases = []
         if level:

@@ -241,3 +241,24 @@ def test_a_parameter_a_helper_hands_back_is_the_caller_s_argument():
     # The helper's `x` is the caller's local (no parameter of the caller), then its `keys`.
     assert env(analysis, "attend", "a").param is None
     assert env(analysis, "attend", "b").param == "keys"
+
+
+def test_an_import_resolved_once_is_remembered_and_a_module_that_appears_later_is_found(tmp_path, monkeypatch):
+    from attnlint.analysis import project as project_module
+    from attnlint.analysis.project import Project
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text("PAD_ID = 1\n")
+    importer = package / "train.py"
+    importer.write_text("from .data import PAD_ID\n")
+    project = Project([tmp_path])
+    found = project.resolve(importer, "data", 1)
+    assert found == (package / "data.py").resolve()
+    assert project.resolve(importer, "data", 1) == found  # remembered
+    # A miss is remembered for a few seconds only: a module written later is then found.
+    assert project.resolve(importer, "collate", 1) is None
+    (package / "collate.py").write_text("def collate(batch): return batch\n")
+    monkeypatch.setattr(project_module, "_MISS_SECONDS", 0.0)
+    assert project.resolve(importer, "collate", 1) == (package / "collate.py").resolve()
