@@ -1882,8 +1882,13 @@ def _concatenate(ev, call: Call):
                         del _product
                     items.append(_axis_of(total, axis.role))
                 else:
-                    same = all(e.shape[i].size == axis.size for e in elements)
-                    items.append(_axis_of(axis.size if same else None, axis.role))
+                    # A cat needs every other axis equal: what the parts show of it (a size, a
+                    # role) holds for all, when they do not contradict one another.
+                    sizes = {e.shape[i].size for e in elements if e.shape[i].size is not None}
+                    roles = {e.shape[i].role for e in elements if e.shape[i].role is not None}
+                    items.append(
+                        _axis_of(sizes.pop() if len(sizes) == 1 else None, roles.pop() if len(roles) == 1 else None)
+                    )
             shape = tuple(items)
     if stack and joined.shape is None and joined.rank is None:
         rank = None

@@ -465,3 +465,23 @@ def test_a_conv1d_query_or_key_projection_lays_features_before_positions():
     assert env(analysis, "forward", "energy").scores is not None
     # A conv that no name marks as queries or keys is no projection of them.
     assert not env(analysis, "forward", "other").feature_transposed
+
+
+def test_a_cat_keeps_what_either_part_shows_of_the_other_axes():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(hidden, encoder_outputs):
+            # hidden = [batch size, dec hid dim]
+            # encoder_outputs = [src len, batch size, enc hid dim * 2]
+            src_len = encoder_outputs.shape[0]
+            hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+            both = torch.cat((hidden, encoder_outputs), dim=2)
+            return both
+        """
+    )
+    both = env(analysis, "f", "both")
+    # The repeated decoder state says nothing of what its axes hold; the encoder outputs do, and
+    # a cat needs them equal.
+    assert [axis.role for axis in both.shape[:2]] == ["tokens", BATCH]

@@ -645,6 +645,54 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # A seq2seq tutorial's time-major additive attention: the decoder state repeated over
+        # the source and concatenated with the encoder outputs, whose comment says what each
+        # axis holds; the logits are (src len, batch) and dim=1 is the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear((enc_hid_dim * 2) + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # hidden = [batch size, dec hid dim]
+                    # encoder_outputs = [src len, batch size, enc hid dim * 2]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)  # [src len, batch size]
+                    return F.softmax(attention, dim=1)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class Attention(nn.Module):
+                def __init__(self, enc_hid_dim, dec_hid_dim):
+                    super().__init__()
+                    self.attn = nn.Linear((enc_hid_dim * 2) + dec_hid_dim, dec_hid_dim)
+                    self.v = nn.Linear(dec_hid_dim, 1, bias=False)
+
+                def forward(self, hidden, encoder_outputs):
+                    # hidden = [batch size, dec hid dim]
+                    # encoder_outputs = [src len, batch size, enc hid dim * 2]
+                    src_len = encoder_outputs.shape[0]
+                    hidden = hidden.unsqueeze(0).repeat(src_len, 1, 1)
+                    energy = torch.tanh(self.attn(torch.cat((hidden, encoder_outputs), dim=2)))
+                    attention = self.v(energy).squeeze(2)  # [src len, batch size]
+                    return F.softmax(attention, dim=-2)
+            """,
+            line=19,
+        ),
         # SwiftFormer's additive attention: each token scored by a learned (d, 1) weight, then a
         # softmax over that single score instead of over the tokens.
         Invalid(
