@@ -295,3 +295,21 @@ def prescaled_sdpa_operand(site: AttentionCallSite) -> Optional[Value]:
             if same_factor(operand.scale, size.power(Fraction(-1, 2))):
                 return operand
     return None
+
+
+def only_queries_padded(forward, call: AttentionCallSite) -> bool:
+    """Every padded argument goes to a parameter the submodule names as its queries (`Q`,
+    `query`), and it also takes keys or values: what it attends to is not padded (the Set
+    Transformer's `mab1(X, H)`, X attending to inducing points)."""
+    from attnlint.analysis.names import role_from_name
+    from attnlint.analysis.summaries import bind_arguments
+    from attnlint.analysis.values import KEY, QUERY, VALUE
+
+    if not isinstance(forward.node, cst.FunctionDef):
+        return False
+    bound = bind_arguments(forward.node, call.call, list(call.inputs), method=True) or {}
+    roles = {name: role_from_name(name) for name in bound}
+    if not any(role in (KEY, VALUE) for role in roles.values()):
+        return False
+    padded = [name for name, value in bound.items() if getattr(value, "padded", False)]
+    return bool(padded) and all(roles[name] == QUERY for name in padded)

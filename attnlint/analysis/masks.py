@@ -395,15 +395,7 @@ def masks_padded_queries(node: cst.BinaryOperation, a: Optional[MaskFacts], b: O
         return False
     if a.origin not in ("padding", "lengths", "argument", "name") or b.origin != a.origin:
         return False
-    left, right = _new_axes_of(node.left), _new_axes_of(node.right)
-    return (
-        left is not None
-        and right is not None
-        and left[0] == right[0]
-        and len(left[1]) == len(right[1])
-        and left[1] != right[1]
-        and all((x < 0) == (y < 0) for x, y in zip(left[1], right[1]))
-    )
+    return _laid_along_two_axes(node) is not None
 
 
 def named_mask_along_both(node: cst.BinaryOperation) -> bool:
@@ -411,16 +403,24 @@ def named_mask_along_both(node: cst.BinaryOperation) -> bool:
     (a `mask` word in its name), laid along two different new axes."""
     from attnlint.analysis.names import words
 
+    name = _laid_along_two_axes(node)
+    return name is not None and "mask" in words(name)
+
+
+def _laid_along_two_axes(node: cst.BinaryOperation) -> Optional[str]:
+    """The name both operands lay out with new axes in different places (along the queries and
+    along the keys), or None."""
     left, right = _new_axes_of(node.left), _new_axes_of(node.right)
-    return (
+    if (
         left is not None
         and right is not None
         and left[0] == right[0]
-        and "mask" in words(left[0])
         and len(left[1]) == len(right[1])
         and left[1] != right[1]
         and all((x < 0) == (y < 0) for x, y in zip(left[1], right[1]))
-    )
+    ):
+        return left[0]
+    return None
 
 
 def _new_axes_of(node: cst.BaseExpression) -> Optional[tuple]:
@@ -453,27 +453,24 @@ def _new_axes_of(node: cst.BaseExpression) -> Optional[tuple]:
         if entries and isinstance(entries[0], cst.Index) and isinstance(entries[0].value, cst.Ellipsis):
             # `m[..., :, None]`: the places counted from the end.
             rest = entries[1:]
-            nones = [
-                i - len(rest)
-                for i, e in enumerate(rest)
-                if isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None"
-            ]
-            plain = all(
-                (isinstance(e, cst.Slice) and e.lower is None and e.upper is None and e.step is None)
-                or (isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None")
-                for e in rest
-            )
+            nones = [i - len(rest) for i, e in enumerate(rest) if _none_index(e)]
+            plain = all(_whole_slice(e) or _none_index(e) for e in rest)
             return (node.value.value, tuple(nones)) if nones and plain else None
-        nones = [
-            i for i, e in enumerate(entries) if isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None"
-        ]
-        plain = all(
-            (isinstance(e, cst.Slice) and e.lower is None and e.upper is None and e.step is None) or i in nones
-            for i, e in enumerate(entries)
-        )
+        nones = [i for i, e in enumerate(entries) if _none_index(e)]
+        plain = all(_whole_slice(e) or _none_index(e) for e in entries)
         if nones and plain and nones[0] > 0:
             return (node.value.value, tuple(nones))
     return None
+
+
+def _none_index(entry) -> bool:
+    """`None` as a subscript entry: a new axis."""
+    return isinstance(entry, cst.Index) and isinstance(entry.value, cst.Name) and entry.value.value == "None"
+
+
+def _whole_slice(entry) -> bool:
+    """`:` as a subscript entry: the axis kept whole."""
+    return isinstance(entry, cst.Slice) and entry.lower is None and entry.upper is None and entry.step is None
 
 
 def _rearranged_unit_axes(node: cst.BaseExpression) -> Optional[tuple]:

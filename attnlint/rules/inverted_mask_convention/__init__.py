@@ -28,6 +28,10 @@ class InvertedMaskConvention(Rule):
     expression that builds it when that argument is a local built once (`valid = arange(T) <
     lens[:, None]`, then `for layer in self.layers: x = layer(x, valid)`).
 
+    A mask parameter whose function documents it (a docstring or header-comment line that names
+    it and says what True means: `pad_mask: (B, L) bool, True at padding positions`, `mask: 1 for
+    tokens that are not masked`) has that convention where nothing traced says otherwise.
+
     ## Why is this bad?
     PyTorch's two attention APIs use opposite boolean conventions. With the wrong one, a causal
     model attends only to the future, a padded batch attends only to the padding, and fully

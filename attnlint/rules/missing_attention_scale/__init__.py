@@ -18,6 +18,9 @@ class MissingAttentionScale(Rule):
     `masked_softmax(scores, valid_lens)`) is judged as that helper sees this caller's product,
     and reported at the product.
 
+    Queries and keys made by 1x1 `nn.Conv1d` projections (`self.q_conv(x).permute(0, 2, 1)` and
+    `self.k_conv(x)`, point-cloud attention) are read channels-first: `bmm(x_q, x_k)` is Q·Kᵀ.
+
     ## Why is this bad?
     Scaled dot-product attention is `softmax(Q Kᵀ / sqrt(d_k)) V`. Without the `1/sqrt(d_k)`
     factor the variance of the scores grows with the head dimension, the softmax saturates to

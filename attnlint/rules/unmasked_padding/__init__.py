@@ -42,6 +42,12 @@ class UnmaskedPadding(Rule):
     A mask is told by its name: `attention_mask`, `key_padding_mask`, `padding_mask`, `pad_mask`,
     and those names with a prefix saying what is padded (`encoder_padding_mask`, `src_pad_mask`).
 
+    An unused mask parameter is reported at the attention call that goes without it when there
+    is one such call in the function (where the fix writes), else at the parameter. Not reported:
+    a mask of no stated meaning (`mask`) next to another mask parameter the function does use,
+    and a padded batch handed to a submodule only as its queries (`Q`, `query`) while what it
+    attends to (`K`, the inducing points of a Set Transformer) has no padding.
+
     ## Why is this bad?
     Without the mask, every real token attends to the padding. The outputs then depend on how
     much padding the batch happened to have and on whatever values sit in the padded slots:
@@ -210,7 +216,7 @@ class UnmaskedPadding(Rule):
             forward = ctx.analysis.forward_of(call.callee_class)
             if forward is not None and forward.masks_into_attention() <= _bound_by(forward, call):
                 return  # `model(x, boxes, valid)`: the mask goes in positionally
-            if forward is not None and _only_queries_padded(forward, call):
+            if forward is not None and attention.only_queries_padded(forward, call):
                 return  # `mab(X, H)`: padded queries against keys with no padding
             taken = " or ".join(f"`{n}`" for n in sorted(forward.masks_into_attention())) if forward else ""
             ctx.report(
@@ -2170,26 +2176,6 @@ class UnmaskedPadding(Rule):
             line=12,
         ),
     ]
-
-
-def _only_queries_padded(forward, call: AttentionCallSite) -> bool:
-    """Every padded argument goes to a parameter the submodule names as its queries (`Q`,
-    `query`), and it also takes keys or values: what it attends to is not padded (the Set
-    Transformer's `mab1(X, H)`, X attending to inducing points)."""
-    import libcst as cst
-
-    from attnlint.analysis.names import role_from_name
-    from attnlint.analysis.summaries import bind_arguments
-    from attnlint.analysis.values import KEY, QUERY, VALUE
-
-    if not isinstance(forward.node, cst.FunctionDef):
-        return False
-    bound = bind_arguments(forward.node, call.call, list(call.inputs), method=True) or {}
-    roles = {name: role_from_name(name) for name in bound}
-    if not any(role in (KEY, VALUE) for role in roles.values()):
-        return False
-    padded = [name for name, value in bound.items() if getattr(value, "padded", False)]
-    return bool(padded) and all(roles[name] == QUERY for name in padded)
 
 
 def _bound_by(forward, call: AttentionCallSite) -> set:
