@@ -35,7 +35,7 @@ from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.selection import CONTEXT_ROUNDS, FirstReading, definitions_in
-from attnlint.analysis.summaries import Definitions, Summaries, _abstract
+from attnlint.analysis.summaries import Definitions, Summaries, refinement_signature
 from attnlint.analysis.values import CallerScope, SoftmaxSite, Value, ViewSite
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
@@ -444,7 +444,7 @@ def analyze_module(
                 source=source,
             )
     analysis.functions.insert(0, top)
-    _refine_by_callers(analysis, summaries)
+    _refine_by_callers(analysis, summaries, reading)
     return analysis
 
 
@@ -502,60 +502,88 @@ def _imports_from_project(
             constants[local] = foreign(other.constants[name])
         elif other.summaries is not None and name in other.summaries.definitions.functions:
             summaries.external[local] = (other.summaries, name)
+        elif other.summaries is not None and name in other.classes:
+            summaries.external_classes[local] = (other.summaries, name)
     return constants
 
 
-def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries) -> None:
-    """Analyse again the functions whose callers here pass something telling (see summaries)."""
+def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries, reading: FirstReading) -> None:
+    """Analyse again the functions whose callers here pass something telling (see summaries).
+
+    Each round reads the `__init__`s first, then every other function once: again when its
+    callers pass something new, or when its class's `__init__` left other attributes. The sizes
+    in the callers' scope (flow.CallerScope) matter only to a reading that described a score
+    product (`FunctionFacts.reads_caller_scope`): a change of scope alone reads no other. A
+    function read only for what it passes on (`reading.hops` calls above one whose text can
+    matter) is refined only while what it passes can still reach that function in the rounds
+    left."""
     done: Dict[int, tuple] = {}
-    for _ in range(CONTEXT_ROUNDS):
+
+    def needs_reading(key: int, signature: tuple, function: FunctionFacts) -> bool:
+        previous = done.get(key)
+        if previous is None:
+            return True
+        return previous[0] != signature[0] or (previous[1] != signature[1] and function.reads_caller_scope)
+
+    for round_ in range(CONTEXT_ROUNDS):
+        rounds_left = CONTEXT_ROUNDS - 1 - round_
         contexts = summaries.caller_bindings()
         changed = False
-        refreshed_classes = set()
         position = {id(f.node): i for i, f in enumerate(analysis.functions)}
+        signatures = {
+            key: refinement_signature(bindings, scope) for key, (_, _, bindings, scope) in contexts.items()
+        }
+        # What a class's methods see changed: its attributes, or only its callers' scope.
+        new_attrs, new_scope = set(), set()
         for key, (owner, definition, bindings, scope) in contexts.items():
-            signature = (tuple(sorted((k, _abstract(v)) for k, v in bindings.items())), scope)
-            if done.get(key) == signature or id(definition) not in position:
-                continue
-            done[key] = signature
             cls = analysis.classes.get(owner) if owner is not None else None
-            before = (dict(cls.attrs), cls.caller_scope) if cls is not None else None
-            if cls is not None and definition.name.value == "__init__":
-                cls.caller_scope = scope  # what the attributes made of its parameters are
-            facts = _analyze_function(
-                definition,
-                analysis,
-                cls,
-                record_attrs=definition.name.value == "__init__",
-                bindings=bindings,
-                nested=False,
-                append=False,
-                caller_scope=scope,
+            if definition.name.value != "__init__" or cls is None or id(definition) not in position:
+                continue
+            current = analysis.functions[position[id(definition)]]
+            previous = done.get(key)
+            if previous == signatures[key]:
+                continue
+            if previous is not None and previous[0] == signatures[key][0] and not current.reads_caller_scope:
+                # Only the scope changed, and __init__ does not read it: its methods do.
+                done[key] = signatures[key]
+                cls.caller_scope = scope
+                new_scope.add(owner)
+                changed = True
+                continue
+            done[key] = signatures[key]
+            before = (dict(cls.attrs), cls.caller_scope)
+            cls.caller_scope = scope  # what the attributes made of its parameters are
+            analysis.functions[position[id(definition)]] = _analyze_function(
+                definition, analysis, cls, record_attrs=True, bindings=bindings, nested=False, append=False, caller_scope=scope
             )
-            analysis.functions[position[id(definition)]] = facts
             changed = True
-            # The other methods see what __init__ leaves and the class's caller scope: only a
-            # change there needs them read again.
-            if definition.name.value == "__init__" and cls is not None and before != (cls.attrs, cls.caller_scope):
-                refreshed_classes.add(owner)
-        # Methods read what __init__ stores: a refined __init__ refines them (one pass over
-        # the functions, whatever the number of classes).
-        if refreshed_classes:
-            for i, function in enumerate(analysis.functions):
-                owner = function.class_name
-                if owner not in refreshed_classes or function.name == "__init__":
-                    continue
-                if isinstance(function.node, cst.FunctionDef):
-                    _, _, bindings, scope = contexts.get(id(function.node), (None, None, None, None))
-                    analysis.functions[i] = _analyze_function(
-                        function.node,
-                        analysis,
-                        analysis.classes[owner],
-                        bindings=bindings,
-                        nested=False,
-                        append=False,
-                        caller_scope=scope,
-                    )
+            if before[0] != cls.attrs:
+                new_attrs.add(owner)
+            elif before[1] != cls.caller_scope:
+                new_scope.add(owner)
+        for i, function in enumerate(analysis.functions):
+            node = function.node
+            if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__":
+                continue
+            owner = function.class_name
+            key = id(node)
+            context = contexts.get(key)
+            refresh = owner in new_attrs or (owner in new_scope and function.reads_caller_scope)
+            if context is not None and context[1] is not node:
+                context = None
+            fresh = context is not None and needs_reading(key, signatures[key], function)
+            if not (refresh or fresh) or reading.hops(node) > rounds_left:
+                continue
+            _, _, bindings, scope = context if context is not None else (None, None, None, None)
+            if context is not None:
+                done[key] = signatures[key]
+            cls = analysis.classes.get(owner) if owner is not None else None
+            if owner is not None and cls is None:
+                continue
+            analysis.functions[i] = _analyze_function(
+                node, analysis, cls, bindings=bindings, nested=False, append=False, caller_scope=scope
+            )
+            changed = True
         if not changed:
             break
     analysis.reset_indexes()
@@ -658,8 +686,10 @@ def _analyze_function(
         # `def forward(self, x):  # x: (batch, tokens, d)`
         evaluator.shape_comment(header.comment.value)
     body = block_statements(node.body)
+    readings = analysis.summaries.scope_readings if analysis.summaries is not None else 0
     evaluator.run(body)
     facts.final_env = evaluator.env
+    facts.reads_caller_scope = analysis.summaries is not None and analysis.summaries.scope_readings != readings
     if record_attrs and cls is not None:
         # What __init__ leaves in each attribute, joined over its paths (a buffer registered on
         # one branch and `self.mask = None` on the other), not whichever assignment came last.

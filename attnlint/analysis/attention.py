@@ -9,7 +9,8 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from attnlint.analysis import handlers, masks
-from attnlint.analysis.names import child_nodes, names_in
+from attnlint.analysis.names import child_nodes, names_in, words
+from attnlint.analysis.padding_side import tests_for_padding
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.values import ATTEND, MASKED, AttentionCallSite, MaskUseSite, Value
 
@@ -186,7 +187,7 @@ def padded_inputs_without_mask(site: AttentionCallSite) -> List[str]:
 
 def unread_padding_masks(function) -> Dict[str, cst.Name]:
     """Locals whose name says a padding mask (`pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
-    encoder_out["encoder_padding_mask"]`), bound to something other than None and never read in
+    encoder_out["encoder_padding_mask"]`), or a mask made by a test against the pad id, bound to something other than None and never read in
     the function: a mask the code obtained for its attention and then did not give it. Each name
     maps to its first binding. Nothing when the body reads `locals()` (every name is handed on)."""
     node = function.node
@@ -199,7 +200,11 @@ def unread_padding_masks(function) -> Dict[str, cst.Name]:
             for target in stmt.targets:
                 for name in _target_names(target.target):
                     targets.add(id(name))
-                    if masks.names_padding(name.value):
+                    if masks.names_padding(name.value) or (
+                        "mask" in words(name.value) and isinstance(target.target, cst.Name) and tests_for_padding(stmt.value)
+                    ):
+                        # By its name, or a mask made by testing ids against the pad id
+                        # (`hist_mask = batch["hist_items"] > 0`).
                         bound.setdefault(name.value, name)
     if not bound:
         return {}

@@ -110,6 +110,9 @@ class FunctionFacts:
     final_env: Dict[str, Value] = field(default_factory=dict)
     # Functional dropout calls (attnlint.analysis.dropout).
     dropout_sites: List[DropoutSite] = field(default_factory=list)
+    # Whether this reading described a score product: the only facts that read what the
+    # callers have in scope (CallerScope), so the only readings a change of it can change.
+    reads_caller_scope: bool = False
 
     def masks_into_attention(self) -> set:
         """The mask parameters that reach a fill or an attention API's mask argument here."""
@@ -980,8 +983,19 @@ class Evaluator:
         # The text is kept for token strings (`stoi["<pad>"]`, see losses.token_lookup).
         return Value(kind="scalar", node=node, text=string_text(node))
 
-    _eval_ConcatenatedString = _eval_SimpleString
-    _eval_FormattedString = _eval_SimpleString
+    def _eval_ConcatenatedString(self, node: cst.ConcatenatedString) -> Value:
+        for part in (node.left, node.right):
+            if isinstance(part, cst.FormattedString):
+                self._eval_FormattedString(part)
+        return self._eval_SimpleString(node)
+
+    def _eval_FormattedString(self, node: cst.FormattedString) -> Value:
+        # What an f-string formats is evaluated: `print(f"val {evaluate(model, val_dl):.4f}")`
+        # is a call like any other (what it is handed, its callee sees).
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.eval(part.expression)
+        return Value(kind="scalar", node=node)
 
     def _eval_Dict(self, node: cst.Dict) -> Value:
         from attnlint.analysis import losses
@@ -1294,6 +1308,10 @@ class Evaluator:
                 self.facts.calls.append(
                     CallSite(callee="__init__", method=True, call=node, values=tuple(values), callee_class=func.value)
                 )
+                return Value(kind="module", module_type=func.value, ctor=node, node=node, user_class=True)
+            if self.project is not None and func.value in self.project.external_classes:
+                # A class of another file of the project: its methods are summarised there.
+                self.args(node)
                 return Value(kind="module", module_type=func.value, ctor=node, node=node, user_class=True)
             return modules.user_function(self, node, func.value)
         if isinstance(func, (cst.Call, cst.Subscript)):  # nn.Softmax(dim=-1)(x), self.heads[i](x)

@@ -795,10 +795,14 @@ def _called_instance(ev, instance: Value, node: cst.Call, method: str = "__call_
     returns for the list of samples (`__getitem__`: one sample of a dataset of the checked code)."""
     if instance.kind != "module" or not instance.user_class or ev.project is None:
         return Value(kind="unknown")
+    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name(method)), args=[cst.Arg(value=cst.Name("_"))])
+    if instance.module_type in ev.project.external_classes:
+        # A class of another file of the project (`from .data.collate import Collator`).
+        result = ev.project.call(ev, fake, method, [Value(kind="unknown")], True, class_name=instance.module_type)
+        return result if result is not None else Value(kind="unknown")
     target = ev.project.definitions.method(instance.module_type, method)
     if target is None:
         return Value(kind="unknown")
-    fake = cst.Call(func=cst.Attribute(value=cst.Name("_"), attr=cst.Name(method)), args=[cst.Arg(value=cst.Name("_"))])
     result = ev.project.call(ev, fake, method, [Value(kind="unknown")], True, target=target)
     return result if result is not None else Value(kind="unknown")
 

@@ -584,7 +584,11 @@ def _own(value: Value, node: cst.Call) -> Value:
 def user_method(ev, node: cst.Call, receiver: Value, method: str) -> Value:
     """`self.tokenizer.batch_encode(texts)` on an instance of a class defined here."""
     values = ev.args(node)
-    if ev.project is not None:
+    if ev.project is not None and receiver.module_type in ev.project.external_classes:
+        result = ev.project.call(ev, node, method, values, True, class_name=receiver.module_type)
+        if result is not None:
+            return _own(result, node)
+    elif ev.project is not None:
         target = ev.project.definitions.method(receiver.module_type, method)
         if target is not None:
             ev.facts.calls.append(
@@ -608,6 +612,9 @@ def super_call(ev, node: cst.Call, method: str) -> Value:
     """`super().forward(x, x, x)`: the method of the first base class defined here that has it,
     called on this instance (a subclass that only fixes the arguments of its base's forward)."""
     values = ev.args(node)
+    if ev.project is not None and method == "__init__" and ev.record_attrs and ev.cls is not None:
+        _inherit_attributes(ev, node, values)
+        return Value(kind="unknown", node=node)
     if ev.project is not None and method != "__init__":
         for base in ev.cls.bases:
             target = ev.project.definitions.method(base, method)
@@ -622,6 +629,39 @@ def super_call(ev, node: cst.Call, method: str) -> Value:
             break
     _flow().escape(values)
     return Value(kind="unknown", node=node)
+
+
+def _inherit_attributes(ev, node: cst.Call, values: List[Value]) -> None:
+    """`super().__init__(n_head, n_feat, dropout)` in a subclass's `__init__`: the base class
+    (defined here) sets its attributes on this instance, made of what this call passes
+    (`self.h = n_head`, `self.d_k = n_feat // n_head`), as if its body ran here."""
+    from attnlint.analysis.summaries import bind_arguments
+
+    project = ev.project
+    for base in ev.cls.bases:
+        target = project.definitions.method(base, "__init__")
+        if target is None:
+            continue
+        owner, definition = target
+        if id(definition) in project._active or ev.depth + 1 >= _MAX_INHERITED_DEPTH:
+            return
+        bound = bind_arguments(definition, node, values, method=True)
+        if bound is None:
+            return
+        project._active.add(id(definition))
+        try:
+            base_reading = project._run_body(ev, owner, definition, bound)
+        finally:
+            project._active.discard(id(definition))
+        for key, value in base_reading.env.items():
+            if key.startswith("self.") and "." not in key[5:]:
+                ev.env[key] = value
+                ev.cls.attrs[key[5:]] = value
+        return
+
+
+# Base classes' `__init__`s read through `super().__init__` this deep at most.
+_MAX_INHERITED_DEPTH = 4
 
 
 def note_custom_init(ev, expr: cst.BaseExpression) -> None:

@@ -238,6 +238,13 @@ def names_scale(name: str) -> bool:
     return words[-1] in ("scale", "scaling") or words == ["scale", "factor"]
 
 
+def names_size(name: str) -> bool:
+    """A name that says a size (`dim_head`, `head_dim`, `d_k`, `key_size`, `hidden_dim`), not
+    a scale or a temperature."""
+    parts = words(name)
+    return bool(parts) and (parts[-1] in ("dim", "size", "width", "dims") or name.lower() in ("d_k", "dk", "d_head", "dh", "d_model", "e", "emb"))
+
+
 def plain_names_read(node: cst.CSTNode) -> set:
     """The plain names an expression reads, not through an attribute: `d_model` of
     `math.sqrt(d_model)`, nothing of `self.scale` (an attribute is not the variable of its name)."""

@@ -119,6 +119,17 @@ def _summarises_padded_batch_at_end(function: cst.FunctionDef) -> bool:
     return False
 
 
+def tests_for_padding(node: cst.BaseExpression) -> bool:
+    """`ids > 0`, `tokens != pad_id`, `ids.ne(pad).float()`, `(seq == 0).unsqueeze(1)`: a test
+    of ids against the pad id, whatever dtype or layout it is then given."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _LAYOUT_AND_DTYPE:
+        node = node.func.value
+    return _pad_test(node)
+
+
+_LAYOUT_AND_DTYPE = frozenset({"bool", "float", "long", "int", "to", "unsqueeze", "type", "byte", "half"})
+
+
 def _pad_test(node: cst.CSTNode) -> bool:
     """`ids > 0`, `ids != 0`, `ids == 0`, `tokens != pad_id`, `ids.ne(self.pad_idx)`."""
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
@@ -193,9 +204,10 @@ def _fills_from_the_end(function: cst.FunctionDef) -> bool:
 
 
 def _single_name_index(target: cst.BaseExpression):
-    """`seq[idx]`: the index name of a store at one position."""
-    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
-        index = target.slice[0].slice
+    """`seq[idx]`, `seq[b, idx]`: the index name of a store at one position of a row (the last
+    axis's index)."""
+    if isinstance(target, cst.Subscript) and target.slice:
+        index = target.slice[-1].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
             return index.value.value
     return None

@@ -132,7 +132,9 @@ def foreign(value: Value) -> Value:
         mask = replace(mask, buffer_node=None)
     padding = value.padding
     if padding is not None and padding.node is not None:
-        padding = replace(padding, node=None)
+        from attnlint.analysis.names import dotted
+
+        padding = replace(padding, node=None, written_as=dotted(padding.node))
     return value.with_(
         node=None,
         scores=None,
@@ -145,6 +147,7 @@ def foreign(value: Value) -> Value:
         additive_fill=None,
         elements=tuple(foreign(e) for e in value.elements),
         each=foreign(value.each) if value.each is not None else None,
+        entries=tuple((key, foreign(entry)) for key, entry in value.entries),
         shape_of=None,
     )
 

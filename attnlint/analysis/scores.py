@@ -567,6 +567,8 @@ def score_facts(
         size = ev.resolve(size)
         if size is not None and size != head_dim and size not in aliases:
             aliases.append(size)
+    if ev.project is not None:
+        ev.project.scope_readings += 1
     return ScoreFacts(
         product=product,
         layout=layout,

@@ -180,6 +180,9 @@ class FirstReading:
     ) -> None:
         self.everything = wanted is None
         self._read: Set[int] = set()
+        # How many calls separate a function read from one whose text can matter (0: its own
+        # text can; absent: every function, when everything is read).
+        self._hops: Dict[int, int] = {}
         # The names the code analysed can use: what the functions read, and what the module's
         # and classes' own statements mention (None: any name).
         self.names_read: Optional[frozenset] = None
@@ -201,12 +204,14 @@ class FirstReading:
         # What each definition's text can matter for, and the names it mentions.
         names: Dict[_Key, frozenset] = {}
         read: Set[_Key] = set()
+        hop_of: Dict[_Key, int] = {}
         mentioned: Set[str] = set()
         built: List[Dict[str, frozenset]] = []
         for key, nodes in ours.items():
             found = theirs.get(key, ())
             if len(nodes) != 1 or len(found) != 1:
                 read.add(key)  # not matched one to one: read, as without a selection
+                hop_of[key] = 0
                 names[key] = frozenset()
                 continue
             function = found[0]
@@ -215,6 +220,7 @@ class FirstReading:
             names[key] = frozenset(_IDENTIFIER.findall(text))
             if wanted(text) or _calls_a_model_parameter(function, text, class_names):
                 read.add(key)
+                hop_of[key] = 0
             if len(key) > 1 and key[-1] == "__init__":
                 built.append(_attributes_built(function, lines, wanted, mentioned))
         # Names of what is read, and what mentions them is read too, until nothing changes:
@@ -238,8 +244,10 @@ class FirstReading:
                 if len(key) == 1:
                     if not seen.isdisjoint(mentioned) or not seen.isdisjoint(read_classes):
                         read.add(key)
+                        hop_of[key] = hops - 1
                 elif not seen.isdisjoint(mentioned) or not seen.isdisjoint(within.get(family.get(key[:-1]), ())):
                     read.add(key)
+                    hop_of[key] = hops - 1
             for key in read:
                 name = key[-1] if not key[-1].startswith("__") else None  # `__call__` says nothing
                 owner = key[:-1]
@@ -261,6 +269,7 @@ class FirstReading:
                         mentioned.add(attr)
                         changed = True
         self._read = {id(node) for key in read for node in ours[key]}
+        self._hops = {id(node): hop_of.get(key, 0) for key in read for node in ours[key]}
         # Every line but those of the functions not read (their decorators included) and imports.
         skipped = bytearray(len(lines) + 1)
         for key, nodes in ours.items():
@@ -276,6 +285,14 @@ class FirstReading:
         kept = "".join(line for number, line in enumerate(lines) if not skipped[number])
         self.names_read = frozenset(_IDENTIFIER.findall(kept))
         self._nodes = ours  # held so that the ids above stay theirs
+
+    def hops(self, function: cst.FunctionDef) -> int:
+        """How many calls separate `function` from the nearest function whose text can matter
+        (0 when its own text can, when everything is read, and for builders: what `__init__`
+        stores is read by every method)."""
+        if self.everything or function.name.value in ("__init__", "__post_init__"):
+            return 0
+        return self._hops.get(id(function), 0)
 
     def reads(self, function: cst.FunctionDef) -> bool:
         """Whether the first reading analyses `function` (a module function or a method; an

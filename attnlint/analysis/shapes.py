@@ -976,6 +976,31 @@ def _moved(result, source):
     return result
 
 
+@handlers.method("sort", "argsort", "topk", "msort")
+def _ordering_method(ev, call: Call):
+    ev.args(call.node)
+    return _ordering(call.node, call.name, call.receiver)
+
+
+@handlers.function("torch.sort", "torch.argsort", "torch.topk")
+def _ordering_function(ev, call: Call):
+    values = ev.args(call.node)
+    return _ordering(call.node, call.name.rsplit(".", 1)[-1], values[0]) if values else None
+
+
+def _ordering(node: cst.Call, name: str, receiver):
+    """`lengths.sort(descending=True)`, `argsort`, `topk`: the indices are integer positions (a
+    batch indexed by them, `captions[sort_ind]`, is its rows reordered: still padded); the
+    sorted values are values of the receiver's kind, in another order."""
+    from attnlint.analysis.values import Constructor, Value
+
+    indices = Value(kind="tensor", rank=receiver.rank, node=node, constructor=Constructor("torch." + name, "int", ()))
+    if name == "argsort":
+        return indices
+    values = Value(kind="tensor", rank=receiver.rank, node=node)
+    return Value(kind="tuple", elements=(values, indices), node=node)
+
+
 @handlers.method("transpose", "swapaxes", "swapdims")
 def _transpose_method(ev, call: Call):
     if len(call.args) < 2:

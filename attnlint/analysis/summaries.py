@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 import libcst as cst
 
 from attnlint.analysis.names import child_nodes, contains
+from attnlint.analysis.symbolic import Sym
 from attnlint.analysis.values import UNKNOWN, CallerScope, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -310,21 +311,27 @@ def _merged_mask(named, passed):
     return passed or named
 
 
-def _abstract(value: Value):
-    """A hashable description of an argument value, for the summary cache."""
+def _abstract(value: Value, by_name: bool = False):
+    """A hashable description of an argument value, for the summary cache. `by_name`: sizes
+    described by their atoms' names, not their keys (see refinement_signature)."""
+    sym = _named(value.sym) if by_name else value.sym
+    shape = value.shape
+    if by_name and shape is not None:
+        shape = tuple((_named(axis.size), axis.role, _named(axis.folded_heads)) for axis in shape)
+    scale = _named(value.scale) if by_name and isinstance(value.scale, Sym) else value.scale
     return (
         value.kind,
         value.rank,
         value.role,
-        value.shape,
+        shape,
         value.scaled,
-        value.scale,
+        scale,
         value.mask,
         value.padding,
         value.module_type,
         value.feature_last,
         value.feature_transposed,
-        value.sym,
+        sym,
         value.int_value,
         value.is_none,
         len(value.elements),
@@ -335,7 +342,32 @@ def _abstract(value: Value):
         value.token_ids,
         value.names_dtype,
         value.vocabulary,
-        tuple((key, _abstract(entry)) for key, entry in value.entries),
+        tuple((key, _abstract(entry, by_name)) for key, entry in value.entries),
+    )
+
+
+def _named(sym: Optional[Sym]):
+    """A size by the names of its atoms (`config` of whichever caller)."""
+    if sym is None:
+        return None
+    return (sym.coeff, tuple((atom.name, exp) for atom, exp in sym.factors))
+
+
+def refinement_signature(bindings: Dict[str, Value], scope: CallerScope) -> tuple:
+    """What a caller context says, up to the names of the atoms its sizes are made of.
+
+    A parameter passed down a chain of constructors (`config`, `dim`) is an atom of the
+    outermost caller read so far, and each round of refinement reads one caller further up: the
+    atom's key changes at every round, what it says does not. What it says is which sizes are
+    the same, and which are the callers' (the scope), and names answer both: two readings that
+    differ only in the keys of their atoms find the same facts."""
+    return (
+        tuple(sorted((name, _abstract(value, by_name=True)) for name, value in bindings.items())),
+        (
+            frozenset(atom.name for atom in scope.size_atoms),
+            frozenset(atom.name for atom in scope.layer_inputs),
+            tuple(sorted((key.rsplit(":", 1)[-1], number) for key, number in scope.size_examples)),
+        ),
     )
 
 
@@ -350,6 +382,9 @@ class Summaries:
         # Functions imported from other modules of the project: local name -> (their
         # summaries, their name there).
         self.external: Dict[str, Tuple["Summaries", str]] = {}
+        # Classes imported from other modules of the project, the same way: their instances are
+        # modules whose methods are summarised there (`from .decoder import Decoder`).
+        self.external_classes: Dict[str, Tuple["Summaries", str]] = {}
         self._weight_uses: Dict[int, object] = {}
         # `.T` sites that a summary saw applied to a batched (3-D or more) tensor in a product:
         # on that call the code runs with batched input, whatever other callers pass (a smoke
@@ -360,6 +395,10 @@ class Summaries:
         self.helper_softmax: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
         self._attributes_read: Dict[int, tuple] = {}
+        # How many score products any evaluation of this module has described: the only facts
+        # that read the sizes callers have in scope (flow.CallerScope). A reading that described
+        # none cannot change when only that scope does (see analysis._refine_by_callers).
+        self.scope_readings = 0
 
     def weight_uses(self, call: cst.Call):
         """The uses of one softmax call's weights, shared by its sites in every evaluation
@@ -415,6 +454,12 @@ class Summaries:
 
             other, remote = self.external[name]
             result = other.call(ev, node, remote, values, False)
+            return None if result is None else foreign(result)
+        if target is None and method and class_name in self.external_classes and class_name not in self.definitions.classes:
+            from attnlint.analysis.project import foreign
+
+            other, remote = self.external_classes[class_name]
+            result = other.call(ev, node, name, values, True, class_name=remote)
             return None if result is None else foreign(result)
         if target is None:
             target = self.resolve(ev, name, method, class_name)

@@ -59,6 +59,9 @@ class Padding:
     # The pad value is a token id (an index into a vocabulary, so >= 0) even when its number is
     # unknown: `vocab["<pad>"]`, `tokenizer.pad_token_id`, `specials.index(PAD)`.
     token_id: bool = False
+    # How the pad value was written, where `node` is in another file (`self.pad_token_id` of an
+    # imported collator): for messages only.
+    written_as: Optional[str] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

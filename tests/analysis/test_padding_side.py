@@ -87,3 +87,23 @@ def test_rows_written_from_their_last_position_backwards_are_left_padded():
     # Written forwards from position 0: the padding is at the end.
     forwards = sampler.replace("idx = maxlen - 1", "idx = 0").replace("idx -= 1", "idx += 1")
     assert not shows_left_padding(cst.parse_module(textwrap.dedent(forwards)))
+
+
+def test_rows_of_a_batch_written_backwards_are_left_padded():
+    # The batch array indexed by (row, position): the position is the last index.
+    sampler = """
+    def sample_batch(histories, maxlen):
+        seq = np.zeros((len(histories), maxlen), dtype=np.int64)
+        for b, items in enumerate(histories):
+            idx = maxlen - 1
+            for i in reversed(items):
+                seq[b, idx] = i
+                idx -= 1
+                if idx == -1:
+                    break
+        return seq
+    """
+    assert shows_left_padding(cst.parse_module(textwrap.dedent(sampler)))
+    # The row stepped back, the position forwards: the padding is at the end.
+    rows_backwards = sampler.replace("seq[b, idx] = i", "seq[idx, b] = i")
+    assert not shows_left_padding(cst.parse_module(textwrap.dedent(rows_backwards)))

@@ -93,9 +93,11 @@ class CrossEntropyIgnoreIndex(Rule):
             if pad is None:
                 # A token id whose number is unknown (`tokenizer.pad_token_id`) is still an index
                 # into the vocabulary: never a negative ignore_index such as the default -100.
-                if not targets.padding.token_id or site.ignore_index >= 0 or pad_node is None:
+                written = ctx.code(pad_node) if pad_node is not None else targets.padding.written_as
+                if not targets.padding.token_id or site.ignore_index >= 0 or written is None:
                     continue
-                padded_with = f"`{ctx.code(pad_node)}` (a token id)"
+                where_written = "" if pad_node is not None else " in another file"
+                padded_with = f"`{written}`{where_written} (a token id)"
                 pad_code = ctx.code(pad_node) if named else None
             elif float(pad) == float(site.ignore_index):
                 continue

@@ -36,7 +36,8 @@ class UnmaskedPadding(Rule):
       attention (only into other lengths, `out_lens = self.frontend.output_lengths(feat_lens)`,
       returned), while nothing in the function builds or applies a mask;
     - a padding mask the function obtains (`src_pad_mask = tokens.eq(pad)`, `encoder_padding_mask =
-      encoder_out["encoder_padding_mask"]`) and never uses, while the attention it calls (an API,
+      encoder_out["encoder_padding_mask"]`, or a `*_mask` made by testing ids against the pad id:
+      `hist_mask = batch["hist_items"] > 0`) and never uses, while the attention it calls (an API,
       or a submodule whose forward masks with a mask parameter) is given no mask.
 
     A mask is told by its name: `attention_mask`, `key_padding_mask`, `padding_mask`, `pad_mask`,
@@ -1865,6 +1866,30 @@ class UnmaskedPadding(Rule):
                 return F.scaled_dot_product_attention(q, k, v)
             """,
             line=5,
+        ),
+        # A mask made by testing item ids against the pad id (0), then never passed to the
+        # attention submodule that masks with it.
+        Invalid(
+            """
+            import torch.nn as nn
+            class TargetAttention(nn.Module):
+                def forward(self, target, behaviours, mask=None):
+                    logits = (behaviours @ target.unsqueeze(-1)).squeeze(-1)
+                    if mask is not None:
+                        logits = logits.masked_fill(~mask, float("-inf"))
+                    return (logits.softmax(dim=-1).unsqueeze(-1) * behaviours).sum(1)
+            class CTRModel(nn.Module):
+                def __init__(self, n_items, dim):
+                    super().__init__()
+                    self.item_emb = nn.Embedding(n_items, dim, padding_idx=0)
+                    self.attn = TargetAttention()
+                def forward(self, batch):
+                    hist_mask = batch["hist_items"] > 0
+                    target = self.item_emb(batch["target_item"])
+                    interest = self.attn(target, self.item_emb(batch["hist_items"]))
+                    return (target * interest).sum(-1)
+            """,
+            line=16,
         ),
         # A mask parameter named after what it pads, unused.
         Invalid(

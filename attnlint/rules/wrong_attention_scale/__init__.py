@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from attnlint.analysis import attention
+from attnlint.analysis.names import names_size
 from attnlint.analysis.scores import ScaleKind
 from attnlint.diagnostics import Applicability
 from attnlint.edits import NodeFix, Replacement
@@ -143,7 +144,7 @@ class WrongAttentionScale(Rule):
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
             passed = ctx.analysis.scale_passed_to_constructor(site)
-            if passed is not None:
+            if passed is not None and (verdict.kind == ScaleKind.WRONG_DIMENSION or not _holds_a_size(ctx, scores)):
                 # `self.temperature = temperature`: the value is the constructor's argument.
                 attr = ctx.code(scores.every_scale_step[0].factor)
                 ctx.report(passed, f"{message} (`{attr}`, applied in `{site.function}`)")
@@ -158,7 +159,13 @@ class WrongAttentionScale(Rule):
                 fix = self._fix_definition(scores, definition) or self._fix(ctx, scores)
                 ctx.report(definition.node, f"{message} (`{attr}`, applied in `{site.function}`)", fix=fix)
                 continue
-            target = scores.scale_steps[-1].node if scores.scale_steps else scores.product
+            # Where the factor is applied: at the scores, or on the way in (`q / e ** (1/4)`).
+            if scores.scale_steps:
+                target = scores.scale_steps[-1].node
+            elif scores.operand_scale_steps:
+                target = scores.operand_scale_steps[0].node
+            else:
+                target = scores.product
             ctx.report(target, message, fix=self._fix(ctx, scores))
 
     @staticmethod
@@ -208,6 +215,16 @@ class WrongAttentionScale(Rule):
 
     VALID = VALID
     INVALID = INVALID
+
+
+def _holds_a_size(ctx: RuleContext, scores) -> bool:
+    """The one attribute the scores are scaled by holds the head dimension (`self.dim_head`,
+    also where the code uses it as that size), not a scale (`self.temperature`): the constructor
+    is given a right size, wrongly applied where it is used."""
+    factor = scores.every_scale_step[0].factor if scores.every_scale_step else None
+    if not isinstance(factor, cst.Attribute):
+        return False
+    return ctx.code(factor) in scores.head_dim_names or names_size(factor.attr.value)
 
 
 def _head_dim_factor(scaled_after, head_dim):

@@ -2357,4 +2357,94 @@ INVALID = [
         """,
         line=12,
     ),
+    # The head dimension is handed to the constructor, right; the kernel divides by it without
+    # its root: reported where it is applied, not at the constructor call.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, dim_head):
+                super().__init__()
+                self.heads, self.dim_head = heads, dim_head
+                self.to_qkv = nn.Linear(dim, heads * dim_head * 3, bias=False)
+
+            def _attend(self, q, k, v):
+                scores = torch.einsum("bhid,bhjd->bhij", q, k) / self.dim_head
+                return torch.einsum("bhij,bhjd->bhid", scores.softmax(dim=-1), v)
+
+            def forward(self, x):
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                return rearrange(self._attend(q, k, v), "b h n d -> b n (h d)")
+
+
+        class Encoder(nn.Module):
+            def __init__(self, dim=256, heads=4):
+                super().__init__()
+                self.attn = Attention(dim, heads, dim // heads)
+        """,
+        fixed="""
+        import torch
+        from torch import nn
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, dim_head):
+                super().__init__()
+                self.heads, self.dim_head = heads, dim_head
+                self.to_qkv = nn.Linear(dim, heads * dim_head * 3, bias=False)
+
+            def _attend(self, q, k, v):
+                scores = torch.einsum("bhid,bhjd->bhij", q, k) / self.dim_head ** 0.5
+                return torch.einsum("bhij,bhjd->bhid", scores.softmax(dim=-1), v)
+
+            def forward(self, x):
+                q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+                return rearrange(self._attend(q, k, v), "b h n d -> b n (h d)")
+
+
+        class Encoder(nn.Module):
+            def __init__(self, dim=256, heads=4):
+                super().__init__()
+                self.attn = Attention(dim, heads, dim // heads)
+        """,
+        line=13,
+    ),
+    # Queries and keys each scaled by the fourth root of the model width on the way in: reported
+    # where the first factor is applied.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, emb, heads=8):
+                super().__init__()
+                self.emb, self.heads = emb, heads
+                self.tokeys = nn.Linear(emb, emb, bias=False)
+                self.toqueries = nn.Linear(emb, emb, bias=False)
+                self.tovalues = nn.Linear(emb, emb, bias=False)
+
+            def forward(self, x):
+                b, t, e = x.size()
+                h = self.heads
+                s = e // h
+                keys = self.tokeys(x).view(b, t, h, s).transpose(1, 2).reshape(b * h, t, s)
+                queries = self.toqueries(x).view(b, t, h, s).transpose(1, 2).reshape(b * h, t, s)
+                values = self.tovalues(x).view(b, t, h, s).transpose(1, 2).reshape(b * h, t, s)
+                queries = queries / (e ** (1 / 4))
+                keys = keys / (e ** (1 / 4))
+                dot = torch.softmax(torch.bmm(queries, keys.transpose(1, 2)), dim=2)
+                out = torch.bmm(dot, values).view(b, h, t, s)
+                return out.transpose(1, 2).reshape(b, t, h * s)
+        """,
+        line=20,
+    ),
 ]

@@ -1,0 +1,146 @@
+"""Classes of other files of the project, attributes a base class's `__init__` sets, the indices
+of a sort, and masks made by testing ids against the pad id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+from attnlint.analysis import analyze_module
+from attnlint.analysis.attention import unread_padding_masks
+from attnlint.analysis.project import Project
+
+from tests.analysis.helpers import analyse, env, function
+
+
+def _package(tmp_path, files):
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name, text in files.items():
+        (package / name).write_text(text)
+    return package
+
+
+def _analyse_file(tmp_path, path):
+    return analyze_module(cst.parse_module(path.read_text()), project=Project([tmp_path]), path=Path(path))
+
+
+def test_an_imported_collator_class_pads_the_batches_of_a_loader(tmp_path):
+    package = _package(
+        tmp_path,
+        {
+            "collate.py": (
+                "from dataclasses import dataclass\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "@dataclass\n"
+                "class Collator:\n"
+                "    pad_token_id: int\n"
+                "    def __call__(self, batch):\n"
+                "        ids = pad_sequence([b['ids'] for b in batch], batch_first=True, padding_value=self.pad_token_id)\n"
+                "        return {'ids': ids[:, :-1], 'labels': ids[:, 1:]}\n"
+            ),
+            "train.py": (
+                "from torch.utils.data import DataLoader\n"
+                "from .collate import Collator\n"
+                "def main(ds, pad):\n"
+                "    loader = DataLoader(ds, collate_fn=Collator(pad_token_id=pad))\n"
+                "    for batch in loader:\n"
+                "        labels = batch['labels']\n"
+            ),
+        },
+    )
+    analysis = _analyse_file(tmp_path, package / "train.py")
+    labels = function(analysis, "main").final_env["labels"]
+    assert labels.padded and labels.padding.token_id
+
+
+def test_an_imported_model_class_returns_what_its_forward_returns(tmp_path):
+    package = _package(
+        tmp_path,
+        {
+            "decoder.py": (
+                "import torch.nn as nn\n"
+                "class Decoder(nn.Module):\n"
+                "    def __init__(self, vocab, dim):\n"
+                "        super().__init__()\n"
+                "        self.embed = nn.Embedding(vocab, dim)\n"
+                "        self.out = nn.Linear(dim, vocab)\n"
+                "    def forward(self, captions, lengths):\n"
+                "        lengths, order = lengths.sort(dim=0, descending=True)\n"
+                "        captions = captions[order]\n"
+                "        return self.out(self.embed(captions)), captions\n"
+            ),
+            "train.py": (
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "from .decoder import Decoder\n"
+                "def step(rows, lengths):\n"
+                "    caps = pad_sequence(rows, batch_first=True, padding_value=0)\n"
+                "    decoder = Decoder(100, 32).to('cpu')\n"
+                "    scores, caps_sorted = decoder(caps, lengths)\n"
+            ),
+        },
+    )
+    analysis = _analyse_file(tmp_path, package / "train.py")
+    step = function(analysis, "step").final_env
+    assert step["decoder"].kind == "module"
+    assert step["scores"].kind == "tensor"  # the Linear at the end of its forward
+    # Rows reordered by the sort's indices are rows of the padded batch.
+    assert step["caps_sorted"].padded and step["caps_sorted"].padding.value == 0
+
+
+def test_a_boolean_selection_of_a_padded_batch_is_not_padded():
+    analysis, _ = analyse(
+        """
+        from torch.nn.utils.rnn import pad_sequence
+        def f(rows, keep, lengths):
+            caps = pad_sequence(rows, batch_first=True, padding_value=0)
+            _, order = lengths.sort(descending=True)
+            return caps[order], caps[keep]
+        """
+    )
+    reordered, selected = function(analysis, "f").returns[0].elements
+    assert reordered.padded
+    assert not selected.padded
+
+
+def test_a_subclass_has_the_attributes_its_base_init_sets():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        class Attention(nn.Module):
+            def __init__(self, n_head, n_feat):
+                super().__init__()
+                self.d_k = n_feat // n_head
+                self.h = n_head
+                self.linear_q = nn.Linear(n_feat, n_feat)
+        class RelPositionAttention(Attention):
+            def __init__(self, n_head, n_feat):
+                super().__init__(n_head, n_feat)
+                self.linear_pos = nn.Linear(n_feat, n_feat, bias=False)
+            def forward(self, x):
+                return self.linear_q(x).view(x.size(0), -1, self.h, self.d_k)
+        """
+    )
+    cls = analysis.classes["RelPositionAttention"]
+    assert cls.attrs["d_k"].sym.text() == "n_feat / n_head"
+    assert cls.attrs["linear_q"].kind == "module"
+    q = env(analysis, "forward", "x", "RelPositionAttention")
+    assert function(analysis, "forward", "RelPositionAttention").returns[0].rank == 4
+    assert q is not None
+
+
+def test_a_mask_made_by_testing_ids_against_the_pad_id_and_never_read():
+    analysis, _ = analyse(
+        """
+        def forward(self, batch):
+            hist_mask = batch["hist_items"] > 0
+            score_mask = batch["scores"] > 0.5
+            kept = batch["ids"].ne(self.pad_id).float()
+            return self.attn(batch["target"], batch["hist"])
+        """
+    )
+    unread = unread_padding_masks(function(analysis, "forward"))
+    # A comparison with 0 or the pad id is a padding test; one with 0.5 is not.
+    assert set(unread) == {"hist_mask"}
