@@ -551,6 +551,13 @@ def call_with_values(ev, func: cst.BaseExpression, values: List[Value]) -> Value
         if target is not None and target.bound_call is not None:
             fake = cst.Call(func=func, args=[cst.Arg(value=cst.Name("_")) for _ in values])
             return bound_function_call(ev, fake, target, values)
+    elif isinstance(func, cst.Call):
+        # `map(partial(apply_rotary_pos_emb, freqs), (q, k))`: the function with those arguments.
+        target = ev.eval(func)
+        if target.bound_call is None:
+            return UNKNOWN
+        fake = cst.Call(func=cst.Name(target.user_function), args=[cst.Arg(value=cst.Name("_")) for _ in values])
+        return bound_function_call(ev, fake, target, values)
     else:
         return UNKNOWN
     fake = cst.Call(func=func, args=[cst.Arg(value=cst.Name("_")) for _ in values])

@@ -117,6 +117,10 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         if isinstance(op, cst.Divide) and tensor is right:
             return Value(kind="tensor", rank=right.rank, node=node)  # `1 / x`: not a scaled x
         other = right if tensor is left else left
+        if isinstance(op, cst.Multiply) and _rotation_factor(node.right if tensor is left else node.left):
+            # `t * cos + rotate_half(t) * sin`: rotary position embeddings rotate the features;
+            # a cosine or sine factor is no temperature (it leaves the scale as it was).
+            return tensor.with_(node=node, sym=None)
         written = _factor_of(other, isinstance(op, cst.Divide))
         factor = _resolved_factor(ev, written)
         if tensor.softmax is not None and other.softmax is None:
@@ -166,6 +170,18 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
         result = masks.add_terms(ev, left, right, node, node.left, node.right)
         if left.kind == "scalar" and right.kind == "scalar":
             return result.with_(sym=_sym_sum(op, left, right))
+        if (
+            result.scale is None
+            and result.scores is None
+            and result.mask is None
+            and left.kind == right.kind == "tensor"
+            and left.scale is not None
+            and left.scale == right.scale
+            and left.scores is None
+            and right.scores is None
+        ):
+            # `t * cos + rotate_half(t) * sin`, `x + pos`: terms scaled alike are a sum scaled so.
+            return result.with_(scale=left.scale, scaled=left.scaled)
         return result
     if isinstance(op, (cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift, cst.RightShift)):
         if left.kind == "scalar" and right.kind == "scalar":
@@ -181,6 +197,27 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
             mask = replace(mask, can_mask_whole_row=True, masks_padded_queries=True)
         return Value(kind="tensor", rank=rank, node=node, mask=mask)
     return UNKNOWN
+
+
+def _rotation_factor(node: cst.BaseExpression) -> bool:
+    """A cosine or sine of positions: `pos.cos()`, `torch.sin(freqs)`, a rotary cache named so
+    (`cos`, `sin_cached[:n]`, `freqs_cos`, `self.sin[None]`)."""
+    from attnlint.analysis.names import words
+
+    while isinstance(node, cst.Subscript) or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _LAYOUT_METHODS
+    ):
+        node = node.value if isinstance(node, cst.Subscript) else node.func.value
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        return name in ("cos", "sin")
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and bool({"cos", "sin"} & set(words(node.value)))
+
+
+_LAYOUT_METHODS = frozenset({"unsqueeze", "to", "type_as", "view", "reshape", "expand", "expand_as", "float", "half"})
 
 
 def _lengths_arithmetic(op, left: Value, right: Value, node) -> Optional[Value]:

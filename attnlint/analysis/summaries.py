@@ -366,7 +366,7 @@ def refinement_signature(bindings: Dict[str, Value], scope: CallerScope) -> tupl
         (
             frozenset(atom.name for atom in scope.size_atoms),
             frozenset(atom.name for atom in scope.layer_inputs),
-            tuple(sorted((key.rsplit(":", 1)[-1], number) for key, number in scope.size_examples)),
+            frozenset((key.rsplit(":", 1)[-1], number) for key, number in scope.size_examples),
         ),
     )
 

@@ -11,7 +11,7 @@ from attnlint.analysis import analyze_module
 from attnlint.analysis.attention import unread_padding_masks
 from attnlint.analysis.project import Project
 
-from tests.analysis.helpers import analyse, env, function
+from helpers import analyse, env, function
 
 
 def _package(tmp_path, files):
@@ -144,3 +144,24 @@ def test_a_mask_made_by_testing_ids_against_the_pad_id_and_never_read():
     unread = unread_padding_masks(function(analysis, "forward"))
     # A comparison with 0 or the pad id is a padding test; one with 0.5 is not.
     assert set(unread) == {"hist_mask"}
+
+
+def test_refinement_signature_is_up_to_the_keys_of_atoms():
+    from attnlint.analysis.summaries import refinement_signature
+    from attnlint.analysis.symbolic import Sym
+    from attnlint.analysis.values import CallerScope, Value
+
+    def context(caller):
+        dim = Sym.atom(f"{caller}:dim", "dim")
+        scope = CallerScope(
+            frozenset(dim.atoms()),
+            frozenset(),
+            # Two callers' examples for sizes of one name (numbers are not ordered).
+            ((f"{caller}:dim", Sym.const(64)), (f"Other.{caller}:dim", Sym.const(32))),
+        )
+        return refinement_signature({"dim": Value(kind="scalar", sym=dim)}, scope)
+
+    # A parameter passed down one caller further: another key, the same names.
+    assert context("Block.__init__") == context("Model.__init__")
+    widths = refinement_signature({"dim": Value(kind="scalar", sym=Sym.atom("Block:width", "width"))}, CallerScope())
+    assert widths != refinement_signature({"dim": Value(kind="scalar", sym=Sym.atom("Block:dim", "dim"))}, CallerScope())

@@ -102,3 +102,47 @@ def test_a_query_scaled_by_the_root_of_its_width_before_sdpa_at_its_default_scal
     found = {f.name: [prescaled_sdpa_operand(c) for c in f.attention_calls] for f in analysis.functions}
     assert found["twice"][0] is not None
     assert found["told"] == [None] and found["other_factor"] == [None]
+
+
+ROTARY = """
+import torch
+import torch.nn as nn
+from functools import partial
+from einops import einsum
+from einops.layers.torch import Rearrange
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(pos, t):
+    return t * pos.cos() + rotate_half(t) * pos.sin()
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, dim_head=64, heads=8):
+        super().__init__()
+        self.scale = dim_head ** -0.5
+        self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+        self.split_heads = Rearrange("b n (qkv h d) -> qkv b h n d", qkv=3, h=heads)
+
+    def forward(self, x, pos):
+        q, k, v = self.split_heads(self.to_qkv(x))
+        q, k = map(partial(apply_rotary_pos_emb, pos), (q, k))
+        q = q * self.scale
+        sim = einsum(q, k, "b h i d, b h j d -> b h i j"){again}
+        return sim.softmax(dim=-1)
+"""
+
+
+def test_rotary_embeddings_leave_the_scale_and_a_second_factor_is_seen():
+    # Cosines and sines rotate the features; the sum of the two rotated terms keeps q's scale,
+    # and `map(partial(f, pos), (q, k))` is f applied to each.
+    twice = only_softmax(analyse(ROTARY.format(again=" * self.scale"))[0]).input.scores
+    assert twice.scale_verdict().kind == ScaleKind.SCALED_TWICE
+    assert twice.scale.text() == "1 / dim_head"
+    once = only_softmax(analyse(ROTARY.format(again=""))[0]).input.scores
+    assert once.scale.text() == "1 / dim_head ** 0.5"
+    assert once.scale_verdict().kind != ScaleKind.SCALED_TWICE

@@ -2447,4 +2447,40 @@ INVALID = [
         """,
         line=20,
     ),
+    # lucidrains style: rotary embeddings applied with `map(partial(...))`, the queries scaled,
+    # and the similarity scaled again.
+    Invalid(
+        """
+        import torch
+        from torch import nn
+        from functools import partial
+        from einops import einsum
+        from einops.layers.torch import Rearrange
+
+
+        def rotate_half(x):
+            x1, x2 = x.chunk(2, dim=-1)
+            return torch.cat((-x2, x1), dim=-1)
+
+
+        def apply_rotary_pos_emb(pos, t):
+            return t * pos.cos() + rotate_half(t) * pos.sin()
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, dim_head=64, heads=8):
+                super().__init__()
+                self.scale = dim_head ** -0.5
+                self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+                self.split_heads = Rearrange("b n (qkv h d) -> qkv b h n d", qkv=3, h=heads)
+
+            def forward(self, x, rotary_pos_emb):
+                q, k, v = self.split_heads(self.to_qkv(x))
+                q, k = map(partial(apply_rotary_pos_emb, rotary_pos_emb), (q, k))
+                q = q * self.scale
+                sim = einsum(q, k, "b h i d, b h j d -> b h i j") * self.scale
+                return einsum(sim.softmax(dim=-1), v, "b h i j, b h j d -> b h i d")
+        """,
+        line=28,
+    ),
 ]
