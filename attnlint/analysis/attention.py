@@ -201,10 +201,13 @@ def unread_padding_masks(function) -> Dict[str, cst.Name]:
                 for name in _target_names(target.target):
                     targets.add(id(name))
                     if masks.names_padding(name.value) or (
-                        "mask" in words(name.value) and isinstance(target.target, cst.Name) and tests_for_padding(stmt.value)
+                        "mask" in words(name.value)
+                        and len(words(name.value)) > 1
+                        and isinstance(target.target, cst.Name)
+                        and tests_for_padding(stmt.value)
                     ):
-                        # By its name, or a mask made by testing ids against the pad id
-                        # (`hist_mask = batch["hist_items"] > 0`).
+                        # By its name, or a mask of something (not a bare `mask`) made by testing
+                        # ids against the pad id (`hist_mask = batch["hist_items"] > 0`).
                         bound.setdefault(name.value, name)
     if not bound:
         return {}
