@@ -5,6 +5,7 @@ and everything no other domain knows (unknown: tensor arguments escape)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import List, Optional
 
 import libcst as cst
@@ -495,9 +496,11 @@ def names_a_model(name: str, class_name: str) -> bool:
     return any(w in _MODEL_WORDS for w in words(name)) or _names_class(name, class_name)
 
 
+@lru_cache(maxsize=65536)
 def _names_class(name: str, class_name: str) -> bool:
     """`dalle` for `DALLE`, `encoder` for `TransformerEncoder`: a parameter named for the class
-    (its name, or the last words of it)."""
+    (its name, or the last words of it). Remembered: every parameter of every function of a
+    module is asked about every class of it."""
     from attnlint.analysis.names import words
 
     if name.replace("_", "").lower() == class_name.lower():

@@ -319,6 +319,7 @@ class Subtree:
         nested: list = []
         # (node, inside a nested definition) to enter; (None, index) to close node index's subtree.
         stack: list = [(root, False)]
+        is_node = _NODE_TYPES
         while stack:
             node, inside = stack.pop()
             if node is None:
@@ -329,8 +330,29 @@ class Subtree:
             nested.append(inside)
             ends.append(0)
             stack.append((None, index))
-            below = inside or (node is not root and type(node) in _SCOPES)
-            children = child_nodes(node)
+            kind = type(node)
+            below = inside or (node is not root and kind in _SCOPES)
+            # child_nodes, inlined: this walk visits every node of every function analysed.
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _child_fields(node)
+            children = []
+            for name in fields:
+                value = getattr(node, name)
+                value_kind = type(value)
+                if value_kind is tuple or value_kind is list:
+                    for item in value:
+                        known = is_node.get(type(item))
+                        if known is None:
+                            known = _is_node_type(type(item))
+                        if known:
+                            children.append(item)
+                else:
+                    known = is_node.get(value_kind)
+                    if known is None:
+                        known = _is_node_type(value_kind)
+                    if known:
+                        children.append(value)
             for child in reversed(children):
                 stack.append((child, below))
         self.nodes, self.ends, self.nested = nodes, ends, nested
@@ -356,17 +378,20 @@ _LAYOUT_FIELDS = frozenset(
 )
 
 
+def _child_fields(node: cst.CSTNode) -> tuple:
+    names = _CHILD_FIELDS[type(node)] = tuple(
+        f.name for f in dataclasses.fields(node) if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace")
+    )
+    return names
+
+
 def child_nodes(node: cst.CSTNode) -> list:
     """The nodes held by `node`'s fields that are code: its children without their whitespace,
     comments and punctuation, read from the dataclass without the visitor that LibCST's
     `children` runs (several times faster), in field order (the source order)."""
     names = _CHILD_FIELDS.get(type(node))
     if names is None:
-        names = _CHILD_FIELDS[type(node)] = tuple(
-            f.name
-            for f in dataclasses.fields(node)
-            if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace")
-        )
+        names = _child_fields(node)
     out = []
     for name in names:
         value = getattr(node, name)
