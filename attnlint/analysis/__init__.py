@@ -30,13 +30,13 @@ import libcst as cst
 from attnlint.analysis import masks
 from attnlint.analysis.names import child_nodes
 from attnlint.analysis.modules import self_attr
-from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, walk_nodes
+from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFacts, block_statements, mask_root, walk_nodes
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.selection import CONTEXT_ROUNDS, FirstReading, definitions_in
 from attnlint.analysis.summaries import Definitions, Summaries, refinement_signature
-from attnlint.analysis.values import CallerScope, SoftmaxSite, Value, ViewSite
+from attnlint.analysis.values import MASKED, CallerScope, SoftmaxSite, Value, ViewSite
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
 
@@ -162,7 +162,59 @@ class ModuleAnalysis:
         bound = function.params[node.value]
         if bound.mask is None or bound.mask.convention is None or bound.mask.origin == "name":
             return None  # what the parameter means is not its callers' to say (or its name says)
+        named = masks.from_local_name(node.value)
+        if named is not None and named.convention == bound.mask.convention:
+            # `valid` handed a True-for-real-frames mask: the function's own name for it says
+            # what the callers pass; the use that reads it the other way is the mistake.
+            return None
+        if self._read_as_made_elsewhere(function, node.value):
+            # The caller hands the same mask to another layer that fills with it as it was
+            # made (`masked_fill(~frame_mask, -inf)` in the pooling): the mask is right, and
+            # this use, which reads it the other way, is the mistake.
+            return None
         return self._where_meaning_is_decided(function, node.value)
+
+    def _read_as_made_elsewhere(self, function: FunctionFacts, param: str) -> bool:
+        """Whether a caller passing a local for `param` of `function` passes that local to
+        another function of this file too, which fills the scores where the mask says masked
+        (its fill reads the parameter as the caller made it)."""
+        for call, position in self._calls_binding(function, param):
+            arg = call_argument(call.call, position, param)
+            caller = self._caller_of(call)
+            if arg is None or caller is None or not isinstance(arg.value, cst.Name):
+                continue
+            local = arg.value.value
+            for other in caller.calls:
+                if other is call:
+                    continue
+                receiver = self._callee_facts(other, caller)
+                if receiver is None or receiver is function:
+                    continue
+                for name in receiver.params:
+                    if not _passes(other, receiver, name, local):
+                        continue
+                    for site in receiver.fill_sites:
+                        facts = site.mask.mask
+                        if facts is not None and facts.convention == MASKED and mask_root(site.mask_node) == name:
+                            return True
+        return False
+
+    def _callee_facts(self, call, caller: FunctionFacts) -> Optional[FunctionFacts]:
+        """The function of this file a call site reaches (a method through its instance's class
+        or `self.`, or a module function)."""
+        definitions = self.summaries.definitions if self.summaries is not None else None
+        if definitions is None:
+            return None
+        if call.callee_class is not None:
+            found = definitions.method(call.callee_class, call.callee)
+        elif call.method:
+            found = definitions.method(caller.class_name, call.callee)
+        else:
+            node = definitions.functions.get(call.callee)
+            found = (None, node) if node is not None else None
+        if found is None:
+            return None
+        return next((f for f in self.functions if f.node is found[1]), None)
 
     def _where_meaning_is_decided(self, function: FunctionFacts, param: str) -> Optional[cst.BaseExpression]:
         """The argument the first caller in this file writes for `param` of `function`, followed
@@ -355,6 +407,16 @@ class ModuleAnalysis:
 
 
 _SITE_KINDS = ("softmax_sites", "fill_sites", "mask_uses", "attention_calls", "loss_sites", "view_sites", "dot_t_sites")
+
+
+def _passes(call, receiver: FunctionFacts, param: str, local: str) -> bool:
+    """Whether `call` passes the local `local` as `param` of `receiver`."""
+    names = [p.name.value for p in receiver.node.params.params] if isinstance(receiver.node, cst.FunctionDef) else []
+    if receiver.class_name is not None and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    position = names.index(param) if param in names else 99
+    arg = call_argument(call.call, position, param)
+    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == local
 
 
 def _parent_index(module: cst.Module) -> Dict[int, cst.CSTNode]:

@@ -125,7 +125,7 @@ class FunctionFacts:
                 reached.update(facts.parts_from)  # `causal & attention_mask[:, None, None, :]`
             # What the code writes, whatever the callers analysed pass: a refined reading in
             # which no caller passes `mask` (bound to its default None) still fills with it.
-            root = _mask_root(site.mask_node)
+            root = mask_root(site.mask_node)
             if root is not None and root in self.params and masks.is_mask_param(root):
                 reached.add(root)
         for call in self.attention_calls:
@@ -154,7 +154,7 @@ def _torch_module_class(node: Optional[cst.BaseExpression], aliases) -> Optional
     return built
 
 
-def _mask_root(node: Optional[cst.CSTNode]) -> Optional[str]:
+def mask_root(node: Optional[cst.CSTNode]) -> Optional[str]:
     """The name a mask expression starts from through `~`, `not`, indexing, attribute reads and
     method calls (`~mask[:, None, :].bool()` -> mask), if it is one name."""
     while node is not None:

@@ -32,6 +32,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_DEPTH = 3
 
+# How many calls have been cut short so far (past MAX_DEPTH, or into a function being summarised):
+# a summary computed while one was is only as good as the depth it was asked at (see call).
+_cut_short = [0]
+
 
 @dataclass
 class Definitions:
@@ -375,7 +379,7 @@ class Summaries:
     def __init__(self, analysis: "ModuleAnalysis", definitions: Definitions) -> None:
         self.analysis = analysis
         self.definitions = definitions
-        self._cache: Dict[tuple, Value] = {}
+        self._cache: Dict[tuple, Tuple[Value, Optional[int]]] = {}
         self._active: set = set()
         # What each function's text shows of its parameters (Evaluator._body_facts), by node id.
         self.body_facts: Dict[int, tuple] = {}
@@ -467,19 +471,24 @@ class Summaries:
             return None
         owner, definition = target
         if ev.depth >= MAX_DEPTH or id(definition) in self._active:
+            _cut_short[0] += 1
             return None
         bound = bind_arguments(definition, node, values, method=owner is not None)
         if bound is None:
             return None
         key = (id(definition), tuple(sorted((k, _abstract(v)) for k, v in bound.items())))
-        if key in self._cache:
-            return _in_caller_params(self._cache[key], bound)
+        cached = self._cache.get(key)
+        # A summary some call inside was cut short in holds for calls at least as deep; one asked
+        # for nearer the top is computed again (a helper's helper is within reach from there).
+        if cached is not None and (cached[1] is None or ev.depth >= cached[1]):
+            return _in_caller_params(cached[0], bound)
+        before = _cut_short[0]
         self._active.add(id(definition))
         try:
             result = self._evaluate(ev, owner, definition, bound)
         finally:
             self._active.discard(id(definition))
-        self._cache[key] = result
+        self._cache[key] = (result, None if _cut_short[0] == before else ev.depth)
         return _in_caller_params(result, bound)
 
     def call_closure(

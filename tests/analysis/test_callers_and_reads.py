@@ -262,3 +262,33 @@ def test_an_import_resolved_once_is_remembered_and_a_module_that_appears_later_i
     (package / "collate.py").write_text("def collate(batch): return batch\n")
     monkeypatch.setattr(project_module, "_MISS_SECONDS", 0.0)
     assert project.resolve(importer, "collate", 1) == (package / "collate.py").resolve()
+
+
+def test_a_summary_cut_short_deep_down_is_computed_again_nearer_the_top():
+    # `top` is read first: through `deep` and `outer`, `causal_helper(5)` is summarised three
+    # calls down, where its own call of `causal` is past the depth limit. Asked for from the
+    # top, the same call reaches `causal`.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def top():
+            far = deep()
+            near = causal_helper(5)
+            return far, near
+
+        def deep():
+            return outer()
+
+        def outer():
+            return causal_helper(5)
+
+        def causal_helper(n):
+            return causal(n)
+
+        def causal(n):
+            return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        """
+    )
+    near = function(analysis, "top").final_env["near"]
+    assert near.mask is not None and near.mask.origin == "causal"

@@ -165,3 +165,55 @@ def test_refinement_signature_is_up_to_the_keys_of_atoms():
     assert context("Block.__init__") == context("Model.__init__")
     widths = refinement_signature({"dim": Value(kind="scalar", sym=Sym.atom("Block:width", "width"))}, CallerScope())
     assert widths != refinement_signature({"dim": Value(kind="scalar", sym=Sym.atom("Block:dim", "dim"))}, CallerScope())
+
+
+def test_a_length_mask_from_an_imported_helper_over_lengths_an_imported_front_end_returns(tmp_path):
+    # The front end's class and the mask helpers live in other files: the encoder's forward,
+    # read for itself and as the classifier's callee, sees the length mask (True = real frame).
+    package = _package(
+        tmp_path,
+        {
+            "masking.py": (
+                "import torch\n"
+                "def make_pad_mask(lengths, max_len=None):\n"
+                "    max_len = int(max_len or lengths.max().item())\n"
+                "    seq = torch.arange(max_len, device=lengths.device)\n"
+                "    return seq.unsqueeze(0) >= lengths.unsqueeze(1)\n"
+                "def make_non_pad_mask(lengths, max_len=None):\n"
+                "    return ~make_pad_mask(lengths, max_len)\n"
+            ),
+            "frontend.py": (
+                "import torch.nn as nn\n"
+                "class Subsampling(nn.Module):\n"
+                "    def __init__(self, idim, odim):\n"
+                "        super().__init__()\n"
+                "        self.out = nn.Linear(idim, odim)\n"
+                "    def forward(self, x, lengths):\n"
+                "        return self.out(x[:, ::2]), (lengths - 1) // 2\n"
+            ),
+            "model.py": (
+                "import torch.nn as nn\n"
+                "from .frontend import Subsampling\n"
+                "from .masking import make_non_pad_mask\n"
+                "class Encoder(nn.Module):\n"
+                "    def __init__(self, idim, d_model):\n"
+                "        super().__init__()\n"
+                "        self.subsample = Subsampling(idim, d_model)\n"
+                "    def forward(self, feats, feat_lens):\n"
+                "        x, lens = self.subsample(feats, feat_lens)\n"
+                "        valid = make_non_pad_mask(lens, x.size(1))\n"
+                "        return x, valid\n"
+                "class Classifier(nn.Module):\n"
+                "    def __init__(self, idim, d_model):\n"
+                "        super().__init__()\n"
+                "        self.encoder = Encoder(idim, d_model)\n"
+                "    def forward(self, feats, feat_lens):\n"
+                "        enc, valid = self.encoder(feats, feat_lens)\n"
+                "        return enc, valid\n"
+            ),
+        },
+    )
+    analysis = _analyse_file(tmp_path, package / "model.py")
+    for owner in ("Encoder", "Classifier"):
+        valid = function(analysis, "forward", owner).final_env["valid"]
+        assert valid.mask is not None and valid.mask.origin == "lengths" and valid.mask.convention == "attend", owner

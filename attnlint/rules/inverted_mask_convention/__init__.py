@@ -26,7 +26,12 @@ class InvertedMaskConvention(Rule):
     meaning is written, without a fix (the function may have other callers): at the caller's
     argument, followed up through layers that only hand their own parameter on, and at the
     expression that builds it when that argument is a local built once (`valid = arange(T) <
-    lens[:, None]`, then `for layer in self.layers: x = layer(x, valid)`).
+    lens[:, None]`, then `for layer in self.layers: x = layer(x, valid)`) into a parameter named
+    for no convention (`mask`). When the parameter's own name already says what the callers
+    pass (`valid`, `keep`, `valid_mask` for True = real tokens), the function knows what it
+    holds, and the use that reads it the other way is reported, with the fix; so is a use that
+    reads it the other way from another layer the caller hands it to (a pooling that fills
+    where it is False).
 
     A mask parameter whose function documents it (a docstring or header-comment line that names
     it and says what True means: `pad_mask: (B, L) bool, True at padding positions`, `mask: 1 for
@@ -1457,8 +1462,65 @@ class InvertedMaskConvention(Rule):
                 return model(src, tgt, None, None, src_padding_mask, tgt_padding_mask, src_padding_mask)
             """
         ),
+        # One mask (True = a real frame) handed to the pooling, which fills where it is False, and
+        # to nn.MultiheadAttention, which reads True as padding: the mask is right, the attention
+        # reads it inverted.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+            class Layer(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, frame_mask):
+                    return x + self.attn(x, x, x, key_padding_mask=frame_mask, need_weights=False)[0]
+            class Pooling(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.score = nn.Linear(d, 1)
+                def forward(self, x, frame_mask):
+                    w = self.score(x).squeeze(-1).masked_fill(~frame_mask, float("-inf"))
+                    return (w.softmax(dim=-1).unsqueeze(-1) * x).sum(1)
+            class Encoder(nn.Module):
+                def __init__(self, d=256, h=4):
+                    super().__init__()
+                    self.layer = Layer(d, h)
+                    self.pool = Pooling(d)
+                def forward(self, x, lengths):
+                    frame_mask = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                    return self.pool(self.layer(x, frame_mask), frame_mask)
+            """,
+            line=8,
+            fixed="""
+            import torch
+            from torch import nn
+            class Layer(nn.Module):
+                def __init__(self, d, h):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+                def forward(self, x, frame_mask):
+                    return x + self.attn(x, x, x, key_padding_mask=~frame_mask, need_weights=False)[0]
+            class Pooling(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.score = nn.Linear(d, 1)
+                def forward(self, x, frame_mask):
+                    w = self.score(x).squeeze(-1).masked_fill(~frame_mask, float("-inf"))
+                    return (w.softmax(dim=-1).unsqueeze(-1) * x).sum(1)
+            class Encoder(nn.Module):
+                def __init__(self, d=256, h=4):
+                    super().__init__()
+                    self.layer = Layer(d, h)
+                    self.pool = Pooling(d)
+                def forward(self, x, lengths):
+                    frame_mask = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]
+                    return self.pool(self.layer(x, frame_mask), frame_mask)
+            """,
+        ),
         # A length mask (True = a real frame, from lengths a conv front end shortened) handed through
-        # a loop over layers to nn.MultiheadAttention: reported where it is built.
+        # a loop over layers to nn.MultiheadAttention as `valid_mask`: the layer's own name for it
+        # says what the caller passes, so the use that reads it the other way is reported.
         Invalid(
             """
             import torch
@@ -1489,6 +1551,35 @@ class InvertedMaskConvention(Rule):
                         x = layer(x, valid_mask)
                     return x
             """,
-            line=24,
+            line=15,
+            fixed="""
+            import torch
+            from torch import nn
+            class Subsampling(nn.Module):
+                def __init__(self, d_model):
+                    super().__init__()
+                    self.conv = nn.Conv1d(d_model, d_model, 3, stride=2)
+                def forward(self, x, lengths):
+                    x = self.conv(x.transpose(1, 2)).transpose(1, 2)
+                    return x, (lengths - 1) // 2
+            class EncoderLayer(nn.Module):
+                def __init__(self, d_model, n_heads):
+                    super().__init__()
+                    self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+                def forward(self, x, valid_mask):
+                    h, _ = self.self_attn(x, x, x, key_padding_mask=~valid_mask)
+                    return x + h
+            class Encoder(nn.Module):
+                def __init__(self, d_model=256, n_heads=4, n_layers=6):
+                    super().__init__()
+                    self.subsample = Subsampling(d_model)
+                    self.layers = nn.ModuleList([EncoderLayer(d_model, n_heads) for _ in range(n_layers)])
+                def forward(self, feats, feat_lens):
+                    x, lens = self.subsample(feats, feat_lens)
+                    valid_mask = torch.arange(x.size(1), device=x.device)[None, :] < lens[:, None]
+                    for layer in self.layers:
+                        x = layer(x, valid_mask)
+                    return x
+            """,
         ),
     ]
