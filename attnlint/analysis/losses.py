@@ -11,7 +11,7 @@ import libcst as cst
 from attnlint.analysis import handlers, masks
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.names import literal, qualify, words
-from attnlint.analysis.values import LossSite, Padding, TokenIds, Value
+from attnlint.analysis.values import LossSite, Padding, TokenIds, Value, join
 
 
 def _flow():
@@ -575,6 +575,13 @@ def _append(ev, call: Call):
                 ev.env[owner] = receiver.with_(padding=None)
         elif receiver.padded:
             ev.env[owner] = receiver.with_(padding=None)
+        if row.kind in ("tensor", "module") and not receiver.elements:
+            # `weights = []`, then `weights.append(w.view(b, c, 1, 1))` in a loop: the list holds
+            # such tensors (`torch.stack(weights, 0)` stacks them); appended ones that differ
+            # keep what they agree on.
+            current = ev.env[owner]
+            each = row if current.each is None else join(current.each, row)
+            ev.env[owner] = current.with_(each=each)
     return Value(kind="scalar", node=call.node)
 
 

@@ -409,6 +409,9 @@ def other_function(ev, node: cst.Call, qualified: str) -> Value:
     short = qualified.rsplit(".", 1)[-1]
     if short in ("ModuleList",) and qualified.startswith("torch.nn.") and len(node.args) == 1:
         modules = ev.eval(node.args[0].value)  # iterating or indexing it gives the modules
+        if modules.kind == "tuple" and not modules.elements and modules.each is None:
+            # `nn.ModuleList([])`: empty, as `nn.ModuleList()` is; appending to it builds it.
+            return _module_constructor(ev, node.with_changes(args=[]), short)
         return modules if modules.kind == "tuple" else Value(kind="unknown", node=node)
     if qualified.startswith("torch.nn.") and short[:1].isupper():
         return _module_constructor(ev, node, short)

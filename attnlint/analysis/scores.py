@@ -147,8 +147,10 @@ def binary(ev, node: cst.BinaryOperation, left: Value, right: Value) -> Value:
                         weighted_by = weights.weights_of
                     else:
                         # `x * w` of activations and softmax weights (attentive pooling,
-                        # `torch.sum(x * w, dim=2)`): the weights weigh the values.
+                        # `torch.sum(x * w, dim=2)`): the weights weigh the values, summed
+                        # over the axis the sum says (see _weighted_sum).
                         weights.weights_of.uses.weigh_values = True
+                        weighted_by = weights.weights_of
         if left.softmax is not None and right.softmax is not None:
             # `s.softmax(1) * s.softmax(2)`: a two-way (dual-softmax) normalisation.
             left.softmax.renormalized = right.softmax.renormalized = True
@@ -1218,4 +1220,10 @@ def _weighted_sum(ev, call: Call):
     site = call.receiver.weighted_by if call.receiver is not None else None
     if site is not None and call.node.args:
         site.uses.weigh_values = True
+        dim = _flow()._arg(call.node, 0, "dim")
+        axis = _flow().int_literal(dim.value) if dim is not None else None
+        rank = call.receiver.rank
+        if axis is not None and rank is not None and rank == site.rank and -rank <= axis < rank:
+            # `(w * feats).sum(0)`: the weights are contracted with the values along that axis.
+            site.uses.contracted_axes.add(axis if axis < 0 else axis - rank)
     return shapes.reduced(ev, call, function_form=False)

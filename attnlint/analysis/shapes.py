@@ -1187,6 +1187,15 @@ def size_args(ev, args, values):
     return tuple(v.sym if v.rank in (None, 0) else None for v in values) if values else None
 
 
+def _roles_named(positional, sizes):
+    """`w.view(bs, c, 1, 1)`: an axis given by a name that says what it holds (`bs`,
+    `batch_size`, `seq_len`) holds that, whatever size the name stands for; None per axis when
+    the argument is no such name (or the arguments are not one per axis)."""
+    if sizes is None or len(positional) != len(sizes) or any(a.star for a in positional):
+        return None
+    return [role_of_dim_name(a.value.value) if isinstance(a.value, cst.Name) else None for a in positional]
+
+
 @handlers.method("view", "reshape", "expand", "repeat", "view_as", "reshape_as", "expand_as", "tile")
 def _view_method(ev, call: Call):
     from attnlint.analysis import view_order
@@ -1244,7 +1253,7 @@ def _view_method(ev, call: Call):
                         rereads_on_purpose=view_order.rereads_on_purpose(ev, receiver),
                     )
                 )
-    shape = make_shape(sizes) if sizes is not None and rank == len(sizes) else None
+    shape = make_shape(sizes, _roles_named(positional, sizes)) if sizes is not None and rank == len(sizes) else None
     if method in ("view", "reshape") and _swaps_last_two_sizes(ev, receiver, sizes) and receiver.scores is None:
         # `k.view(B, D, T)` of a (B, T, D) key: meant as kᵀ (ATN106 reports the view); its
         # product with q is read as the Q·Kᵀ the code means.
@@ -1886,10 +1895,14 @@ def _concatenate(ev, call: Call):
         first = elements[0].shape
         if stack:
             position = dim if dim >= 0 else dim + len(first) + 1
-            if 0 <= position <= len(first) and parts.elements:
-                count = Sym.const(len(parts.elements))
+            if 0 <= position <= len(first):
+                # A list built by appends in a loop holds some number of them.
+                count = Sym.const(len(parts.elements)) if parts.elements else None
                 items = [
-                    _axis_of(first[i].size if all(e.shape[i].size == first[i].size for e in elements) else None)
+                    _axis_of(
+                        first[i].size if all(e.shape[i].size == first[i].size for e in elements) else None,
+                        first[i].role if all(e.shape[i].role == first[i].role for e in elements) else None,
+                    )
                     for i in range(len(first))
                 ]
                 items.insert(position, _axis_of(count))

@@ -469,6 +469,13 @@ class SoftmaxSite:
             return False
         if self.padding_marks_keys(key, next(iter(axes))):
             return True
+        from attnlint.analysis.shapes import axis_role
+
+        if axis_role(self.input, next(iter(axes))) == BATCH and axis_role(self.input, key) != BATCH:
+            # Normalised across the samples of the batch, contracted along another axis (SK
+            # attention's branch weights stacked as (k, bs, c, 1, 1), softmax(dim=1)): no mixture
+            # of softmaxes normalises samples against one another.
+            return True
         size = self.input.size_of(next(iter(axes)))
         return size is not None and size.int_value != 1 and size == self.input.size_of(key)
 

@@ -91,6 +91,40 @@ class SoftmaxWrongAxis(Rule):
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
 
     VALID = [
+        # Selective-kernel attention: branch weights stacked as (k, bs, channel, 1, 1),
+        # normalised over the branches they are summed over.
+        Valid(
+            """
+            import torch
+            from torch import nn
+
+
+            class SKAttention(nn.Module):
+                def __init__(self, channel=512, kernels=(1, 3, 5, 7), d=32):
+                    super().__init__()
+                    self.convs = nn.ModuleList([])
+                    for k in kernels:
+                        self.convs.append(nn.Conv2d(channel, channel, kernel_size=k, padding=k // 2))
+                    self.fc = nn.Linear(channel, d)
+                    self.fcs = nn.ModuleList([])
+                    for _ in kernels:
+                        self.fcs.append(nn.Linear(d, channel))
+                    self.softmax = nn.Softmax(dim=0)
+
+                def forward(self, x):
+                    bs, c, _, _ = x.size()
+                    conv_outs = []
+                    for conv in self.convs:
+                        conv_outs.append(conv(x))
+                    feats = torch.stack(conv_outs, 0)  # k, bs, channel, h, w
+                    z = self.fc(sum(conv_outs).mean(-1).mean(-1))
+                    weights = []
+                    for fc in self.fcs:
+                        weights.append(fc(z).view(bs, c, 1, 1))
+                    attention_weights = self.softmax(torch.stack(weights, 0))  # k, bs, channel, 1, 1
+                    return (attention_weights * feats).sum(0)
+            """
+        ),
         # One query's scores against every key (an index of the embedded sentence, one axis,
         # times the keys): one axis, the keys; dim=0 normalises over them.
         Valid(
@@ -645,6 +679,71 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # The same weights normalised over the batch (dim=1): each sample's weights depend on
+        # the other samples of the batch.
+        Invalid(
+            """
+            import torch
+            from torch import nn
+
+
+            class SKAttention(nn.Module):
+                def __init__(self, channel=512, kernels=(1, 3, 5, 7), d=32):
+                    super().__init__()
+                    self.convs = nn.ModuleList([])
+                    for k in kernels:
+                        self.convs.append(nn.Conv2d(channel, channel, kernel_size=k, padding=k // 2))
+                    self.fc = nn.Linear(channel, d)
+                    self.fcs = nn.ModuleList([])
+                    for _ in kernels:
+                        self.fcs.append(nn.Linear(d, channel))
+                    self.softmax = nn.Softmax(dim=1)
+
+                def forward(self, x):
+                    bs, c, _, _ = x.size()
+                    conv_outs = []
+                    for conv in self.convs:
+                        conv_outs.append(conv(x))
+                    feats = torch.stack(conv_outs, 0)  # k, bs, channel, h, w
+                    z = self.fc(sum(conv_outs).mean(-1).mean(-1))
+                    weights = []
+                    for fc in self.fcs:
+                        weights.append(fc(z).view(bs, c, 1, 1))
+                    attention_weights = self.softmax(torch.stack(weights, 0))  # k, bs, channel, 1, 1
+                    return (attention_weights * feats).sum(0)
+            """,
+            line=27,
+            fixed="""
+            import torch
+            from torch import nn
+
+
+            class SKAttention(nn.Module):
+                def __init__(self, channel=512, kernels=(1, 3, 5, 7), d=32):
+                    super().__init__()
+                    self.convs = nn.ModuleList([])
+                    for k in kernels:
+                        self.convs.append(nn.Conv2d(channel, channel, kernel_size=k, padding=k // 2))
+                    self.fc = nn.Linear(channel, d)
+                    self.fcs = nn.ModuleList([])
+                    for _ in kernels:
+                        self.fcs.append(nn.Linear(d, channel))
+                    self.softmax = nn.Softmax(dim=-5)
+
+                def forward(self, x):
+                    bs, c, _, _ = x.size()
+                    conv_outs = []
+                    for conv in self.convs:
+                        conv_outs.append(conv(x))
+                    feats = torch.stack(conv_outs, 0)  # k, bs, channel, h, w
+                    z = self.fc(sum(conv_outs).mean(-1).mean(-1))
+                    weights = []
+                    for fc in self.fcs:
+                        weights.append(fc(z).view(bs, c, 1, 1))
+                    attention_weights = self.softmax(torch.stack(weights, 0))  # k, bs, channel, 1, 1
+                    return (attention_weights * feats).sum(0)
+            """,
+        ),
         # A seq2seq tutorial's time-major additive attention: the decoder state repeated over
         # the source and concatenated with the encoder outputs, whose comment says what each
         # axis holds; the logits are (src len, batch) and dim=1 is the batch.
