@@ -352,16 +352,19 @@ class ModuleAnalysis:
         `forward` methods of unrelated modules are not an interface.
         """
         owners: Dict[tuple, set] = {}
+        signatures: Dict[tuple, set] = {}
         for function in self.functions:
             if function.class_name is None:
                 continue
             for name in function.params:
                 if masks.is_mask_param(name):
                     owners.setdefault((function.name, name), set()).add(function.class_name)
+                    signatures.setdefault((function.name, name), set()).add(tuple(function.params))
         return {
             key
             for key, classes in owners.items()
-            if len(classes) > 1 and (key[0] != "forward" or self._related(classes))
+            if len(classes) > 1
+            and (key[0] != "forward" or self._related(classes) or _one_backend_signature(signatures[key]))
         }
 
     def _related(self, classes: set) -> bool:
@@ -407,6 +410,14 @@ class ModuleAnalysis:
 
 
 _SITE_KINDS = ("softmax_sites", "fill_sites", "mask_uses", "attention_calls", "loss_sites", "view_sites", "dot_t_sites")
+
+
+def _one_backend_signature(signatures: set) -> bool:
+    """Several classes' forwards with one parameter list of queries, keys and values and more
+    (`forward(self, queries, keys, values, attn_mask)` of AutoCorrelation and of the full
+    attention it is swapped with): drop-in attention backends, an interface whatever their bases.
+    Two-parameter forwards (`x, mask`) are too common to say so."""
+    return len(signatures) == 1 and len(next(iter(signatures))) >= 4
 
 
 def _passes(call, receiver: FunctionFacts, param: str, local: str) -> bool:

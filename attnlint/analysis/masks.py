@@ -1316,6 +1316,11 @@ def triangular_of(ev, kind: str, source, diagonal_arg: Optional[cst.Arg], node):
     if ctor is None or ctor.function not in ("torch.ones", "torch.full", "torch.ones_like"):
         return result
     diagonal = _flow().int_literal(diagonal_arg.value) if diagonal_arg is not None else 0
+    if diagonal is None and kind == "tril" and ctor.function != "torch.full":
+        # `ones(q, past + q).tril(diagonal=past)` (queries after a KV cache): whatever the
+        # diagonal, True marks what a query may attend; whether a row can be empty is unknown.
+        mask = replace(triangular(kind, 0, ctor.dtype, ctor.sizes), can_mask_whole_row=None)
+        return result.with_(mask=mask)
     if diagonal is None:
         return result
     mask = triangular(kind, diagonal, ctor.dtype, ctor.sizes)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # collate functions, configs) lives in small modules, while reading a model's big neighbours once
 # per importer cost 5x the run on diffusers.
 MAX_BYTES = 30_000
+# How many modules deep imports are followed from a checked file (its imports, and theirs).
+_IMPORT_DEPTH = 2
 # How long an import found nowhere in the tree is taken as absent before it is looked for again.
 _MISS_SECONDS = 5.0
 
@@ -75,7 +77,10 @@ class Project:
         for base in bases:
             candidate = base.joinpath(*parts)
             for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-                if parts and path.is_file() and self._inside(path):
+                # A relative import names a module of the importer's own package, wherever the
+                # project's root was put (a package with no project marker above it, checked
+                # from one of its subfolders, imports `..layers.masking`).
+                if parts and path.is_file() and (level or self._inside(path)):
                     return path.resolve()
         return None
 
@@ -101,12 +106,14 @@ class Project:
         try:
             data = path.read_bytes()
             if len(data) <= MAX_BYTES and _safe_for_libcst(data):
-                # One level deep: an imported module's own imports are not followed, so the cost
-                # of a file stays bounded by what it imports directly (a package's `__init__` can
-                # import hundreds of modules, each importing more).
-                # Read for what it lends (constants, summaries on demand): none of its
+                # Two levels deep: an imported module's own imports are read (a model file's
+                # encoder building its mask with a helper of the package's masking module), theirs
+                # are not, so the cost of a file stays bounded by what it imports and what those
+                # import (a package's `__init__` can import hundreds of modules, each importing
+                # more). Read for what it lends (constants, summaries on demand): none of its
                 # functions is analysed on its own (see selection).
-                result = analyze_module(parse_module(data), project=None, path=path, wanted=NOTHING)
+                nested = self if len(self._reading) < _IMPORT_DEPTH else None
+                result = analyze_module(parse_module(data), project=nested, path=path, wanted=NOTHING)
         except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):
             result = None
         finally:

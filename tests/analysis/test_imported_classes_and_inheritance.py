@@ -217,3 +217,44 @@ def test_a_length_mask_from_an_imported_helper_over_lengths_an_imported_front_en
     for owner in ("Encoder", "Classifier"):
         valid = function(analysis, "forward", owner).final_env["valid"]
         assert valid.mask is not None and valid.mask.origin == "lengths" and valid.mask.convention == "attend", owner
+
+
+def test_relative_imports_reach_the_package_above_the_root_and_their_own_imports(tmp_path):
+    # A package with no project marker, analysed with its subfolder as the root: `..layers`
+    # is still the package's own module, and the helper it imports from a third module is read.
+    package = tmp_path / "lib"
+    (package / "layers").mkdir(parents=True)
+    (package / "models").mkdir()
+    (package / "layers" / "masking.py").write_text(
+        "def padding_mask(ids, pad_id):\n"
+        "    '''(B, S) ids -> (B, S) bool, True at real tokens.'''\n"
+        "    return ids.ne(pad_id)\n"
+    )
+    (package / "models" / "encoder.py").write_text(
+        "import torch.nn as nn\n"
+        "from ..layers.masking import padding_mask\n"
+        "class Encoder(nn.Module):\n"
+        "    def __init__(self, vocab, d, pad_id):\n"
+        "        super().__init__()\n"
+        "        self.embed = nn.Embedding(vocab, d)\n"
+        "        self.pad_id = pad_id\n"
+        "    def forward(self, ids):\n"
+        "        return self.embed(ids), padding_mask(ids, self.pad_id)\n"
+    )
+    model = package / "models" / "model.py"
+    model.write_text(
+        "import torch.nn as nn\n"
+        "from .encoder import Encoder\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.encoder = Encoder(100, 32, 0)\n"
+        "    def forward(self, ids):\n"
+        "        memory, keep = self.encoder(ids)\n"
+        "        return memory, keep\n"
+    )
+    analysis = analyze_module(
+        cst.parse_module(model.read_text()), project=Project([package / "models"]), path=Path(model)
+    )
+    keep = function(analysis, "forward", "Model").final_env["keep"]
+    assert keep.mask is not None and keep.mask.convention == "attend" and keep.mask.origin != "name"

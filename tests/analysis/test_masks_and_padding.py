@@ -560,3 +560,20 @@ def test_a_documented_convention_is_the_parameter_s_unless_callers_say_more():
     )
     mask = env(analysis, "attend", "pad_mask").mask
     assert mask.convention == MASKED and mask.dtype == "bool"
+
+
+def test_a_lower_triangle_after_a_kv_cache_offset_is_a_causal_keep_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+        def build(attention_mask, q_len):
+            total = attention_mask.size(1)
+            past = total - q_len
+            causal = torch.ones(q_len, total, dtype=torch.bool).tril(diagonal=past)
+            return causal
+        """
+    )
+    causal = function(analysis, "build").returns[0].mask
+    assert causal.origin == "causal" and causal.convention == "attend"
+    # Whether a row can be empty depends on the offset's sign, which the code does not show.
+    assert causal.can_mask_whole_row is None

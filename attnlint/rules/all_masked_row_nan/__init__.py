@@ -1072,6 +1072,59 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # Generation with left-padded prompts: the causal mask after a KV cache (diagonal=past)
+        # combined with the 0/1 padding mask; a pad query sees only pad keys.
+        Invalid(
+            """
+            import torch
+
+
+            def left_pad(batch, pad_id):
+                width = max(map(len, batch))
+                ids = torch.tensor([[pad_id] * (width - len(s)) + s for s in batch])
+                mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in batch])
+                return ids, mask
+
+
+            def build_attention_mask(attention_mask, q_len):
+                total = attention_mask.size(1)
+                past = total - q_len
+                causal = torch.ones(q_len, total, dtype=torch.bool).tril(diagonal=past)
+                return causal[None, None] & attention_mask.bool()[:, None, None, :]
+
+
+            def attend(q, k, v, attention_mask):
+                keep = build_attention_mask(attention_mask, q.size(2))
+                scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                scores = scores.masked_fill(~keep, float("-inf"))
+                return scores.softmax(dim=-1) @ v
+            """,
+            line=21,
+            fixed="""
+            import torch
+
+
+            def left_pad(batch, pad_id):
+                width = max(map(len, batch))
+                ids = torch.tensor([[pad_id] * (width - len(s)) + s for s in batch])
+                mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in batch])
+                return ids, mask
+
+
+            def build_attention_mask(attention_mask, q_len):
+                total = attention_mask.size(1)
+                past = total - q_len
+                causal = torch.ones(q_len, total, dtype=torch.bool).tril(diagonal=past)
+                return causal[None, None] & attention_mask.bool()[:, None, None, :]
+
+
+            def attend(q, k, v, attention_mask):
+                keep = build_attention_mask(attention_mask, q.size(2))
+                scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+                scores = scores.masked_fill(~keep, float("-inf"))
+                return scores.softmax(dim=-1).masked_fill(scores.isneginf().all(dim=-1, keepdim=True), 0.0) @ v
+            """,
+        ),
         # Lengths laid along the keys and along the queries: every padded query's row is all -inf.
         Invalid(
             """

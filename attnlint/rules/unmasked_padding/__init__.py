@@ -45,6 +45,9 @@ class UnmaskedPadding(Rule):
 
     An unused mask parameter is reported at the attention call that goes without it when there
     is one such call in the function (where the fix writes), else at the parameter. Not reported:
+    a mask parameter of an interface several classes implement (attention processors, backends
+    of one attention class, drop-in backends whose forwards share one signature of queries,
+    keys, values and more), which one implementation may ignore by design;
     a mask of no stated meaning (`mask`) next to another mask parameter the function does use,
     and a padded batch handed to a submodule only as its queries (`Q`, `query`) while what it
     attends to (`K`, the inducing points of a Set Transformer) has no padding.
@@ -262,6 +265,28 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # Two drop-in attention backends with one forward signature (queries, keys, values,
+        # attn_mask): the Auto-Correlation one ignores the mask by design, and so may its
+        # baseline.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class AutoCorrelation(nn.Module):
+                def forward(self, queries, keys, values, attn_mask=None):
+                    q_fft = torch.fft.rfft(queries.permute(0, 2, 3, 1).contiguous(), dim=-1)
+                    k_fft = torch.fft.rfft(keys.permute(0, 2, 3, 1).contiguous(), dim=-1)
+                    corr = torch.fft.irfft(q_fft * torch.conj(k_fft), dim=-1)
+                    return (values.permute(0, 2, 3, 1) * corr.softmax(dim=-1)).permute(0, 3, 1, 2)
+            class ScaledDotAttention(nn.Module):
+                def forward(self, queries, keys, values, attn_mask=None):
+                    B, L, H, E = queries.shape
+                    q, k, v = queries.permute(0, 2, 1, 3), keys.permute(0, 2, 3, 1), values.permute(0, 2, 1, 3)
+                    attn = F.softmax(torch.matmul(q, k) * E ** -0.5, dim=-1)
+                    return torch.matmul(attn, v).permute(0, 2, 1, 3)
+            """
+        ),
         # Set Transformer's ISAB: the inducing points attend to the padded set with its mask; the
         # set then attends to the inducing points' output, which has no padding.
         Valid(
