@@ -685,6 +685,13 @@ def attribute(ev, node: cst.Attribute, receiver, attr: str):
     return Value(kind="unknown", node=node, sym=_attribute_atom(ev, node))
 
 
+def _lone_atom(sym):
+    """The atom a size is, when it is one atom to the first power."""
+    if sym is None or sym.coeff != 1 or len(sym.factors) != 1 or sym.factors[0][1] != 1:
+        return None
+    return sym.factors[0][0]
+
+
 def _attribute_atom(ev, node: cst.Attribute):
     """`config.hidden_size`, `args.n_heads`: a number named by its expression in this scope."""
     from attnlint.analysis.symbolic import Sym
@@ -694,7 +701,18 @@ def _attribute_atom(ev, node: cst.Attribute):
     text = dotted(node)  # not LibCST's codegen: one per link of a chain adds up to n² work
     if text is None:
         return None
-    sym = Sym.atom(f"{ev.scope}:{text}", text)
+    key = f"{ev.scope}:{text}"
+    root = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    holder = ev.env.get(root.value) if isinstance(root, cst.Name) and root.value != "self" else None
+    atom = _lone_atom(holder.sym) if holder is not None else None
+    if atom is not None and atom.key.endswith(":" + root.value):
+        # `config.n_embd` where `config` is the caller's `config` handed down (`Head(config, ...)`
+        # inside `Block`): the same number wherever the object is read, named by the object's
+        # own atom (the caller's when a caller passed it, this scope's otherwise).
+        key = atom.key + text[len(root.value):]
+    sym = Sym.atom(key, text)
     ev.read_attributes.setdefault(text, sym)
     return sym
 

@@ -3,6 +3,8 @@ elsewhere."""
 
 from __future__ import annotations
 
+from attnlint.analysis.scores import ScaleKind
+
 from helpers import analyse, env, only_softmax
 
 
@@ -146,3 +148,33 @@ def test_a_setting_or_its_default_is_the_setting_the_callers_give():
         value = env(analysis, "forward", name, class_name="Attend")
         assert value.sym is not None and value.sym.text() == "1 / dim ** 0.5", name
         assert value.role is None
+
+
+def test_an_attribute_of_an_object_handed_down_is_one_size_wherever_it_is_read():
+    # `config.n_embd` read in Head (the width of its projections, hence of x) and in Block
+    # (which sizes the heads `config.n_embd // config.n_head`) is one number: the scale by
+    # C ** -0.5 is by the model width.
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Head(nn.Module):
+            def __init__(self, config, head_size):
+                super().__init__()
+                self.key = nn.Linear(config.n_embd, head_size, bias=False)
+                self.query = nn.Linear(config.n_embd, head_size, bias=False)
+
+            def forward(self, x):
+                B, T, C = x.shape
+                k, q = self.key(x), self.query(x)
+                return F.softmax(q @ k.transpose(-2, -1) * C ** -0.5, dim=-1)
+
+        class Block(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.heads = nn.ModuleList([Head(config, config.n_embd // config.n_head) for _ in range(config.n_head)])
+        """
+    )
+    verdict = only_softmax(analysis).input.scores.scale_verdict()
+    assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.model_width

@@ -41,6 +41,10 @@ class CrossEntropyIgnoreIndex(Rule):
     analysis cannot see: `vocab.pad_index`) is an index into the vocabulary, so it never
     equals a negative `ignore_index` such as the default -100: that is reported too.
 
+    It is reported where the loss is configured (the `nn.CrossEntropyLoss(...)` call, where the
+    fix writes `ignore_index`) when that is in the same file, once however many calls use it (a
+    criterion shared by the training and the evaluation loops); otherwise at the loss call.
+
     ## Why is this bad?
     Padding positions are then trained as if they were real targets: the model learns to predict
     the pad token after every short sequence, the loss is diluted by easy predictions, and the
@@ -70,6 +74,7 @@ class CrossEntropyIgnoreIndex(Rule):
     recipe = "cross_entropy_ignore_index"
 
     def check(self, ctx: RuleContext) -> None:
+        reported = set()
         for site in ctx.analysis.sites("loss_sites"):
             targets = site.targets
             if not targets.padded or site.reduction not in ("mean", "sum") or site.weighted:
@@ -122,8 +127,17 @@ class CrossEntropyIgnoreIndex(Rule):
                 fix = set_keyword(
                     site.configured_at, "ignore_index", pad_code, f"Set `ignore_index={pad_code}` (the padding value)"
                 )
+            # Reported where the loss is configured, when that is in this file (the criterion
+            # built once with the wrong `ignore_index`, or without one, and called in the
+            # training and the evaluation loops): once, where the fix writes.
+            at = site.call
+            if site.configured_at is not None and ctx.analysis.parent_of(site.configured_at) is not None:
+                at = site.configured_at
+            if id(at) in reported:
+                continue
+            reported.add(id(at))
             ctx.report(
-                site.call,
+                at,
                 f"targets are padded with {padded_with} but the loss uses {where}: "
                 "padding positions are trained as real targets",
                 fix=fix,
@@ -1321,8 +1335,8 @@ class CrossEntropyIgnoreIndex(Rule):
             loss_fn = torch.nn.CrossEntropyLoss(ignore_index=0)
             loss = loss_fn(padded_logits.view(-1, 5), padded_targets.view(-1))
             """,
-            line=5,
-            column=7,
+            line=4,
+            column=10,
             page=True,
         ),
         # padding_value=-100 with ignore_index=0.

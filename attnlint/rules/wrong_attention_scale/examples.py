@@ -2483,4 +2483,59 @@ INVALID = [
         """,
         line=28,
     ),
+    # nanoGPT-lecture style with a config object handed down: C is x's width, config.n_embd,
+    # the model width; each head is config.n_embd // config.n_head wide.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Head(nn.Module):
+            def __init__(self, config, head_size):
+                super().__init__()
+                self.key = nn.Linear(config.n_embd, head_size, bias=False)
+                self.query = nn.Linear(config.n_embd, head_size, bias=False)
+                self.value = nn.Linear(config.n_embd, head_size, bias=False)
+
+            def forward(self, x):
+                B, T, C = x.shape
+                k, q = self.key(x), self.query(x)
+                wei = q @ k.transpose(-2, -1) * C**-0.5
+                return F.softmax(wei, dim=-1) @ self.value(x)
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                head_size = config.n_embd // config.n_head
+                self.heads = nn.ModuleList([Head(config, head_size) for _ in range(config.n_head)])
+        """,
+        line=15,
+        fixed="""
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Head(nn.Module):
+            def __init__(self, config, head_size):
+                super().__init__()
+                self.key = nn.Linear(config.n_embd, head_size, bias=False)
+                self.query = nn.Linear(config.n_embd, head_size, bias=False)
+                self.value = nn.Linear(config.n_embd, head_size, bias=False)
+
+            def forward(self, x):
+                B, T, C = x.shape
+                k, q = self.key(x), self.query(x)
+                wei = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+                return F.softmax(wei, dim=-1) @ self.value(x)
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                head_size = config.n_embd // config.n_head
+                self.heads = nn.ModuleList([Head(config, head_size) for _ in range(config.n_head)])
+        """,
+    ),
 ]
