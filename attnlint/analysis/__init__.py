@@ -34,7 +34,7 @@ from attnlint.analysis.flow import ClassFacts, DotTSite, Evaluator, FunctionFact
 from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
-from attnlint.analysis.selection import CONTEXT_ROUNDS, FirstReading, definitions_in
+from attnlint.analysis.selection import CONTEXT_ROUNDS, NOTHING, FirstReading, definitions_in
 from attnlint.analysis.summaries import Definitions, Summaries, refinement_signature
 from attnlint.analysis.values import MASKED, CallerScope, SoftmaxSite, Value, ViewSite
 
@@ -463,7 +463,7 @@ def analyze_module(
     analysis.summaries = summaries
     reading = FirstReading(module, wanted, source)
     imported = (
-        _imports_from_project(module, project, path, summaries, analysis, reading.names_read)
+        _imports_from_project(module, project, path, summaries, analysis, reading.names_read, lazy=wanted is NOTHING)
         if project is not None
         else {}
     )
@@ -555,28 +555,39 @@ def _imports_from_project(
     summaries: Summaries,
     analysis: "ModuleAnalysis",
     names_read: Optional[frozenset] = None,
+    lazy: bool = False,
 ) -> Dict[str, Value]:
     """Constants imported from other modules of the project; their functions go to `summaries`.
     `names_read`: the names the analysed code can use (None: any); another name's module is
-    not read."""
+    not read. `lazy`: no module is read now; its functions and classes are, when first called
+    (no constants then)."""
     constants: Dict[str, Value] = {}
     for local, name, source, level in imported_names(module):
         if names_read is not None and local not in names_read:
             continue
         target = project.resolve(path, source, level)
+        if target is not None and lazy:
+            # A module read for what it lends reads its own imports only when one of its
+            # functions calls them (a helper's helper in the package's masking module).
+            summaries.external.defer(local, project, target, name)
+            summaries.external_classes.defer(local, project, target, name)
+            if target not in analysis.imported_files:
+                analysis.imported_files.append(target)  # what the importer's results may depend on
+            continue
         other = project.analysis_of(target) if target is not None else None
         if other is None:
             continue
-        if target not in analysis.imported_files:
-            analysis.imported_files.append(target)
+        for depended in [target, *other.imported_files]:
+            if depended not in analysis.imported_files:
+                analysis.imported_files.append(depended)
         if name in other.constants and (
             other.constants[name].kind == "scalar" or other.constants[name].vocabulary is not None
         ):
             constants[local] = foreign(other.constants[name])
         elif other.summaries is not None and name in other.summaries.definitions.functions:
-            summaries.external[local] = (other.summaries, name)
+            summaries.external.add(local, other.summaries, name)
         elif other.summaries is not None and name in other.classes:
-            summaries.external_classes[local] = (other.summaries, name)
+            summaries.external_classes.add(local, other.summaries, name)
     return constants
 
 

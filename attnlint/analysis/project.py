@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # collate functions, configs) lives in small modules, while reading a model's big neighbours once
 # per importer cost 5x the run on diffusers.
 MAX_BYTES = 30_000
-# How many modules deep imports are followed from a checked file (its imports, and theirs).
+# How many modules are read at once, one importing the next (a checked file's import, and one
+# of its imports when a call needs it): deeper, imports are not followed.
 _IMPORT_DEPTH = 2
 # How long an import found nowhere in the tree is taken as absent before it is looked for again.
 _MISS_SECONDS = 5.0
@@ -106,12 +107,13 @@ class Project:
         try:
             data = path.read_bytes()
             if len(data) <= MAX_BYTES and _safe_for_libcst(data):
-                # Two levels deep: an imported module's own imports are read (a model file's
-                # encoder building its mask with a helper of the package's masking module), theirs
-                # are not, so the cost of a file stays bounded by what it imports and what those
-                # import (a package's `__init__` can import hundreds of modules, each importing
-                # more). Read for what it lends (constants, summaries on demand): none of its
-                # functions is analysed on its own (see selection).
+                # The module's own imports are registered, and read only when one of its
+                # functions or classes is called and calls them (a model file's encoder building
+                # its mask with a helper of the package's masking module): the cost of a file
+                # stays bounded by what it imports directly and what its calls reach (a package's
+                # `__init__` can import hundreds of modules, each importing more). Read for what
+                # it lends (constants, summaries on demand): none of its functions is analysed on
+                # its own (see selection).
                 nested = self if len(self._reading) < _IMPORT_DEPTH else None
                 result = analyze_module(parse_module(data), project=nested, path=path, wanted=NOTHING)
         except (OSError, cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, ValueError):

@@ -375,6 +375,46 @@ def refinement_signature(bindings: Dict[str, Value], scope: CallerScope) -> tupl
     )
 
 
+class ImportedNames:
+    """Functions (or classes) imported from other modules of the project, by local name: the
+    module's summaries and the name there. A name deferred (imported by a module that is itself
+    read for an importer) is looked up in its module when first asked for."""
+
+    def __init__(self, classes: bool) -> None:
+        self.classes = classes
+        self._known: Dict[str, Tuple["Summaries", str]] = {}
+        self._deferred: Dict[str, tuple] = {}
+
+    def add(self, local: str, summaries: "Summaries", name: str) -> None:
+        self._known[local] = (summaries, name)
+
+    def defer(self, local: str, project, path, name: str) -> None:
+        self._deferred[local] = (project, path, name)
+
+    def _settle(self, local: str) -> None:
+        found = self._deferred.pop(local, None)
+        if found is None:
+            return
+        project, path, name = found
+        other = project.analysis_of(path)
+        if other is None or other.summaries is None:
+            return
+        if (name in other.classes) if self.classes else (name in other.summaries.definitions.functions):
+            self._known[local] = (other.summaries, name)
+
+    def __contains__(self, local: object) -> bool:
+        if isinstance(local, str) and local in self._deferred:
+            self._settle(local)
+        return local in self._known
+
+    def __getitem__(self, local: str) -> Tuple["Summaries", str]:
+        self._settle(local)
+        return self._known[local]
+
+    def keys(self):
+        return self._known.keys()
+
+
 class Summaries:
     def __init__(self, analysis: "ModuleAnalysis", definitions: Definitions) -> None:
         self.analysis = analysis
@@ -385,10 +425,10 @@ class Summaries:
         self.body_facts: Dict[int, tuple] = {}
         # Functions imported from other modules of the project: local name -> (their
         # summaries, their name there).
-        self.external: Dict[str, Tuple["Summaries", str]] = {}
+        self.external = ImportedNames(classes=False)
         # Classes imported from other modules of the project, the same way: their instances are
         # modules whose methods are summarised there (`from .decoder import Decoder`).
-        self.external_classes: Dict[str, Tuple["Summaries", str]] = {}
+        self.external_classes = ImportedNames(classes=True)
         self._weight_uses: Dict[int, object] = {}
         # `.T` sites that a summary saw applied to a batched (3-D or more) tensor in a product:
         # on that call the code runs with batched input, whatever other callers pass (a smoke
