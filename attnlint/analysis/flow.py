@@ -1085,6 +1085,14 @@ class Evaluator:
     def _eval_Lambda(self, node) -> Value:
         return Value(kind="unknown", node=node)
 
+    def _bound_lambda(self, func: cst.BaseExpression) -> Optional[cst.Lambda]:
+        """The lambda a local name is bound to (its value's node), if it is one."""
+        if isinstance(func, cst.Name) and func.value in self.env:
+            node = self.env[func.value].node
+            if isinstance(node, cst.Lambda):
+                return node
+        return None
+
     def _eval_NamedExpr(self, node: cst.NamedExpr) -> Value:
         value = self.eval(node.value)
         self._bind(node.target, value)
@@ -1214,7 +1222,11 @@ class Evaluator:
     _eval_SetComp = _eval_ListComp
 
     def apply_callable(self, func: cst.BaseExpression, argument: Value) -> Value:
-        """The value of `func(argument)` for a callable expression (`map(f, xs)`, lambdas)."""
+        """The value of `func(argument)` for a callable expression (`map(f, xs)`, lambdas, a
+        name bound to a lambda: `split_heads = lambda t: t.reshape(...)`)."""
+        bound = self._bound_lambda(func)
+        if bound is not None:
+            func = bound
         if isinstance(func, cst.Lambda):
             params = func.params.params
             if len(params) != 1:
@@ -1289,6 +1301,8 @@ class Evaluator:
                 self.eval(node.args[0].value)
                 return Value(kind="scalar", node=node)
             target = self.env.get(func.value, self.constants.get(func.value))
+            if self._bound_lambda(func) is not None and len(node.args) == 1 and not node.args[0].star:
+                return self.apply_callable(func, self.eval(node.args[0].value))  # `split_heads(q)`
             if target is not None and target.kind == "module":
                 return modules.call_module_value(self, node, target, func.value)
             if target is not None and target.function is not None:

@@ -150,6 +150,13 @@ def user_module_call(ev, node: cst.Call, kind: str, values: List[Value]) -> Valu
     )
     if any(a.keyword is None and v.mask is not None for a, v in zip(node.args, values)):
         keywords += ("<positional>",)  # `self.attn(x, mask)`
+        # A mask parameter handed on positionally under its own name (`self.self(hidden_states,
+        # attention_mask)`) reaches that attention (FunctionFacts.masks_into_attention).
+        keywords += tuple(
+            a.value.value
+            for a, v in zip(node.args, values)
+            if a.keyword is None and v.mask is not None and isinstance(a.value, cst.Name)
+        )
     ev.facts.attention_calls.append(
         AttentionCallSite(
             call=node, api="submodule", inputs=tuple(values), mask_keywords=keywords, callee_class=kind

@@ -55,3 +55,28 @@ def test_weights_summed_with_values_over_an_axis_are_contracted_there():
     assert site.key_axis() == -5
     # Normalised over the batch and contracted along the branches: attention weights.
     assert site.attention_without_product()
+
+
+def test_a_name_bound_to_a_lambda_is_applied_where_it_is_called_or_mapped():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim, num_heads=3):
+                super().__init__()
+                self.num_heads, self.head_dim = num_heads, dim // num_heads
+                self.qkv = nn.Linear(dim, dim * 3)
+
+            def forward(self, x):
+                B, N, C = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                split_heads = lambda t: t.reshape(B, N, self.num_heads, self.head_dim).transpose(1, 2)
+                q, k, v = map(split_heads, (q, k, v))
+                one = split_heads(v)
+                return q, one
+        """
+    )
+    for name in ("q", "one"):
+        value = env(analysis, "forward", name, "Attention")
+        assert value.rank == 4 and value.shape[1].size.text() == "num_heads", name

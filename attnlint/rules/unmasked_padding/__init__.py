@@ -1330,6 +1330,65 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # BERT-style layers: the attention block hands its mask on positionally to the
+        # self-attention that fills with it; the layer above accepts the mask and drops it.
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.query, self.key, self.value = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    q, k, v = self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)
+                    scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))
+                    if attention_mask is not None:
+                        scores = scores + attention_mask
+                    return torch.softmax(scores, dim=-1) @ v
+            class AttentionBlock(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.self = SelfAttention(hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    return self.self(hidden_states, attention_mask)
+            class Layer(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.attention = AttentionBlock(hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    return self.attention(hidden_states)
+            """,
+            line=25,
+            fixed="""
+            import math
+            import torch
+            import torch.nn as nn
+            class SelfAttention(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.query, self.key, self.value = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    q, k, v = self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)
+                    scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))
+                    if attention_mask is not None:
+                        scores = scores + attention_mask
+                    return torch.softmax(scores, dim=-1) @ v
+            class AttentionBlock(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.self = SelfAttention(hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    return self.self(hidden_states, attention_mask)
+            class Layer(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.attention = AttentionBlock(hidden)
+                def forward(self, hidden_states, attention_mask=None):
+                    return self.attention(hidden_states, attention_mask=attention_mask)
+            """,
+        ),
         # The self-attention is masked; the cross-attention, the one call given no mask, is where
         # the memory's padding mask goes missing.
         Invalid(
