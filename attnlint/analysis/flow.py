@@ -1293,6 +1293,10 @@ class Evaluator:
                 return self._zip([self.eval(a.value) for a in node.args], node)
             if func.value in ("tuple", "list") and len(node.args) == 1:
                 inner = self.eval(node.args[0].value)
+                if inner.kind == "tensor" and self.element_of(inner) is not UNKNOWN:
+                    # `tuple(rearrange(qkv, "b t (d k h) -> k b h t d", k=3, h=h))`: the slices
+                    # along the first axis.
+                    return Value(kind="tuple", each=self.element_of(inner), node=node)
                 return inner if inner.kind == "tuple" else UNKNOWN
             if func.value in ("int", "float") and len(node.args) == 1:
                 inner = self.eval(node.args[0].value)

@@ -80,3 +80,25 @@ def test_a_name_bound_to_a_lambda_is_applied_where_it_is_called_or_mapped():
     for name in ("q", "one"):
         value = env(analysis, "forward", name, "Attention")
         assert value.rank == 4 and value.shape[1].size.text() == "num_heads", name
+
+
+def test_tuple_of_a_tensor_is_its_slices_along_the_first_axis():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from einops import rearrange
+
+        class Attention(nn.Module):
+            def __init__(self, embedding_dim, head_num):
+                super().__init__()
+                self.head_num = head_num
+                self.qkv_layer = nn.Linear(embedding_dim, embedding_dim * 3, bias=False)
+
+            def forward(self, x):
+                qkv = self.qkv_layer(x)
+                query, key, value = tuple(rearrange(qkv, "b t (d k h) -> k b h t d", k=3, h=self.head_num))
+                return query
+        """
+    )
+    query = env(analysis, "forward", "query", "Attention")
+    assert query.rank == 4 and query.shape[-1].size.text() == "embedding_dim / head_num"

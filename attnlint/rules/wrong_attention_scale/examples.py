@@ -2538,4 +2538,48 @@ INVALID = [
                 self.heads = nn.ModuleList([Head(config, head_size) for _ in range(config.n_head)])
         """,
     ),
+    # TransUNet's ViT: `dk` is the root of the head dimension, and the scores are multiplied by it.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        from einops import rearrange
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, embedding_dim, head_num):
+                super().__init__()
+                self.head_num = head_num
+                self.dk = (embedding_dim // head_num) ** (1 / 2)
+                self.qkv_layer = nn.Linear(embedding_dim, embedding_dim * 3, bias=False)
+
+            def forward(self, x):
+                qkv = self.qkv_layer(x)
+                query, key, value = tuple(rearrange(qkv, "b t (d k h) -> k b h t d", k=3, h=self.head_num))
+                energy = torch.einsum("... i d , ... j d -> ... i j", query, key) * self.dk
+                attention = torch.softmax(energy, dim=-1)
+                return torch.einsum("... i j , ... j d -> ... i d", attention, value)
+        """,
+        line=16,
+        fixed="""
+        import torch
+        import torch.nn as nn
+        from einops import rearrange
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, embedding_dim, head_num):
+                super().__init__()
+                self.head_num = head_num
+                self.dk = (embedding_dim // head_num) ** (1 / 2)
+                self.qkv_layer = nn.Linear(embedding_dim, embedding_dim * 3, bias=False)
+
+            def forward(self, x):
+                qkv = self.qkv_layer(x)
+                query, key, value = tuple(rearrange(qkv, "b t (d k h) -> k b h t d", k=3, h=self.head_num))
+                energy = torch.einsum("... i d , ... j d -> ... i j", query, key) * query.shape[-1] ** -0.5
+                attention = torch.softmax(energy, dim=-1)
+                return torch.einsum("... i j , ... j d -> ... i d", attention, value)
+        """,
+    ),
 ]
