@@ -33,7 +33,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 # How many rounds the analysis refines functions by what their callers pass (see
 # analysis._refine_by_callers).
-CONTEXT_ROUNDS = 3
+CONTEXT_ROUNDS = 4
 
 
 def definitions_in(body) -> Iterator[cst.CSTNode]:

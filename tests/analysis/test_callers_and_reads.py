@@ -292,3 +292,51 @@ def test_a_summary_cut_short_deep_down_is_computed_again_nearer_the_top():
     )
     near = function(analysis, "top").final_env["near"]
     assert near.mask is not None and near.mask.origin == "causal"
+
+
+def test_a_mask_reaches_an_attention_function_four_calls_below_where_it_is_made():
+    # A training step builds the 0/1 mask; the model, its layer and its attention hand it on;
+    # the attention function adds it. Each level is refined by the one above it, once per round.
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask
+            return torch.matmul(attn_weights.softmax(dim=-1), value)
+
+        class Attention(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.h, self.scaling = h, (d // h) ** -0.5
+                self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+            def forward(self, x, attention_mask=None):
+                b, n, d = x.shape
+                q, k, v = (p(x).view(b, n, self.h, -1).transpose(1, 2) for p in (self.q, self.k, self.v))
+                return eager_attention_forward(self, q, k, v, attention_mask, self.scaling)
+
+        class Layer(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.attn = Attention(d, h)
+            def forward(self, x, attention_mask=None):
+                return self.attn(x, attention_mask=attention_mask)
+
+        class Model(nn.Module):
+            def __init__(self, vocab, d=64, h=4):
+                super().__init__()
+                self.embed = nn.Embedding(vocab, d)
+                self.layer = Layer(d, h)
+            def forward(self, ids, attention_mask=None):
+                mask = attention_mask[:, None, None, :].to(torch.float32)
+                return self.layer(self.embed(ids), attention_mask=mask)
+
+        def step(model, ids, pad_id):
+            return model(ids, attention_mask=(ids != pad_id).long())
+        """
+    )
+    mask = function(analysis, "eager_attention_forward").params["attention_mask"].mask
+    assert mask is not None and mask.origin == "padding" and mask.convention == "attend"
