@@ -78,10 +78,7 @@ class Project:
         for base in bases:
             candidate = base.joinpath(*parts)
             for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-                # A relative import names a module of the importer's own package, wherever the
-                # project's root was put (a package with no project marker above it, checked
-                # from one of its subfolders, imports `..layers.masking`).
-                if parts and path.is_file() and (level or self._inside(path)):
+                if parts and path.is_file() and self._inside(path):
                     return path.resolve()
         return None
 

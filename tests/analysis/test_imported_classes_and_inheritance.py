@@ -219,9 +219,9 @@ def test_a_length_mask_from_an_imported_helper_over_lengths_an_imported_front_en
         assert valid.mask is not None and valid.mask.origin == "lengths" and valid.mask.convention == "attend", owner
 
 
-def test_relative_imports_reach_the_package_above_the_root_and_their_own_imports(tmp_path):
-    # A package with no project marker, analysed with its subfolder as the root: `..layers`
-    # is still the package's own module, and the helper it imports from a third module is read.
+def test_an_imported_class_reads_the_helper_its_own_module_imports(tmp_path):
+    # The model imports the encoder's class; the encoder's module imports the mask helper from
+    # a third module, read when the encoder's forward is summarised and calls it.
     package = tmp_path / "lib"
     (package / "layers").mkdir(parents=True)
     (package / "models").mkdir()
@@ -254,7 +254,7 @@ def test_relative_imports_reach_the_package_above_the_root_and_their_own_imports
         "        return memory, keep\n"
     )
     analysis = analyze_module(
-        cst.parse_module(model.read_text()), project=Project([package / "models"]), path=Path(model)
+        cst.parse_module(model.read_text()), project=Project([package]), path=Path(model)
     )
     keep = function(analysis, "forward", "Model").final_env["keep"]
     assert keep.mask is not None and keep.mask.convention == "attend" and keep.mask.origin != "name"
