@@ -35,7 +35,7 @@ from attnlint.analysis.calls import argument as call_argument
 from attnlint.analysis.names import collect_aliases, contains, iter_statements, names_in, names_scale, plain_names_read
 from attnlint.analysis.project import Project, foreign, imported_names
 from attnlint.analysis.selection import CONTEXT_ROUNDS, NOTHING, FirstReading, definitions_in
-from attnlint.analysis.summaries import Definitions, Summaries, refinement_signature
+from attnlint.analysis.summaries import Definitions, Summaries, param_names, refinement_signature
 from attnlint.analysis.values import MASKED, CallerScope, SoftmaxSite, Value, ViewSite
 
 __all__ = ["ModuleAnalysis", "analyze_module", "DotTSite", "SoftmaxSite", "FunctionFacts", "ViewSite"]
@@ -200,21 +200,9 @@ class ModuleAnalysis:
         return False
 
     def _callee_facts(self, call, caller: FunctionFacts) -> Optional[FunctionFacts]:
-        """The function of this file a call site reaches (a method through its instance's class
-        or `self.`, or a module function)."""
-        definitions = self.summaries.definitions if self.summaries is not None else None
-        if definitions is None:
-            return None
-        if call.callee_class is not None:
-            found = definitions.method(call.callee_class, call.callee)
-        elif call.method:
-            found = definitions.method(caller.class_name, call.callee)
-        else:
-            node = definitions.functions.get(call.callee)
-            found = (None, node) if node is not None else None
-        if found is None:
-            return None
-        return next((f for f in self.functions if f.node is found[1]), None)
+        """The facts of the function of this file a call site reaches."""
+        found = self.summaries.definitions.target_of(call, caller.class_name) if self.summaries is not None else None
+        return next((f for f in self.functions if f.node is found[1]), None) if found is not None else None
 
     def _where_meaning_is_decided(self, function: FunctionFacts, param: str) -> Optional[cst.BaseExpression]:
         """The argument the first caller in this file writes for `param` of `function`, followed
@@ -422,11 +410,10 @@ def _one_backend_signature(signatures: set) -> bool:
 
 def _passes(call, receiver: FunctionFacts, param: str, local: str) -> bool:
     """Whether `call` passes the local `local` as `param` of `receiver`."""
-    names = [p.name.value for p in receiver.node.params.params] if isinstance(receiver.node, cst.FunctionDef) else []
-    if receiver.class_name is not None and names and names[0] in ("self", "cls"):
-        names = names[1:]
-    position = names.index(param) if param in names else 99
-    arg = call_argument(call.call, position, param)
+    if not isinstance(receiver.node, cst.FunctionDef):
+        return False
+    names = param_names(receiver.node, receiver.class_name is not None)
+    arg = call_argument(call.call, names.index(param) if param in names else 99, param)
     return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == local
 
 

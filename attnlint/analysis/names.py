@@ -242,7 +242,9 @@ def names_size(name: str) -> bool:
     """A name that says a size (`dim_head`, `head_dim`, `d_k`, `key_size`, `hidden_dim`), not
     a scale or a temperature."""
     parts = words(name)
-    return bool(parts) and (parts[-1] in ("dim", "size", "width", "dims") or name.lower() in ("d_k", "dk", "d_head", "dh", "d_model", "e", "emb"))
+    if any(p in ("scale", "scaling", "temperature", "temp", "factor") for p in parts):
+        return False
+    return bool(set(parts) & {"dim", "dims", "size", "width"}) or name.lower() in ("d_k", "dk", "d_head", "dh", "d_model", "e", "emb")
 
 
 def plain_names_read(node: cst.CSTNode) -> set:

@@ -48,6 +48,16 @@ class Definitions:
     # Method name -> the classes defining it.
     method_owners: Dict[str, List[str]] = field(default_factory=dict)
 
+    def target_of(self, call, caller_class: Optional[str]) -> Optional[Tuple[Optional[str], cst.FunctionDef]]:
+        """(owning class or None, definition) a call site reaches: a method through its
+        instance's class or `self.` (the caller's class), or a module function."""
+        if call.callee_class is not None:
+            return self.method(call.callee_class, call.callee)
+        if call.method:
+            return self.method(caller_class, call.callee)
+        definition = self.functions.get(call.callee)
+        return (None, definition) if definition is not None else None
+
     def method(self, class_name: Optional[str], name: str) -> Optional[Tuple[str, cst.FunctionDef]]:
         """`name` in `class_name` or its bases defined in this module."""
         seen = set()
@@ -654,13 +664,7 @@ class Summaries:
         scopes: Dict[int, CallerScope] = {}
         for caller in self.analysis.functions:
             for call in caller.calls:
-                if call.callee_class is not None:
-                    found = self.definitions.method(call.callee_class, call.callee)
-                elif call.method:
-                    found = self.definitions.method(caller.class_name, call.callee)
-                else:
-                    definition = self.definitions.functions.get(call.callee)
-                    found = (None, definition) if definition is not None else None
+                found = self.definitions.target_of(call, caller.class_name)
                 if found is None:
                     continue
                 owner, definition = found

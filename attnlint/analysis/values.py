@@ -158,6 +158,19 @@ class ScoreFacts:
         """Each factor applied to q, k or the scores, those on the operands first."""
         return self.operand_scale_steps + self.scale_steps
 
+    def scaled_by_a_size(self) -> bool:
+        """Whether the one factor is an attribute holding a size (`self.dim_head`, one of the
+        expressions that hold the head dimension, or named as a size), not a scale
+        (`self.temperature`): a right quantity handed to the constructor, wrongly applied where
+        it is used."""
+        from attnlint.analysis.names import dotted, names_size
+
+        steps = self.every_scale_step
+        factor = steps[0].factor if len(steps) == 1 else None
+        if not isinstance(factor, cst.Attribute):
+            return False
+        return dotted(factor) in self.head_dim_names or names_size(factor.attr.value)
+
     def scale_verdict(self):
         """Is the scale 1/sqrt(head_dim)? See :func:`attnlint.analysis.scores.scale_verdict`."""
         from attnlint.analysis.scores import scale_verdict

@@ -178,3 +178,24 @@ def test_an_attribute_of_an_object_handed_down_is_one_size_wherever_it_is_read()
     )
     verdict = only_softmax(analysis).input.scores.scale_verdict()
     assert verdict.kind == ScaleKind.WRONG_DIMENSION and verdict.model_width
+
+
+def test_an_attribute_holding_the_head_dimension_is_a_size_and_a_temperature_is_not():
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class Attention(nn.Module):
+        def __init__(self, dim, heads, {param}):
+            super().__init__()
+            self.heads, self.{param} = heads, {param}
+            self.to_qk = nn.Linear(dim, heads * 64 * 2)
+
+        def forward(self, x):
+            q, k = self.to_qk(x).chunk(2, dim=-1)
+            return torch.softmax(q @ k.transpose(-2, -1) / self.{param}, dim=-1)
+    """
+    sized = only_softmax(analyse(source.format(param="dim_head"))[0]).input.scores
+    assert sized.scaled_by_a_size()
+    temperature = only_softmax(analyse(source.format(param="temperature"))[0]).input.scores
+    assert not temperature.scaled_by_a_size()

@@ -7,7 +7,6 @@ from typing import Optional
 import libcst as cst
 
 from attnlint.analysis import attention
-from attnlint.analysis.names import names_size
 from attnlint.analysis.scores import ScaleKind
 from attnlint.diagnostics import Applicability
 from attnlint.edits import NodeFix, Replacement
@@ -53,7 +52,16 @@ class WrongAttentionScale(Rule):
     temperature is a constructor argument (`ScaledDotProductAttention(temperature=d_model **
     0.5)`), judged with the sizes its builder has in scope, however many constructors up. Sizes
     read from a config's fields (`args.dim` of a dataclass with `dim: int = 4096`) keep their
-    names (the default is one example), through KV caches and `repeat_interleave`d heads.
+    names (the default is one example), through KV caches and `repeat_interleave`d heads. A
+    config object handed down (`Head(config, head_size)` inside `Block(config)`) is one object:
+    `config.n_embd` read in both is one size. Rotary embeddings (`q * cos + rotate_half(q) *
+    sin`) leave the scale as it was.
+
+    Where it is reported: at the factor applied to the scores, or at the first factor applied on
+    the way in when only q and k are scaled (`queries / e ** (1/4)`); at the caller's argument for
+    a temperature the constructor is given; but where the factor is applied when the attribute
+    holds a size (`self.dim_head`, divided by without its root): the constructor was given the
+    right size.
 
     ## Why is this bad?
     With `h` heads, `1/sqrt(d_model)` is `sqrt(h)` times too small: the softmax is flattened
@@ -144,7 +152,7 @@ class WrongAttentionScale(Rule):
                 ctx.report(passed, message + " (passed by the caller)")
                 continue
             passed = ctx.analysis.scale_passed_to_constructor(site)
-            if passed is not None and (verdict.kind == ScaleKind.WRONG_DIMENSION or not _holds_a_size(ctx, scores)):
+            if passed is not None and (verdict.kind == ScaleKind.WRONG_DIMENSION or not scores.scaled_by_a_size()):
                 # `self.temperature = temperature`: the value is the constructor's argument.
                 attr = ctx.code(scores.every_scale_step[0].factor)
                 ctx.report(passed, f"{message} (`{attr}`, applied in `{site.function}`)")
@@ -215,16 +223,6 @@ class WrongAttentionScale(Rule):
 
     VALID = VALID
     INVALID = INVALID
-
-
-def _holds_a_size(ctx: RuleContext, scores) -> bool:
-    """The one attribute the scores are scaled by holds the head dimension (`self.dim_head`,
-    also where the code uses it as that size), not a scale (`self.temperature`): the constructor
-    is given a right size, wrongly applied where it is used."""
-    factor = scores.every_scale_step[0].factor if scores.every_scale_step else None
-    if not isinstance(factor, cst.Attribute):
-        return False
-    return ctx.code(factor) in scores.head_dim_names or names_size(factor.attr.value)
 
 
 def _head_dim_factor(scaled_after, head_dim):
