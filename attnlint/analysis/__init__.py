@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -467,7 +467,7 @@ def analyze_module(
     # What the second reading found overrides the first (`vocab.pad_index` is only a token id
     # before the class `Vocab` is known, its number after).
     analysis.constants.update(_late or {})
-    _walk(module.body, analysis, None, reading)
+    read_with_context = _first_reading(module.body, analysis, reading)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
     top = FunctionFacts(node=module, name="<module>", class_name=None)
@@ -504,7 +504,7 @@ def analyze_module(
                 source=source,
             )
     analysis.functions.insert(0, top)
-    _refine_by_callers(analysis, summaries, reading)
+    _refine_by_callers(analysis, summaries, reading, read_with_context)
     return analysis
 
 
@@ -553,6 +553,15 @@ def _imports_from_project(
         if names_read is not None and local not in names_read:
             continue
         target = project.resolve(path, source, level)
+        if target is not None and not lazy and _names_a_class(name):
+            # A class (`from .configuration_bert import BertConfig`) lends no constant: its
+            # module is read when the class is first called, not for an annotation or a
+            # `config_class = BertConfig`.
+            summaries.external.defer(local, project, target, name, analysis.imported_files)
+            summaries.external_classes.defer(local, project, target, name, analysis.imported_files)
+            if target not in analysis.imported_files:
+                analysis.imported_files.append(target)
+            continue
         if target is not None and lazy:
             # A module read for what it lends reads its own imports only when one of its
             # functions calls them (a helper's helper in the package's masking module).
@@ -578,7 +587,14 @@ def _imports_from_project(
     return constants
 
 
-def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries, reading: FirstReading) -> None:
+def _names_a_class(name: str) -> bool:
+    """`BertConfig`, `Vocab`: named as classes are (not `PAD_IDX`, not `pad_id`)."""
+    return name[:1].isupper() and any(c.islower() for c in name)
+
+
+def _refine_by_callers(
+    analysis: ModuleAnalysis, summaries: Summaries, reading: FirstReading, read_with_context: Dict[int, tuple]
+) -> None:
     """Analyse again the functions whose callers here pass something telling (see summaries).
 
     Each round reads the `__init__`s first, then every other function once: again when its
@@ -587,8 +603,9 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries, reading: 
     product (`FunctionFacts.reads_caller_scope`): a change of scope alone reads no other. A
     function read only for what it passes on (`reading.hops` calls above one whose text can
     matter) is refined only while what it passes can still reach that function in the rounds
-    left."""
-    done: Dict[int, tuple] = {}
+    left. `read_with_context`: the refinement signatures of the callers' contexts the first
+    reading read `__init__`s with (see _first_reading)."""
+    done: Dict[int, tuple] = dict(read_with_context)
 
     def needs_reading(key: int, signature: tuple, function: FunctionFacts) -> bool:
         previous = done.get(key)
@@ -606,6 +623,28 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries, reading: 
         }
         # What a class's methods see changed: its attributes, or only its callers' scope.
         new_attrs, new_scope = set(), set()
+        for key in [k for k, signature in done.items() if signature is not None and k not in contexts]:
+            # Read with a context the callers no longer give (the first reading's came from the
+            # callers read before it; a later one makes a call that binds nothing): read again
+            # without one.
+            i = next((j for j, f in enumerate(analysis.functions) if id(f.node) == key), None)
+            if i is None:
+                continue
+            function = analysis.functions[i]
+            cls = analysis.classes.get(function.class_name) if function.class_name is not None else None
+            if function.class_name is not None and cls is None:
+                continue
+            builder = function.name == "__init__"
+            before = dict(cls.attrs) if cls is not None else None
+            if builder and cls is not None:
+                cls.caller_scope = CallerScope()
+            analysis.functions[i] = _analyze_function(
+                function.node, analysis, cls, record_attrs=builder, nested=False, append=False
+            )
+            done[key] = None
+            changed = True
+            if builder and cls is not None and before != cls.attrs:
+                new_attrs.add(function.class_name)
         for key, (owner, definition, bindings, scope) in contexts.items():
             cls = analysis.classes.get(owner) if owner is not None else None
             if definition.name.value != "__init__" or cls is None or id(definition) not in position:
@@ -632,6 +671,9 @@ def _refine_by_callers(analysis: ModuleAnalysis, summaries: Summaries, reading: 
                 new_attrs.add(owner)
             elif before[1] != cls.caller_scope:
                 new_scope.add(owner)
+        if new_attrs:
+            # Summaries of methods read the attributes their class had when they were computed.
+            summaries.forget_results()
         for i, function in enumerate(analysis.functions):
             node = function.node
             if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__":
@@ -687,6 +729,129 @@ def _class_names(module: cst.Module):
     return [s.name.value for s in iter_statements(module.body) if isinstance(s, cst.ClassDef)]
 
 
+def _first_reading(body, analysis: ModuleAnalysis, reading: FirstReading) -> Dict[int, tuple]:
+    """Analyse the module's definitions that `reading` reads: every class's body and builders
+    first, the `__init__`s of the classes that construct others before those others' (a
+    model's before its layers', a layer's before its attention's), each with the context its
+    callers read so far give it (what summaries.caller_bindings would give it once they are
+    all read); then the other functions. Listed in source order, as _walk lists them. Returns
+    the refinement signature of each context used, by function node id: a chain of
+    constructors handing `config` down is read once, not once per round of refinement."""
+    planned: list = []  # (node, class facts or None, is a builder) in _walk's order
+    _plan_definitions(body, analysis, None, reading, planned)
+    summaries = analysis.summaries
+    done: Dict[int, tuple] = {}
+    read: Dict[int, FunctionFacts] = {}
+    callers: List[FunctionFacts] = []
+    for node, cls in _constructors_first([(n, c) for n, c, builder in planned if builder], summaries.definitions):
+        context = None
+        if node.name.value == "__init__" and callers:
+            context = summaries.caller_bindings(callers, target=node).get(id(node))
+        if context is not None and context[1] is node:
+            _, _, bindings, scope = context
+            cls.caller_scope = scope
+            facts = _analyze_function(
+                node, analysis, cls, record_attrs=True, bindings=bindings, nested=False, append=False, caller_scope=scope
+            )
+            done[id(node)] = refinement_signature(bindings, scope)
+        else:
+            facts = _analyze_function(node, analysis, cls, record_attrs=True, nested=False, append=False)
+        read[id(node)] = facts
+        callers.append(facts)
+    # Then the other functions, last defined first: callers usually come after what they call
+    # (a model's forward after its layers', a layer's after its attention's and the helpers),
+    # so each is read with the context its callers give it, once. A caller's reading does not
+    # depend on its callees' (their summaries are computed from their text); one read before a
+    # caller is read again by the refinement. (Ordering by a walk of every body for its calls
+    # cost more than the few readings it saves.)
+    callers_of: Dict[int, List[FunctionFacts]] = {}
+    for facts in callers:
+        for key, _, _ in summaries.bound_calls(facts):
+            callers_of.setdefault(key, []).append(facts)
+    for node, cls in reversed([(n, c) for n, c, builder in planned if not builder]):
+        context = None
+        if id(node) in callers_of:
+            context = summaries.caller_bindings(callers_of[id(node)], target=node).get(id(node))
+        if context is not None and context[1] is node:
+            _, _, bindings, scope = context
+            facts = _analyze_function(node, analysis, cls, bindings=bindings, nested=False, append=False, caller_scope=scope)
+            done[id(node)] = refinement_signature(bindings, scope)
+        else:
+            facts = _analyze_function(node, analysis, cls, nested=False, append=False)
+        read[id(node)] = facts
+        for key, _, _ in summaries.bound_calls(facts):
+            if not callers_of.get(key) or callers_of[key][-1] is not facts:
+                callers_of.setdefault(key, []).append(facts)
+    for node, cls, _ in planned:
+        facts = read[id(node)]
+        analysis.functions.append(facts)
+        _walk(block_statements(node.body), analysis, cls)  # its nested functions and classes
+    return done
+
+
+def _plan_definitions(
+    body, analysis: ModuleAnalysis, cls: Optional[ClassFacts], reading: FirstReading, planned: list
+) -> None:
+    """What _walk would analyse in `body`, in its order, without analysing the functions: each
+    class's facts are made and its own statements read (in source order: a class's constants
+    are there before any function runs)."""
+    for stmt in definitions_in(body):
+        if isinstance(stmt, cst.ClassDef):
+            facts = _class_facts(stmt, analysis)
+            for method in _methods_in_order(stmt):
+                if reading.reads(method):
+                    planned.append((method, facts, method.name.value in _BUILDERS))
+            inner = [s for s in definitions_in(block_statements(stmt.body)) if isinstance(s, cst.ClassDef)]
+            _plan_definitions(inner, analysis, None, reading, planned)
+        elif reading.reads(stmt):
+            planned.append((stmt, cls, False))
+
+
+def _constructors_first(builders: list, definitions) -> list:
+    """`builders` ((node, class facts)) with the builders of a class that constructs another
+    (`self.attn = Attention(config)`, `super().__init__(...)` of a base) before that other's,
+    otherwise in their order: a reverse post-order of the construction graph (cycles are cut
+    where met)."""
+    by_class: Dict[str, List[int]] = {}
+    for i, (_, cls) in enumerate(builders):
+        by_class.setdefault(cls.name, []).append(i)
+    classes = list(by_class)
+    constructs: Dict[str, List[str]] = {}
+    for name in classes:
+        made = []
+        for i in by_class[name]:
+            for inner in walk_nodes(builders[i][0]):
+                if type(inner) is cst.Call:
+                    func = inner.func
+                    if type(func) is cst.Name and func.value in by_class and func.value != name:
+                        made.append(func.value)
+                    elif (
+                        type(func) is cst.Attribute
+                        and func.attr.value == "__init__"
+                        and type(func.value) is cst.Call
+                        and getattr(func.value.func, "value", None) == "super"
+                    ):
+                        made.extend(b for b in definitions.bases.get(name, ()) if b in by_class and b != name)
+        constructs[name] = made
+    seen: Set[str] = set()
+    post: List[str] = []
+    for root in classes:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(constructs[root]))]
+        while stack:
+            name, pending = stack[-1]
+            nxt = next((c for c in pending if c not in seen), None)
+            if nxt is None:
+                stack.pop()
+                post.append(name)
+            else:
+                seen.add(nxt)
+                stack.append((nxt, iter(constructs[nxt])))
+    return [builders[i] for name in reversed(post) for i in by_class[name]]
+
+
 def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts], reading: Optional[FirstReading] = None) -> None:
     """Analyse the definitions in `body`; at a module's top level, those `reading` reads."""
     for stmt in definitions_in(body):
@@ -700,7 +865,8 @@ def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts], reading: Op
 _BUILDERS = ("__init__", "__post_init__")
 
 
-def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Optional[FirstReading] = None) -> None:
+def _class_facts(node: cst.ClassDef, analysis: ModuleAnalysis) -> ClassFacts:
+    """The facts of class `node`, registered, with what its own statements bind."""
     facts = ClassFacts(name=node.name.value, node=node, bases=_base_names(node))
     analysis.classes[facts.name] = facts
     # Class-level assignments (dataclass fields and their defaults, class constants).
@@ -715,11 +881,21 @@ def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Option
         if isinstance(stmt, cst.SimpleStatementLine):
             body.statement(stmt)
     facts.attrs.update({k: v for k, v in body.env.items() if "." not in k})
+    return facts
+
+
+def _methods_in_order(node: cst.ClassDef) -> List[cst.FunctionDef]:
+    """The methods of class `node`: __init__ first, then a dataclass's __post_init__ (fields
+    computed from the others): what they build is what the other methods, and readers of the
+    instances, use."""
     methods = [s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.FunctionDef)]
-    # __init__ first, then a dataclass's __post_init__ (fields computed from the others): what
-    # they build is what the other methods, and readers of the instances, use.
     methods.sort(key=lambda f: _BUILDERS.index(f.name.value) if f.name.value in _BUILDERS else len(_BUILDERS))
-    for method in methods:
+    return methods
+
+
+def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Optional[FirstReading] = None) -> None:
+    facts = _class_facts(node, analysis)
+    for method in _methods_in_order(node):
         if reading is None or reading.reads(method):
             _analyze_function(method, analysis, facts, record_attrs=method.name.value in _BUILDERS)
     _walk([s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None, reading)

@@ -398,17 +398,21 @@ class ImportedNames:
     def add(self, local: str, summaries: "Summaries", name: str) -> None:
         self._known[local] = (summaries, name)
 
-    def defer(self, local: str, project, path, name: str) -> None:
-        self._deferred[local] = (project, path, name)
+    def defer(self, local: str, project, path, name: str, dependencies: Optional[list] = None) -> None:
+        """`dependencies`: the importer's list of the files its results depend on, which the
+        module's own dependencies join once it is read."""
+        self._deferred[local] = (project, path, name, dependencies)
 
     def _settle(self, local: str) -> None:
         found = self._deferred.pop(local, None)
         if found is None:
             return
-        project, path, name = found
+        project, path, name, dependencies = found
         other = project.analysis_of(path)
         if other is None or other.summaries is None:
             return
+        if dependencies is not None:
+            dependencies.extend(f for f in other.imported_files if f not in dependencies)
         if (name in other.classes) if self.classes else (name in other.summaries.definitions.functions):
             self._known[local] = (other.summaries, name)
 
@@ -449,10 +453,17 @@ class Summaries:
         self.helper_softmax: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
         self._attributes_read: Dict[int, tuple] = {}
+        # The calls each reading of a function makes to the module's functions (bound_calls).
+        self._bound_calls: Dict[int, tuple] = {}
         # How many score products any evaluation of this module has described: the only facts
         # that read the sizes callers have in scope (flow.CallerScope). A reading that described
         # none cannot change when only that scope does (see analysis._refine_by_callers).
         self.scope_readings = 0
+
+    def forget_results(self) -> None:
+        """Drop the summaries computed so far: a class's attributes changed (an `__init__` read
+        again with its callers' context), and methods' results read them."""
+        self._cache.clear()
 
     def weight_uses(self, call: cst.Call):
         """The uses of one softmax call's weights, shared by its sites in every evaluation
@@ -654,61 +665,50 @@ class Summaries:
         return self._declared_fields
 
     def caller_bindings(
-        self,
+        self, callers: Optional[list] = None, target: Optional[cst.FunctionDef] = None
     ) -> Dict[int, Tuple[Optional[str], cst.FunctionDef, Dict[str, Value], CallerScope]]:
         """For each function of the module called here: the parameters every call binds to a
         value with something to say, joined over the calls, and the sizes its callers have in
-        scope (see flow.CallerScope)."""
+        scope (see flow.CallerScope). `callers`: the functions whose calls count (every function
+        analysed when None); `target`: only that function's context."""
         per_target: Dict[int, list] = {}
         targets: Dict[int, tuple] = {}
         scopes: Dict[int, CallerScope] = {}
-        for caller in self.analysis.functions:
-            for call in caller.calls:
-                found = self.definitions.target_of(call, caller.class_name)
-                if found is None:
+        for caller in self.analysis.functions if callers is None else callers:
+            for key, found, bound in self.bound_calls(caller):
+                if target is not None and key != id(target):
                     continue
-                owner, definition = found
-                bound = bind_arguments(definition, call.call, list(call.values), method=owner is not None)
                 if bound is None:
-                    per_target[id(definition)] = None  # one call we cannot bind: no context
+                    per_target[key] = None  # one call we cannot bind: no context
                     continue
-                targets[id(definition)] = found
-                if per_target.get(id(definition), []) is not None:
-                    per_target.setdefault(id(definition), []).append(bound)
-                    scopes[id(definition)] = scopes.get(id(definition), CallerScope()) | self._scope_of(caller)
+                targets[key] = found
+                if per_target.get(key, []) is not None:
+                    per_target.setdefault(key, []).append(bound)
+                    scopes[key] = scopes.get(key, CallerScope()) | self._scope_of(caller)
         out = {}
         for key, calls in per_target.items():
             if not calls or key not in targets:
                 continue
             owner, definition = targets[key]
-            names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
-            joined: Dict[str, Value] = {}
-            candidates: Dict[str, Value] = {}
-            defaults = _int_defaults(definition)
-            for name in names:
-                passed = [c.get(name) for c in calls]
-                if all(v is None for v in passed) and name in defaults:
-                    # Every call here relies on the default (`ignore_index=-100`): that number
-                    # is the parameter's value for them. Its size atom stays (shapes relate
-                    # names, not one caller's numbers).
-                    joined[name] = Value(kind="scalar", int_value=defaults[name])
-                    continue
-                if any(v is None for v in passed):
-                    continue  # some caller relies on the default
-                value = passed[0]
-                for other in passed[1:]:
-                    value = join(value, other)
-                candidates[name] = value
-            joined.update(
-                {
-                    name: v
-                    for name, v in candidates.items()
-                    if informative_binding(candidates, name)
-                    or (definition.name.value == "__init__" and same_quantity(name, v))
-                }
-            )
+            joined = _joined_arguments(owner, definition, calls)
             if joined:
                 out[key] = (owner, definition, joined, scopes.get(key, CallerScope()))
+        return out
+
+    def bound_calls(self, caller) -> List[Tuple[int, tuple, Optional[Dict[str, Value]]]]:
+        """(target's key, (owner, definition), the parameters the call binds or None) for each
+        call `caller` makes to a function of the module; remembered per reading of the caller."""
+        cached = self._bound_calls.get(id(caller))
+        if cached is not None and cached[0] is caller:
+            return cached[1]
+        out = []
+        for call in caller.calls:
+            found = self.definitions.target_of(call, caller.class_name)
+            if found is None:
+                continue
+            owner, definition = found
+            out.append((id(definition), found, bind_arguments(definition, call.call, list(call.values), method=owner is not None)))
+        self._bound_calls[id(caller)] = (caller, out)
         return out
 
     def _scope_of(self, caller) -> CallerScope:
@@ -720,6 +720,38 @@ class Summaries:
         examples = tuple(sorted(cls.size_examples.items())) if cls is not None else ()
         own = CallerScope(frozenset(size_atoms_of(values)), frozenset(layer_input_atoms_of(values)), examples)
         return own | cls.caller_scope if cls is not None else own
+
+
+def _joined_arguments(owner: Optional[str], definition: cst.FunctionDef, calls: list) -> Dict[str, Value]:
+    """The parameters of `definition` that every one of `calls` (their bound arguments) binds to
+    something telling, joined over the calls."""
+    names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
+    joined: Dict[str, Value] = {}
+    candidates: Dict[str, Value] = {}
+    defaults = _int_defaults(definition)
+    for name in names:
+        passed = [c.get(name) for c in calls]
+        if all(v is None for v in passed) and name in defaults:
+            # Every call here relies on the default (`ignore_index=-100`): that number is the
+            # parameter's value for them. Its size atom stays (shapes relate names, not one
+            # caller's numbers).
+            joined[name] = Value(kind="scalar", int_value=defaults[name])
+            continue
+        if any(v is None for v in passed):
+            continue  # some caller relies on the default
+        value = passed[0]
+        for other in passed[1:]:
+            value = join(value, other)
+        candidates[name] = value
+    joined.update(
+        {
+            name: v
+            for name, v in candidates.items()
+            if informative_binding(candidates, name)
+            or (definition.name.value == "__init__" and same_quantity(name, v))
+        }
+    )
+    return joined
 
 
 def _root_module(definitions: Definitions) -> Optional[str]:
