@@ -1595,6 +1595,9 @@ def masked_fill(ev, node: cst.Call, receiver, receiver_node, in_place: bool):
     mask = ev.eval(mask_arg.value) if mask_arg is not None else UNKNOWN
     written = ev.eval(value_arg.value) if value_arg is not None else None
     fill = fill_kind(value_arg.value, ev.aliases) if value_arg is not None else None
+    if fill is None and written is not None and written.node is not None and written.node is not value_arg.value:
+        # A name bound to the fill (`min_dtype = torch.finfo(dtype).min`): what it was bound to.
+        fill = fill_kind(written.node, ev.aliases)
     if receiver.softmax is not None:
         # Weights zeroed where masked, after the softmax: fully masked rows are handled.
         if mask_arg is not None:

@@ -296,6 +296,13 @@ class FillSite:
     # What is filled is attention weights, after their softmax (FunctionFacts.weight_fills).
     on_weights: bool = False
 
+    @property
+    def adds_the_mask(self) -> bool:
+        """`scores + mask`: the mask itself is added, with no fill of its own. Not a tensor
+        filled elsewhere whose fill is not known here (`bias.masked_fill(m, min_dtype)`): what
+        that adds is the fill, not the mask's 0/1."""
+        return self.additive and self.fill is None and self.source is None
+
 
 @dataclass
 class MaskUseSite:

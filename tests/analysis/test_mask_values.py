@@ -622,3 +622,38 @@ def test_a_dtype_handed_to_a_helper_casts_the_mask_to_it():
     # The embedded tokens are floating point; the ids are not (their dtype says nothing here).
     assert float_mask.mask.dtype == "float" and float_mask.mask.laid_out_per_key
     assert id_mask.mask.dtype is None
+
+
+def test_a_fill_bound_to_a_name_is_read_where_the_name_was_bound():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def window(bias, n, w):
+            min_dtype = torch.finfo(bias.dtype).min
+            far = torch.arange(n)[:, None] - torch.arange(n)[None, :] >= w
+            return bias.masked_fill(far, min_dtype)
+        """
+    )
+    (site,) = function(analysis, "window").fill_sites
+    assert site.fill == "finite"
+
+
+def test_a_tensor_filled_elsewhere_with_an_unknown_fill_is_not_its_mask_added():
+    # What `scores + bias` adds is the fill `bias` holds where `far` is True, not `far`'s 0/1.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def window(bias, far, neg):
+            return bias.masked_fill(far, neg)
+
+        def attend(q, k, bias, far, neg):
+            scores = q @ k.transpose(-2, -1)
+            scores = scores + window(bias, far, neg)
+            return scores.softmax(-1)
+        """
+    )
+    (added,) = [s for s in function(analysis, "attend").fill_sites if s.additive]
+    assert added.source is not None and added.fill is None
+    assert not added.adds_the_mask

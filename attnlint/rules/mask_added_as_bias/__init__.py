@@ -116,7 +116,7 @@ class MaskAddedAsBias(Rule):
                 if site.multiplied:
                     if id(site) in multiplied_last:
                         self._multiplied(ctx, function, site)
-                elif site.additive and site.fill is None:
+                elif site.adds_the_mask:
                     self._added(ctx, function, site, torch_name)
                 elif not site.additive and not site.restores:
                     self._negligible_fill(ctx, function, site, torch_name)

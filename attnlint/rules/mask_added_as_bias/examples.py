@@ -542,6 +542,49 @@ VALID = [
             layer(torch.randn(10, 2, 16), attn_mask=((idx[None, :] - idx[:, None]).abs() > 4).float())
         """
     ),
+    # Gemma-style sliding window: the bias the model made is filled again by a helper, with a
+    # fill bound to a name; what is added is that bias, not the window's 0/1.
+    Valid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, window):
+                super().__init__()
+                self.heads, self.head_dim, self.window = heads, dim // heads, window
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def _apply_sliding_window(self, mask):
+                min_dtype = torch.finfo(mask.dtype).min
+                q_len, kv_len = mask.shape[-2:]
+                q_pos = torch.arange(kv_len - q_len, kv_len, device=mask.device)[:, None]
+                k_pos = torch.arange(kv_len, device=mask.device)[None, :]
+                too_far = (q_pos - k_pos) >= self.window
+                return mask.masked_fill(too_far, min_dtype)
+
+            def forward(self, x, attention_mask):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+                scores = q @ k.transpose(-1, -2) * self.head_dim ** -0.5
+                scores = scores + self._apply_sliding_window(attention_mask)
+                return F.softmax(scores, dim=-1) @ v
+
+
+        class Model(nn.Module):
+            def __init__(self, dim, heads, window):
+                super().__init__()
+                self.attn = Attention(dim, heads, window)
+
+            def forward(self, x, padding_mask):
+                n = x.shape[1]
+                bias = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+                bias = bias[None, None] + (1.0 - padding_mask[:, None, None, :].float()) * torch.finfo(x.dtype).min
+                return self.attn(x, bias)
+        """
+    ),
 ]
 
 INVALID = [
