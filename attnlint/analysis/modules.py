@@ -263,6 +263,17 @@ def _module_constructor(ev, node: cst.Call, short: str) -> Value:
         # The layers in order: calling the container calls each on the last one's output.
         layers = tuple(values)
         return Value(kind="module", module_type=short, ctor=node, node=node, elements=layers)
+    elif short == "Sequential" and len(node.args) == 1 and node.args[0].star == "*" and values[0].kind == "tuple":
+        # `nn.Sequential(*[Block(dim) for _ in range(depth)])`: the layers of a list; one of
+        # a list of alike layers stands for all of them (each maps its input's shape to itself
+        # as far as the container's output is concerned: what the first is given is what the
+        # analysis can say the others are given too).
+        spread = values[0]
+        layers = spread.elements if spread.elements and not spread.known_tail else (
+            (spread.each,) if spread.each is not None else ()
+        )
+        if layers:
+            return Value(kind="module", module_type=short, ctor=node, node=node, elements=tuple(layers))
     return Value(kind="module", module_type=short, ctor=node, node=node, module_sizes=sizes)
 
 
@@ -335,6 +346,11 @@ def _sequential_call(ev, call: Call):
     current = values[0]
     slot = "__sequential_input__"
     for layer in layers:
+        if layer.kind == "module" and layer.user_class and layer.module_type:
+            # A layer of the checked code: its forward, on the previous output (a call site of
+            # that forward, with what it is given).
+            current = user_module_call(ev, call.node, layer.module_type, [current]).with_(node=call.node)
+            continue
         if layer.kind != "module" or layer.module_type not in _SEQUENTIAL_LAYERS:
             # A layer whose call records sites of its own (attention, a transformer layer) or that
             # we do not know: the container's output is unknown.

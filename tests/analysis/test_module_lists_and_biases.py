@@ -96,3 +96,34 @@ def test_a_closure_a_factory_returns_is_called_where_it_is_kept():
     # The call runs the closure on this call's arguments: its result is the attention output.
     out = env(analysis, "forward", "out", class_name="Block")
     assert out.kind == "tensor"
+
+
+def test_a_sequential_of_the_checked_codes_blocks_calls_each_blocks_forward():
+    # `nn.Sequential(*[Block(d) for _ in range(n)])` (timm-style ViTs): the block's forward is
+    # given what the container is given, so its attention knows the tokens' rank.
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+        class ViT(nn.Module):
+            def __init__(self, dim, depth):
+                super().__init__()
+                self.blocks = nn.Sequential(*[Block(dim) for _ in range(depth)])
+
+            def forward(self, tokens):
+                b, n, d = tokens.shape
+                return self.blocks(tokens)
+        """
+    )
+    assert env(analysis, "forward", "x", class_name="Block").rank == 3
+    assert env(analysis, "forward", "tokens", class_name="ViT").rank == 3

@@ -1573,6 +1573,75 @@ class SoftmaxWrongAxis(Rule):
                     return F.softmax(energies, dim=-1).unsqueeze(1)
             """,
         ),
+        # ViT blocks stacked in an nn.Sequential of a list: each block is given the patches
+        # the model embeds, (batch, patches, dim), and slices its own q, k, v from them; dim=1
+        # of its scores is the query axis.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, embedding_dim, key_dim):
+                    super().__init__()
+                    self.key_dim = key_dim
+                    self.W = nn.Parameter(torch.randn(embedding_dim, 3 * key_dim))
+
+                def forward(self, x):
+                    qkv = torch.matmul(x, self.W)
+                    q = qkv[:, :, : self.key_dim]
+                    k = qkv[:, :, self.key_dim : 2 * self.key_dim]
+                    v = qkv[:, :, 2 * self.key_dim :]
+                    scores = torch.matmul(q, k.transpose(-2, -1)) / self.key_dim ** 0.5
+                    return torch.matmul(F.softmax(scores, dim=1), v)
+
+
+            class VisionTransformer(nn.Module):
+                def __init__(self, patch_dim, embedding_dim, depth):
+                    super().__init__()
+                    self.embed = nn.Linear(patch_dim, embedding_dim)
+                    self.blocks = nn.Sequential(*[SelfAttention(embedding_dim, embedding_dim) for _ in range(depth)])
+
+                def forward(self, patches):
+                    # patches: (batch, num_patches, patch_dim)
+                    b, n, _ = patches.shape
+                    return self.blocks(self.embed(patches))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, embedding_dim, key_dim):
+                    super().__init__()
+                    self.key_dim = key_dim
+                    self.W = nn.Parameter(torch.randn(embedding_dim, 3 * key_dim))
+
+                def forward(self, x):
+                    qkv = torch.matmul(x, self.W)
+                    q = qkv[:, :, : self.key_dim]
+                    k = qkv[:, :, self.key_dim : 2 * self.key_dim]
+                    v = qkv[:, :, 2 * self.key_dim :]
+                    scores = torch.matmul(q, k.transpose(-2, -1)) / self.key_dim ** 0.5
+                    return torch.matmul(F.softmax(scores, dim=-1), v)
+
+
+            class VisionTransformer(nn.Module):
+                def __init__(self, patch_dim, embedding_dim, depth):
+                    super().__init__()
+                    self.embed = nn.Linear(patch_dim, embedding_dim)
+                    self.blocks = nn.Sequential(*[SelfAttention(embedding_dim, embedding_dim) for _ in range(depth)])
+
+                def forward(self, patches):
+                    # patches: (batch, num_patches, patch_dim)
+                    b, n, _ = patches.shape
+                    return self.blocks(self.embed(patches))
+            """,
+        ),
     ]
 
 
