@@ -249,6 +249,25 @@ class ModuleAnalysis:
         passed = self.argument_nodes_for(function, params[0])
         return passed[0] if passed else None
 
+    def attribute_value_node(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """For `self.attr` read in a method (`scaling=self.scaling`): the expression its class's
+        `__init__` sets it to (`self.scaling = config.hidden_size ** -0.5`), when it sets it
+        exactly once and not to a parameter of its own."""
+        if not isinstance(node, cst.Attribute) or self_attr(node) != node.attr.value:
+            return None
+        caller = next(
+            (f for f in self.functions if isinstance(f.node, cst.FunctionDef) and f.class_name and contains(f.node, node)),
+            None,
+        )
+        cls = self.classes.get(caller.class_name) if caller is not None else None
+        init = _method_node(cls.node, "__init__") if cls is not None else None
+        value = cls.attrs.get(node.attr.value) if cls is not None else None
+        if init is None or value is None or value.node is None or not contains(init, value.node):
+            return None
+        if _assignments_of_self_attr(cls.node, node.attr.value) != 1 or _param_stored_in(init, node.attr.value):
+            return None
+        return value.node
+
     def scale_passed_to_constructor(self, site: SoftmaxSite) -> Optional[cst.BaseExpression]:
         """For scores scaled by one attribute (`q / self.temperature`) that `__init__` sets once to
         one of its parameters (`self.temperature = temperature`): the argument the constructor
@@ -457,7 +476,14 @@ def analyze_module(
     # Module-level integer constants (`PAD_IDX = 0`) and modules (`loss_fn = nn.CrossEntropyLoss()`)
     # are visible inside functions: read them first.
     top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = Evaluator(top, analysis.aliases, None, class_names=analysis.class_names, constants=imported)
+    evaluator = Evaluator(
+        top,
+        analysis.aliases,
+        None,
+        class_names=analysis.class_names,
+        constants=imported,
+        function_names=frozenset(definitions.functions),
+    )
     evaluator.run(module.body)
     analysis.constants = dict(imported)
     for name, value in evaluator.env.items():
@@ -522,6 +548,8 @@ def _constant(value: Value) -> Optional[Value]:
         return value
     if value.kind == "module":
         return value
+    if value.entries and all(v.user_function is not None for _, v in value.entries):
+        return value  # `ATTENTION_FUNCTIONS = {"eager": eager_attention_forward, ...}`
     ids = vocabulary_of(value)
     if ids is not None and any(pad_token_text(token) for token, _ in ids.ids):
         # A list of specials stays a list (`SPECIALS + sorted(words)` keeps its positions).

@@ -241,8 +241,12 @@ class Evaluator:
         project=None,
         depth: int = 0,
         caller_scope: Optional[CallerScope] = None,
+        function_names: frozenset = frozenset(),
     ) -> None:
         handlers.load_domains()
+        # The module's functions, for an evaluation without summaries (the module's first
+        # reading of its top level): a name of one refers to it.
+        self.function_names = function_names
         self.facts = facts
         self.aliases = aliases
         self.cls = class_facts
@@ -588,6 +592,9 @@ class Evaluator:
                 self.run(block_statements(stmt.orelse.body))
             if stmt.finalbody is not None:
                 self.run(block_statements(stmt.finalbody.body))
+        elif isinstance(stmt, cst.FunctionDef) and isinstance(self.facts.node, cst.Module):
+            # A module function: its name refers to it (`FUNCTIONS = {"eager": eager_forward}`).
+            self.env.pop(stmt.name.value, None)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.env[stmt.name.value] = UNKNOWN  # analysed on its own
         elif isinstance(stmt, cst.Match):
@@ -958,7 +965,11 @@ class Evaluator:
                 truth=node.value == "True",
                 is_none=node.value == "None",
             )
-        if self.project is not None and node.value in self.project.definitions.functions:
+        if (
+            node.value in self.project.definitions.functions
+            if self.project is not None
+            else node.value in self.function_names
+        ):
             # `attention_interface = eager_attention_forward`: calling the name later calls it.
             return Value(kind="unknown", node=node, user_function=node.value)
         return _function_reference(node, self.aliases) or Value(
@@ -1181,6 +1192,16 @@ class Evaluator:
         token = losses.token_lookup(self, node, base)  # `vocab["<pad>"]`: a token id
         if token is not None:
             return token
+        functions = _functions_by_key(base)
+        if functions is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            # `ATTENTION_FUNCTIONS[impl]`: the function of the key written, else any of them.
+            key = node.slice[0].slice.value
+            self.eval(key)
+            text = losses.string_text(key)
+            if text is not None:
+                chosen = functions.get(text)
+                return Value(kind="unknown", node=node, user_function=chosen) if chosen else UNKNOWN
+            return Value(kind="unknown", node=node, function_choices=tuple(dict.fromkeys(functions.values())))
         return shapes.subscript(self, node, base)
 
     def _eval_BinaryOperation(self, node: cst.BinaryOperation) -> Value:
@@ -1317,6 +1338,8 @@ class Evaluator:
                 return modules.bound_function_call(self, node, target, self.args(node))  # a partial
             if target is not None and target.user_function is not None and func.value in self.env:
                 return modules.user_function(self, node, target.user_function)  # `attend = attention`
+            if target is not None and target.function_choices and func.value in self.env:
+                return self._call_each(node, target.function_choices)  # `attend = FUNCTIONS[impl]`
             if self.project is not None and func.value in self.project.external:
                 return modules.user_function(self, node, func.value)  # a function of another file here
             if qualified is not None:  # `from torch.nn.functional import softmax`
@@ -1334,12 +1357,28 @@ class Evaluator:
             return modules.user_function(self, node, func.value)
         if isinstance(func, (cst.Call, cst.Subscript)):  # nn.Softmax(dim=-1)(x), self.heads[i](x)
             module = self.eval(func)
+            if module.function_choices:
+                return self._call_each(node, module.function_choices)  # `FUNCTIONS[impl](q, k, v)`
+            if module.user_function is not None and isinstance(func, cst.Subscript):
+                return modules.user_function(self, node, module.user_function)  # `FUNCTIONS["eager"](...)`
             if module.kind == "module":
                 attr = func.value.attr.value if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) else ""
                 return modules.call_module_value(self, node, module, attr)
         for arg in node.args:
             self.eval(arg.value)
         return UNKNOWN
+
+    def _call_each(self, node: cst.Call, names: Tuple[str, ...]) -> Value:
+        """A call of one of several functions of the checked code: each is called (a call site of
+        each, with these arguments), and the result is what holds of all of theirs."""
+        from attnlint.analysis import modules
+
+        values = self.args(node)
+        result: Optional[Value] = None
+        for name in names:
+            one = modules.user_function(self, node, name, values=values)
+            result = one if result is None else join(result, one)
+        return (result or UNKNOWN).with_(node=node)
 
     def _zip(self, values: List[Value], node) -> Value:
         """`zip(self.linears, (query, key, value))`: pairs, as many as the literal has."""
@@ -1530,6 +1569,14 @@ def block_statements(block) -> List[cst.CSTNode]:
     if isinstance(block, cst.SimpleStatementSuite):
         return [cst.SimpleStatementLine(body=block.body)]
     return list(block.body)
+
+
+def _functions_by_key(value: Value) -> Optional[Dict[str, str]]:
+    """`{"eager": eager_attention_forward, ...}`: key -> function of the checked code, when
+    every entry the dict shows is one."""
+    if not value.entries or not all(v.user_function is not None for _, v in value.entries):
+        return None
+    return {key: v.user_function for key, v in value.entries}
 
 
 def walk_nodes(node: cst.CSTNode):

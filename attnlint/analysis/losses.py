@@ -628,8 +628,18 @@ def _functional_pad(ev, call: Call):
     value_arg = _flow()._arg(call.node, 3, "value")
     if not values or value_arg is None:
         return None
-    padding = padding_of(ev, value_arg.value)
     source = values[0]
+    if isinstance(value_arg.value, cst.Name) and value_arg.value.value in ("True", "False"):
+        # `F.pad(frame_mask, (1, 0), value=True)` (a kept position for a class token): only a
+        # bool tensor is padded with True or False, so this is a bool mask, whatever its source.
+        from dataclasses import replace
+
+        from attnlint.analysis.values import MaskFacts
+
+        facts = source.mask or MaskFacts()
+        origin = "bool_pad" if facts.origin in (None, "name") else facts.origin
+        return source.with_(kind="tensor", node=call.node, mask=replace(facts, dtype="bool", origin=origin))
+    padding = padding_of(ev, value_arg.value)
     if padding.token_id or masks._names_pad(value_arg.value):
         return Value(kind="tensor", rank=source.rank, node=call.node, padding=padding)
     if source.padded and not source.mask and source.kind == "tensor":

@@ -34,6 +34,7 @@ _ORIGIN_WORDS = {
     "combined": "combined masks",
     "comparison": "a comparison",
     "negation": "a `~` inversion",
+    "bool_pad": "padding with `True`/`False`",
 }
 
 
@@ -44,7 +45,7 @@ def zero_one_reason(value: Value, function_node: Optional[cst.CSTNode]) -> Optio
         return None
     # A comparison gives bool values; a cast (`.float()`) keeps them 0/1, a factor marks `scaled`.
     if facts.origin not in _UNBUILT and (
-        facts.dtype == "bool" or facts.convention is not None or facts.origin in ("comparison", "negation")
+        facts.dtype == "bool" or facts.convention is not None or facts.origin in ("comparison", "negation", "bool_pad")
     ):
         # Built from a comparison, a triangle of ones or lengths: here, or by every caller of
         # this function (caller contexts bind the parameter to what they build), so 0/1 values.

@@ -731,6 +731,28 @@ def _const(value):
     return None if value is None else Sym.const(value)
 
 
+def _sliced_axes(node: cst.Subscript, rank: Optional[int]) -> Optional[range]:
+    """The axes `shape[lower:upper]` picks of a tensor of `rank`, when the bounds are written as
+    integers (or left out)."""
+    if rank is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return None
+    part = node.slice[0].slice
+    bounds = []
+    for bound in (part.lower, part.upper):
+        if bound is None:
+            bounds.append(None)
+            continue
+        from attnlint.analysis.masks import number
+
+        value = number(bound)
+        if value is None or value != int(value):
+            return None
+        bounds.append(int(value))
+    if part.step is not None:
+        return None
+    return range(rank)[slice(bounds[0], bounds[1])]
+
+
 def subscript(ev, node: cst.Subscript, base):
     from dataclasses import replace
 
@@ -746,6 +768,20 @@ def subscript(ev, node: cst.Subscript, base):
                 _owner_value(ev, base), index, node.value.value if isinstance(node.value, cst.Attribute) else None
             )
             return Value(kind="scalar", node=node, sym=size, int_value=size.int_value if size else None)
+        picked = _sliced_axes(node, tensor.rank if tensor is not None else None)
+        if picked is not None:
+            # `x.shape[:-1]`, `x.size()[:2]`: the sizes of those axes, as a tuple of them
+            # (`(*input_shape, -1, head_dim)` spreads them in place).
+            owner = node.value.value if isinstance(node.value, cst.Attribute) else None
+            sizes = [ev.read_size(_owner_value(ev, base), i, owner) for i in picked]
+            return Value(
+                kind="tuple",
+                node=node,
+                elements=tuple(
+                    Value(kind="scalar", node=node, sym=size, int_value=size.int_value if size else None)
+                    for size in sizes
+                ),
+            )
         return Value(kind="scalar", node=node)
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         key = node.slice[0].slice.value
@@ -929,8 +965,11 @@ def _dtype_method(ev, call: Call):
     dtype = DTYPE_METHODS.get(method)
     if method in ("to", "type") and args:
         dtype = _flow().dtype_of(args[0].value, ev.aliases) or _activation_dtype(ev, args[0])
-        if dtype is None and isinstance(args[0].value, cst.Name) and (args[0].keyword is None or args[0].keyword.value == "dtype"):
-            dtype = ev.eval(args[0].value).names_dtype  # a dtype handed in (`.to(dtype)`)
+        if dtype is None and isinstance(args[0].value, (cst.Name, cst.Attribute)) and (
+            args[0].keyword is None or args[0].keyword.value == "dtype"
+        ):
+            # A dtype handed in (`.to(dtype)`), or the dtype of hidden states (`.to(x.dtype)`).
+            dtype = ev.eval(args[0].value).names_dtype
     ev.args(call.node)
     mask = receiver.mask
     if mask is not None and dtype is not None:
@@ -1186,7 +1225,14 @@ def size_args(ev, args, values):
         elements = values[0].elements
         if not elements and values[0].node is not None and not isinstance(values[0].node, (cst.Tuple, cst.List)):
             return None
-        if isinstance(values[0].node, (cst.Tuple, cst.List)) and len(elements) != len(values[0].node.elements):
+        written = values[0].node
+        if (
+            isinstance(written, (cst.Tuple, cst.List))
+            and len(elements) != len(written.elements)
+            # A starred tuple of known length spreads in place (`(*x.shape[:-1], -1, d)` of a
+            # tensor of known rank); one of unknown length leaves no elements.
+            and not (elements and any(isinstance(e, cst.StarredElement) for e in written.elements))
+        ):
             return None
         return tuple(
             e.sym if e.kind in ("scalar", "unknown", "tensor") and e.rank in (None, 0) else None for e in elements

@@ -746,6 +746,10 @@ class Value:
     # A function of the checked code referred to, not called (`attention_interface =
     # eager_attention_forward`): calling the name later is a call of that function.
     user_function: Optional[str] = None
+    # One of several functions of the checked code, by a key the analysis cannot read
+    # (`ATTENTION_FUNCTIONS[impl]` of `{"eager": eager_attention_forward, "sdpa": ...}`): a
+    # call is a call of each.
+    function_choices: Tuple[str, ...] = ()
     # For `functools.partial(f, pad_id=pad)` of such a function: the partial call and the values
     # of the arguments it binds (its args after `f`), which every later call passes first.
     bound_call: Optional[Tuple[cst.Call, Tuple["Value", ...]]] = field(default=None, compare=False)

@@ -657,3 +657,34 @@ def test_a_tensor_filled_elsewhere_with_an_unknown_fill_is_not_its_mask_added():
     (added,) = [s for s in function(analysis, "attend").fill_sites if s.additive]
     assert added.source is not None and added.fill is None
     assert not added.adds_the_mask
+
+
+def test_a_tensor_padded_with_true_is_a_bool_mask_and_its_cast_to_hidden_states_float():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def f(x, frame_mask):
+            keep = F.pad(frame_mask, (1, 0), value=True)
+            bias = keep[:, None, None, :].to(x.dtype)
+            return bias
+        """
+    )
+    keep = env(analysis, "f", "keep").mask
+    assert keep.origin == "bool_pad" and keep.dtype == "bool"
+    bias = env(analysis, "f", "bias")
+    assert bias.mask.dtype == "float"
+    assert mask_encoding.zero_one_reason(bias, function(analysis, "f").node) is not None
+
+
+def test_a_tensor_padded_with_a_number_is_no_mask():
+    analysis, _ = analyse(
+        """
+        import torch.nn.functional as F
+
+        def f(x):
+            return F.pad(x, (1, 0), value=0.0)
+        """
+    )
+    assert function(analysis, "f").returns[0].mask is None

@@ -588,6 +588,33 @@ VALID = [
 ]
 
 INVALID = [
+    # A keep mask padded with True for the class token (so bool) and cast to the activations'
+    # dtype: SDPA adds 1.0/0.0 to the scores.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class TemporalAttention(nn.Module):
+            def __init__(self, dim, heads):
+                super().__init__()
+                self.heads = heads
+                self.to_qkv = nn.Linear(dim, 3 * dim)
+                self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+
+            def forward(self, frames, frame_mask):
+                b, f, d = frames.shape
+                x = torch.cat((self.cls_token.expand(b, -1, -1), frames), dim=1)
+                q, k, v = self.to_qkv(x).view(b, f + 1, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+                keep = F.pad(frame_mask, (1, 0), value=True)
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :].to(x.dtype))
+                return out.transpose(1, 2).reshape(b, f + 1, d)
+        """,
+        fixed=None,
+        line=18,
+    ),
     # The tokenizer's 0/1 mask cast by a helper to the hidden states' dtype (handed in as
     # `dtype`), then given to SDPA as a float `attn_mask`: added, 1.0/0.0 masks nothing.
     Invalid(

@@ -148,8 +148,10 @@ class WrongAttentionScale(Rule):
             passed = ctx.analysis.scale_passed_by_caller(site)
             if passed is not None:
                 # `scaling` is the callee's parameter: the wrong value is the caller's argument, and
-                # the callee (shared by other backends) keeps applying what it is given.
-                ctx.report(passed, message + " (passed by the caller)")
+                # the callee (shared by other backends) keeps applying what it is given. A wrong
+                # quantity the caller's `__init__` wrote into the attribute it passes is wrong there.
+                written = ctx.analysis.attribute_value_node(passed) if verdict.kind == ScaleKind.WRONG_DIMENSION else None
+                ctx.report(written or passed, message + " (passed by the caller)")
                 continue
             passed = ctx.analysis.scale_passed_to_constructor(site)
             if passed is not None and (verdict.kind == ScaleKind.WRONG_DIMENSION or not scores.scaled_by_a_size()):

@@ -1668,7 +1668,67 @@ INVALID = [
             return s.softmax(dim=-1)
         """,
     ),
-    # Hugging Face style: the caller passes the model width's scale to the shared attention function.
+    # Hugging Face style with a table of attention functions chosen by a setting: the eager one is
+    # called with the model width's scale; the heads' shape is `(*input_shape, -1, head_dim)`.
+    Invalid(
+        """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+            if attention_mask is not None:
+                attn_weights = attn_weights + attention_mask
+            attn_weights = F.softmax(attn_weights, dim=-1)
+            return torch.matmul(attn_weights, value), attn_weights
+
+
+        def sdpa_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0):
+            out = F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask, scale=scaling)
+            return out, None
+
+
+        ATTENTION_FUNCTIONS = {"eager": eager_attention_forward, "sdpa": sdpa_attention_forward}
+
+
+        class Attention(nn.Module):
+            def __init__(self, hidden_size, num_heads, attn_implementation="eager"):
+                super().__init__()
+                self.head_dim = hidden_size // num_heads
+                self.scaling = hidden_size ** -0.5
+                self.attn_implementation = attn_implementation
+                self.q_proj = nn.Linear(hidden_size, hidden_size)
+                self.k_proj = nn.Linear(hidden_size, hidden_size)
+                self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+            def forward(self, hidden_states, attention_mask=None):
+                input_shape = hidden_states.shape[:-1]
+                hidden_shape = (*input_shape, -1, self.head_dim)
+                q = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                k = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                v = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                attention_interface = ATTENTION_FUNCTIONS[self.attn_implementation]
+                out, _ = attention_interface(self, q, k, v, attention_mask, scaling=self.scaling)
+                return out.transpose(1, 2).reshape(*input_shape, -1)
+
+
+        class Model(nn.Module):
+            def __init__(self, vocab_size=1000, hidden_size=256, num_heads=8):
+                super().__init__()
+                self.embed = nn.Embedding(vocab_size, hidden_size)
+                self.attn = Attention(hidden_size, num_heads)
+
+            def forward(self, input_ids):
+                batch_size, seq_len = input_ids.shape
+                return self.attn(self.embed(input_ids))
+        """,
+        fixed=None,
+        line=26,
+    ),
+    # Hugging Face style: the caller passes the model width's scale to the shared attention
+    # function; reported where its __init__ writes that scale.
     Invalid(
         """
         import torch
@@ -1695,7 +1755,7 @@ INVALID = [
                 return eager_attention_forward(self, q, k, v, None, scaling=self.scale)
         """,
         fixed=None,
-        line=22,
+        line=13,
     ),
     # The scale computed once in __init__ from the model width; the smoke test's numbers do not
     # make it right (the heads are 96 // 6 = 16 wide).
