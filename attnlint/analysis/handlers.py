@@ -93,6 +93,16 @@ def load_domains() -> None:
     global _loaded
     if _loaded:
         return
-    from attnlint.analysis import attention, einops_calls, losses, masks, modules, scores, shapes, softmax  # noqa: F401
+    from attnlint.analysis import (  # noqa: F401
+        attention,
+        einops_calls,
+        losses,
+        masks,
+        modules,
+        recurrent,
+        scores,
+        shapes,
+        softmax,
+    )
 
     _loaded = True

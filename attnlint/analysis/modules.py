@@ -251,6 +251,9 @@ def _module_constructor(ev, node: cst.Call, short: str) -> Value:
     elif short in CONV_MODULES:
         names = ("in_channels", "out_channels")
         sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
+    elif short in ("RNN", "GRU", "LSTM"):
+        names = ("input_size", "hidden_size")
+        sizes = tuple(list(sizes) + [keywords.get(n) for n in names[len(sizes) :]])[:2]
     elif short == "CrossEntropyLoss":
         # Its ignore_index is read here, in the scope that builds it (`cfg.ignore_index` of a
         # config parameter of __init__), not where the loss is later called.

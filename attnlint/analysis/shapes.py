@@ -929,6 +929,9 @@ IDENTITY_METHODS = (
     "retain_grad",
     "as_strided",
     "type_as",
+    # Random initialisers, in place: the same tensor (`torch.FloatTensor(d).uniform_(-0.1, 0.1)`).
+    "uniform_",
+    "normal_",
 )
 DTYPE_METHODS = {
     "bool": "bool",
@@ -1073,8 +1076,14 @@ def _t_method(ev, call: Call):
     """`energies.t()` of a 2-D tensor: its two axes swapped (what `.t()` of any other rank does
     is left to the caller)."""
     receiver = call.receiver
-    if call.args or receiver is None or receiver.rank != 2:
+    if call.args or receiver is None or receiver.kind != "tensor" or receiver.rank not in (None, 2):
         return None
+    if receiver.rank is None:
+        from attnlint.analysis.values import Value
+
+        # `.t()` accepts at most two axes: a known operation on a tensor of unknown layout (not
+        # code the weights escape into), whose result the analysis does not follow.
+        return Value(kind="tensor", node=call.node)
     return _moved(transpose(ev, receiver, cst.Integer("0"), cst.Integer("1"), call.node), receiver)
 
 
@@ -1744,6 +1753,35 @@ def _size(ev, call: Call):
 CONSTRUCTORS = ("torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty", "torch.randint", "torch.randperm")
 
 
+@handlers.function("torch.FloatTensor", "torch.DoubleTensor")
+def _legacy_constructor(ev, call: Call):
+    """`torch.FloatTensor(hidden_size)`: an uninitialised tensor of those sizes; not one of a
+    list's data (`torch.FloatTensor([0.5, 0.5])`)."""
+    return _constructor(ev, call) if _sizes_only(ev, call) else None
+
+
+def _sizes_only(ev, call: Call) -> bool:
+    """The legacy constructors take sizes (`torch.Tensor(d)`) or data (a list, an array):
+    sizes when every argument is a number or a size, positional."""
+    args = call.node.args
+    if not args or any(a.keyword is not None or a.star for a in args):
+        return False
+    if any(isinstance(a.value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)) for a in args):
+        return False
+    def size(node) -> bool:
+        return isinstance(node, cst.Integer) or ev.eval(node).kind == "scalar" or _names_one_size(node)
+
+    return all(size(a.value) for a in args)
+
+
+def _names_one_size(node: cst.BaseExpression) -> bool:
+    """`hidden_size`, `self.d_model`: a name that says it is one size, not a shape."""
+    from attnlint.analysis.names import names_size
+
+    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else None
+    return name is not None and "shape" not in name and names_size(name)
+
+
 @handlers.function(*CONSTRUCTORS)
 def _constructor(ev, call: Call):
     from attnlint.analysis.values import Constructor, Value
@@ -1764,7 +1802,7 @@ def _constructor(ev, call: Call):
         rank = len(positional[0][0].value.elements)
     elif any(a.star for a, _ in positional):
         rank = None
-    elif len(positional) == 1 and positional[0][1].kind != "scalar":
+    elif len(positional) == 1 and positional[0][1].kind != "scalar" and not _names_one_size(positional[0][0].value):
         # One size argument that is no number: a whole shape (`torch.zeros(mask.shape)`,
         # `torch.zeros(x.size())`, a tuple of sizes): as many axes as it holds.
         rank = _shape_argument_rank(ev, positional[0][0].value, positional[0][1])
@@ -1880,6 +1918,8 @@ def _tensor(ev, call: Call):
 
     if not call.args:
         return None
+    if call.name in ("torch.Tensor", "torch.LongTensor") and _sizes_only(ev, call):
+        return _constructor(ev, call)  # `torch.Tensor(hidden_size)`: sizes, not data
     first = call.args[0].value
     inner = ev.eval(first)
     padding = padded_rows(inner) if inner.kind == "tuple" else None

@@ -1642,6 +1642,98 @@ class SoftmaxWrongAxis(Rule):
                     return self.blocks(self.embed(patches))
             """,
         ),
+        # A chatbot tutorial's Luong concat attention: nn.GRU and pad_packed_sequence are
+        # time-major by default, so the energies are (src_len, batch) and dim=1 is the batch.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class EncoderRNN(nn.Module):
+                def __init__(self, vocab_size, hidden_size):
+                    super().__init__()
+                    self.hidden_size = hidden_size
+                    self.embedding = nn.Embedding(vocab_size, hidden_size)
+                    self.gru = nn.GRU(hidden_size, hidden_size, bidirectional=True)
+
+                def forward(self, input_seq, input_lengths):
+                    embedded = self.embedding(input_seq)
+                    packed = nn.utils.rnn.pack_padded_sequence(embedded, input_lengths.cpu())
+                    outputs, hidden = self.gru(packed)
+                    outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs)
+                    return outputs[:, :, : self.hidden_size] + outputs[:, :, self.hidden_size :], hidden
+
+
+            class ConcatAttn(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.attn = nn.Linear(hidden_size * 2, hidden_size)
+                    self.v = nn.Parameter(torch.FloatTensor(hidden_size).uniform_(-0.1, 0.1))
+
+                def forward(self, hidden, encoder_outputs):
+                    energy = self.attn(torch.cat((hidden.expand(encoder_outputs.size(0), -1, -1), encoder_outputs), 2)).tanh()
+                    attn_energies = torch.sum(self.v * energy, dim=2)
+                    return F.softmax(attn_energies, dim=1).t().unsqueeze(1)
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, vocab_size, hidden_size):
+                    super().__init__()
+                    self.encoder = EncoderRNN(vocab_size, hidden_size)
+                    self.attn = ConcatAttn(hidden_size)
+
+                def forward(self, input_seq, input_lengths, decoder_state):
+                    encoder_outputs, _ = self.encoder(input_seq, input_lengths)
+                    weights = self.attn(decoder_state, encoder_outputs)
+                    return weights.bmm(encoder_outputs.transpose(0, 1))
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class EncoderRNN(nn.Module):
+                def __init__(self, vocab_size, hidden_size):
+                    super().__init__()
+                    self.hidden_size = hidden_size
+                    self.embedding = nn.Embedding(vocab_size, hidden_size)
+                    self.gru = nn.GRU(hidden_size, hidden_size, bidirectional=True)
+
+                def forward(self, input_seq, input_lengths):
+                    embedded = self.embedding(input_seq)
+                    packed = nn.utils.rnn.pack_padded_sequence(embedded, input_lengths.cpu())
+                    outputs, hidden = self.gru(packed)
+                    outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs)
+                    return outputs[:, :, : self.hidden_size] + outputs[:, :, self.hidden_size :], hidden
+
+
+            class ConcatAttn(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.attn = nn.Linear(hidden_size * 2, hidden_size)
+                    self.v = nn.Parameter(torch.FloatTensor(hidden_size).uniform_(-0.1, 0.1))
+
+                def forward(self, hidden, encoder_outputs):
+                    energy = self.attn(torch.cat((hidden.expand(encoder_outputs.size(0), -1, -1), encoder_outputs), 2)).tanh()
+                    attn_energies = torch.sum(self.v * energy, dim=2)
+                    return F.softmax(attn_energies, dim=-2).t().unsqueeze(1)
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, vocab_size, hidden_size):
+                    super().__init__()
+                    self.encoder = EncoderRNN(vocab_size, hidden_size)
+                    self.attn = ConcatAttn(hidden_size)
+
+                def forward(self, input_seq, input_lengths, decoder_state):
+                    encoder_outputs, _ = self.encoder(input_seq, input_lengths)
+                    weights = self.attn(decoder_state, encoder_outputs)
+                    return weights.bmm(encoder_outputs.transpose(0, 1))
+            """,
+        ),
     ]
 
 
