@@ -282,6 +282,40 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
     return replace(combined, parts_from=parts) if parts and combined.param is None else combined
 
 
+def given_together(uses) -> list:
+    """(call, facts) for each `nn.MultiheadAttention` call given a bool `attn_mask` and a bool
+    `key_padding_mask`: the module masks a score where either is True, so together they mask
+    their `|` (a causal mask and left padding can leave a query no key). Not a call told
+    `need_weights=False`: its fused path returns zeros for such rows (torch >= 2.5), no NaN."""
+    from attnlint.analysis.flow import is_false
+
+    by_call: dict = {}
+    for use in uses:
+        if use.api == "MultiheadAttention" and use.keyword in ("attn_mask", "key_padding_mask"):
+            by_call.setdefault(id(use.call), (use.call, {}))[1][use.keyword] = use
+    out = []
+    for call, found in by_call.values():
+        if len(found) != 2:
+            continue
+        need = next((a for a in call.args if a.keyword is not None and a.keyword.value == "need_weights"), None)
+        if need is not None and is_false(need.value):
+            continue
+        parts = []
+        for use in found.values():
+            facts = use.mask.mask
+            if facts is not None and facts.dtype == "float" and facts.bias_fill == "-inf" and facts.convention == MASKED:
+                # A bias of -inf where it masks (`triu(full((L, L), -inf), 1)`): the bool mask
+                # is added to it as -inf, so the two still mask their `|`.
+                parts.append(replace(facts, scaled=False, dtype="bool"))
+                continue
+            if facts is None or facts.dtype != "bool" or facts.convention not in (None, MASKED):
+                break  # a finite bias is added, not filled; a keep mask is ATN205's
+            parts.append(replace(facts, convention=MASKED))
+        else:
+            out.append((call, combine(parts[0], parts[1], cst.BitOr())))
+    return out
+
+
 def filled_together(fills) -> Optional[MaskFacts]:
     """What several `-inf` fills of the same scores mask together (`s.masked_fill(causal, -inf)`
     then `s.masked_fill(pad, -inf)`): each fills where its mask is True, so together they fill

@@ -218,3 +218,38 @@ def test_a_mask_named_so_multiplied_along_queries_and_keys_masks_padded_queries(
     assert pair_mask.masks_padded_queries and pair_mask.can_mask_whole_row is True
     # An outer product of features is no mask.
     assert env(analysis, "f", "outer").mask is None
+
+
+MHA_MASKS = """
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.emb = nn.Embedding(100, d, padding_idx=0)
+            self.attn = nn.MultiheadAttention(d, 2, batch_first=True)
+
+        def forward(self, ids):
+            x = self.emb(ids)
+            n = x.shape[1]
+            pad = ids == 0
+            causal = ~torch.tril(torch.ones((n, n), dtype=torch.bool))
+            bias = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+            a, _ = self.attn(x, x, x, attn_mask=causal, key_padding_mask=pad)
+            b, _ = self.attn(x, x, x, attn_mask=bias, key_padding_mask=pad)
+            c, _ = self.attn(x, x, x, attn_mask=causal, key_padding_mask=pad, need_weights=False)
+            d, _ = self.attn(x, x, x, key_padding_mask=pad)
+            return a, b, c, d
+"""
+
+
+def test_masks_given_together_to_multihead_attention_are_their_union():
+    from attnlint.analysis import masks
+
+    analysis, _ = analyse(MHA_MASKS)
+    together = masks.given_together(function(analysis, "forward", "Block").mask_uses)
+    # a (bool causal) and b (a -inf causal bias): a causal mask over padding; not c (fused path,
+    # zeros for an empty row) nor d (one mask).
+    assert len(together) == 2
+    assert all(facts.padding_under_causal for _, facts in together)

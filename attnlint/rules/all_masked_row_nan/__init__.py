@@ -87,7 +87,8 @@ class AllMaskedRowNan(Rule):
     summary = "a -inf mask that can empty a whole row makes softmax return NaN"
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
-    triggers = (r"\binf\b",)
+    # -inf fills; nn.MultiheadAttention fills where its bool masks say (no -inf written).
+    triggers = (r"\binf\b", "key_padding_mask")
     recipe = "all_masked_row_nan"
     default_options = {"empty-sequences": False}
 
@@ -158,7 +159,83 @@ class AllMaskedRowNan(Rule):
                 fix=zero_fully_masked_rows(ctx.module, site.call, site.input_node, last, partial),
             )
 
+        for function in ctx.analysis.functions:
+            for call, together in masks.given_together(function.mask_uses):
+                if together is None or not self._can_empty_a_row(ctx, together):
+                    continue
+                ctx.report(
+                    call,
+                    "`attn_mask` and `key_padding_mask` together can mask every key of a row (a "
+                    "left-padded query under the causal mask sees only padding before it); "
+                    "nn.MultiheadAttention then returns NaN for that row",
+                )
+
     VALID = [
+        # nn.MultiheadAttention given a causal mask and a key-padding mask over right-padded
+        # histories: key 0 is real in every row.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            def right_padded(history, maxlen):
+                seq = np.zeros([maxlen], dtype=np.int64)
+                history = history[-maxlen:]
+                seq[: len(history)] = history
+                return seq
+
+
+            class SASRec(nn.Module):
+                def __init__(self, item_num, hidden, heads):
+                    super().__init__()
+                    self.item_emb = nn.Embedding(item_num + 1, hidden, padding_idx=0)
+                    self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+
+                def forward(self, log_seqs):
+                    seqs = self.item_emb(log_seqs)
+                    timeline_mask = log_seqs == 0
+                    n = seqs.shape[1]
+                    causal = ~torch.tril(torch.ones((n, n), dtype=torch.bool, device=seqs.device))
+                    out, _ = self.attn(seqs, seqs, seqs, attn_mask=causal, key_padding_mask=timeline_mask)
+                    return out
+            """
+        ),
+        # Left padding, but `need_weights=False`: the fused path returns zeros for an empty row.
+        Valid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            def left_padded(history, maxlen):
+                seq = np.zeros([maxlen], dtype=np.int64)
+                idx = maxlen - 1
+                for item in reversed(history):
+                    seq[idx] = item
+                    idx -= 1
+                    if idx == -1:
+                        break
+                return seq
+
+
+            class SASRec(nn.Module):
+                def __init__(self, item_num, hidden, heads):
+                    super().__init__()
+                    self.item_emb = nn.Embedding(item_num + 1, hidden, padding_idx=0)
+                    self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+
+                def forward(self, log_seqs):
+                    seqs = self.item_emb(log_seqs)
+                    timeline_mask = log_seqs == 0
+                    n = seqs.shape[1]
+                    causal = ~torch.tril(torch.ones((n, n), dtype=torch.bool, device=seqs.device))
+                    out, _ = self.attn(seqs, seqs, seqs, attn_mask=causal, key_padding_mask=timeline_mask, need_weights=False)
+                    return out
+            """
+        ),
         # A key-padding mask alone: every real sequence keeps a real key in every row (only an
         # all-padding sequence would empty one, which the code does not show).
         Valid(
@@ -1072,6 +1149,43 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # SASRec: histories written from the last position backwards (left padding), then a
+        # causal mask and the padding mask given to nn.MultiheadAttention together.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            def left_padded(history, maxlen):
+                seq = np.zeros([maxlen], dtype=np.int64)
+                idx = maxlen - 1
+                for item in reversed(history):
+                    seq[idx] = item
+                    idx -= 1
+                    if idx == -1:
+                        break
+                return seq
+
+
+            class SASRec(nn.Module):
+                def __init__(self, item_num, hidden, heads):
+                    super().__init__()
+                    self.item_emb = nn.Embedding(item_num + 1, hidden, padding_idx=0)
+                    self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+
+                def forward(self, log_seqs):
+                    seqs = self.item_emb(log_seqs)
+                    timeline_mask = log_seqs == 0
+                    n = seqs.shape[1]
+                    causal = ~torch.tril(torch.ones((n, n), dtype=torch.bool, device=seqs.device))
+                    out, _ = self.attn(seqs, seqs, seqs, attn_mask=causal, key_padding_mask=timeline_mask)
+                    return out
+            """,
+            fixed=None,
+            line=28,
+        ),
         # Generation with left-padded prompts: the causal mask after a KV cache (diagonal=past)
         # combined with the 0/1 padding mask; a pad query sees only pad keys.
         Invalid(
