@@ -410,6 +410,24 @@ class ModuleAnalysis:
         batched = {id(s.node) for s in own if s.receiver.rank is not None and s.receiver.rank >= 3}
         return own + [s for key, s in self.summaries.batched_dot_t.items() if key not in batched]
 
+    def views_in_calls(self) -> List[Tuple[FunctionFacts, ViewSite]]:
+        """(function, view) for the views of this module's functions that a call's summary saw
+        with both shapes known while the function's own reading did not (see
+        Summaries.views_in_calls)."""
+        if self.summaries is None or not self.summaries.views_in_calls:
+            return []
+        own = {id(site.call) for site in self.view_sites}
+        out = []
+        for key, view in self.summaries.views_in_calls.items():
+            if key in own:
+                continue
+            function = next(
+                (f for f in self.functions if isinstance(f.node, cst.FunctionDef) and contains(f.node, view.call)), None
+            )
+            if function is not None:
+                out.append((function, view))
+        return out
+
     @property
     def view_sites(self) -> List[ViewSite]:
         """Every `view`/`reshape` whose input and target shapes are known symbolically."""

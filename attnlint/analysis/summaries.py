@@ -448,6 +448,11 @@ class Summaries:
         # on that call the code runs with batched input, whatever other callers pass (a smoke
         # test calling a module with a 2-D and a 3-D tensor). By node id.
         self.batched_dot_t: Dict[int, object] = {}
+        # `view`/`reshape` sites a summary saw with both shapes known, where the function's own
+        # reading (joined over its callers) may not know them: `x.reshape(b, -1, h * d_k)` of
+        # (b, h, n, d_k) when a smoke test calls the layer on `torch.randn(2, 7, d_model)`.
+        # By call node id.
+        self.views_in_calls: Dict[int, object] = {}
         # Softmax sites of helpers evaluated for one call, whose scores are a product the caller
         # made: by the product's node id (see ModuleAnalysis.scores_through_helpers).
         self.helper_softmax: Dict[int, object] = {}
@@ -615,6 +620,8 @@ class Summaries:
         for site in facts.dot_t_sites:
             if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:
                 self.batched_dot_t.setdefault(id(site.node), site)
+        for view in facts.view_sites:
+            self.views_in_calls.setdefault(id(view.call), view)
         for site in facts.softmax_sites:
             scores = site.input.scores
             if scores is not None and not contains(definition, scores.product):

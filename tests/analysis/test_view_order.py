@@ -325,3 +325,40 @@ def test_one_unknown_input_size_is_solved_from_the_element_count():
     # A quotient would rest on a divisibility the code does not show; a -1 leaves nothing to solve.
     assert _solve_one_unknown((None, h, n, d), (b, n, d)) == (None, h, n, d)
     assert _solve_one_unknown((None, h, n, d), (b, Sym.const(-1), h * d)) == (None, h, n, d)
+
+
+def test_a_view_whose_shapes_only_a_call_shows_is_kept_from_that_calls_summary():
+    # Two callers: a layer passing a tensor of unknown rank (the function's own reading knows no
+    # shape) and a smoke test passing (2, 7, 128): the summary of the latter knows both shapes.
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Heads(nn.Module):
+            def __init__(self, h, d_model):
+                super().__init__()
+                self.h, self.d_k = h, d_model // h
+                self.proj = nn.Linear(d_model, d_model)
+
+            def forward(self, x):
+                b = x.size(0)
+                y = self.proj(x).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                return y.reshape(b, -1, self.h * self.d_k)
+
+        class Layer(nn.Module):
+            def __init__(self, h, d_model):
+                super().__init__()
+                self.heads = Heads(h, d_model)
+
+            def forward(self, x):
+                return self.heads(x)
+
+        heads = Heads(4, 128)
+        out = heads(torch.randn(2, 7, 128))
+        """
+    )
+    assert not [v for v in analysis.view_sites if v.transposes_by_view]
+    ((function, view),) = [(f, v) for f, v in analysis.views_in_calls() if v.transposes_by_view]
+    assert function.name == "forward" and function.class_name == "Heads"
+    assert len(view.input_dims) == 4 and len(view.target_dims) == 3

@@ -62,25 +62,32 @@ class ViewAsTranspose(Rule):
     def check(self, ctx: RuleContext) -> None:
         for function in ctx.analysis.functions:
             for view in function.view_sites:
-                if not view.transposes_by_view or view.rereads_on_purpose:
-                    continue  # in memory order, the relative-position skew, or a new tensor
-                order = view_order.view_order(view.input_dims, view.target_dims)
-                if order is not None and not order.moves_data:
-                    continue  # the factors read in memory order after all: stay silent
-                if view_order.input_is_parameter(ctx.analysis, function, view):
-                    continue
-                call = view_order.call_in_tree(function.node, view)
-                if call is None or view_order.reread_later(function.node, call, function.view_sites):
-                    continue  # not found as written, or index arithmetic on memory (a relative shift)
-                before = ", ".join(d.text() for d in view.input_dims)
-                after = ", ".join(d.text() for d in view.target_dims)
-                method = view.call.func.attr.value if isinstance(view.call.func, cst.Attribute) else "reshape"
-                ctx.report(
-                    call,
-                    f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
-                    "are not in memory order, so positions mix with features; transpose (or permute) instead",
-                    fix=_fix(ctx, view, order) if call is view.call and order is not None else None,
-                )
+                self._check_view(ctx, function, view)
+        # A view whose sizes only a call in this file shows (a smoke test on `torch.randn(2, 7,
+        # d)`): wrong on that call at least.
+        for function, view in ctx.analysis.views_in_calls():
+            self._check_view(ctx, function, view)
+
+    def _check_view(self, ctx: RuleContext, function, view) -> None:
+        if not view.transposes_by_view or view.rereads_on_purpose:
+            return  # in memory order, the relative-position skew, or a new tensor
+        order = view_order.view_order(view.input_dims, view.target_dims)
+        if order is not None and not order.moves_data:
+            return  # the factors read in memory order after all: stay silent
+        if view_order.input_is_parameter(ctx.analysis, function, view):
+            return
+        call = view_order.call_in_tree(function.node, view)
+        if call is None or view_order.reread_later(function.node, call, function.view_sites):
+            return  # not found as written, or index arithmetic on memory (a relative shift)
+        before = ", ".join(d.text() for d in view.input_dims)
+        after = ", ".join(d.text() for d in view.target_dims)
+        method = view.call.func.attr.value if isinstance(view.call.func, cst.Attribute) else "reshape"
+        ctx.report(
+            call,
+            f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
+            "are not in memory order, so positions mix with features; transpose (or permute) instead",
+            fix=_fix(ctx, view, order) if call is view.call and order is not None else None,
+        )
 
     VALID = VALID
     INVALID = INVALID

@@ -468,6 +468,53 @@ VALID = [
 ]
 
 INVALID = [
+    # Heads merged back with a reshape and no transpose; the layer's callers in the model pass
+    # tensors of unknown rank, but the notebook's smoke test calls it on (2, 7, 128): there, at
+    # least, positions and heads are mixed.
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, h, d_model):
+                super().__init__()
+                self.d_k = d_model // h
+                self.h = h
+                self.w_q = nn.Linear(d_model, d_model)
+                self.w_k = nn.Linear(d_model, d_model)
+                self.w_v = nn.Linear(d_model, d_model)
+
+            def forward(self, query, key, value):
+                b = query.size(0)
+                q = self.w_q(query).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                k = self.w_k(key).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                v = self.w_v(value).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                p_attn = (q @ k.transpose(-2, -1) / math.sqrt(self.d_k)).softmax(dim=-1)
+                x = p_attn @ v
+                return x.reshape(b, -1, self.h * self.d_k)
+
+
+        class EncoderLayer(nn.Module):
+            def __init__(self, h, d_model):
+                super().__init__()
+                self.self_attn = MultiHeadAttention(h, d_model)
+                self.norm = nn.LayerNorm(d_model)
+
+            def forward(self, x):
+                y = self.norm(x)
+                return x + self.self_attn(y, y, y)
+
+
+        mha = MultiHeadAttention(4, 128)
+        x = torch.randn(2, 7, 128)
+        print(mha(x, x, x).shape)
+        """,
+        fixed=None,
+        line=22,
+    ),
     # Heads by view: (B, T, C) memory reread as (B, nh, T, hs).
     Invalid(
         """
