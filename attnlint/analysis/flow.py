@@ -1126,12 +1126,15 @@ class Evaluator:
                 value = self.cls.attrs[attr]
                 if value.mask is not None and value.mask.buffer_attr:
                     value = value.with_(mask=replace(value.mask, buffer_node=node))
-                if self.facts.name == "__post_init__" and value.kind == "scalar":
+                if (self.facts.name == "__post_init__" or _is_property(self.facts.node)) and value.kind == "scalar":
                     # A dataclass computing fields from the others (`self.head_dim = self.hidden //
                     # self.heads`): an instance's field, its default an example, as readers of
                     # instances see it (so the computed field is in the fields' terms).
                     return self._field_of_instance(self.cls.name, attr, value, node)
                 return value
+            computed = self._property_of(self.cls.name, attr, node) if self.cls is not None else None
+            if computed is not None:
+                return computed  # `self.head_dim` of `@property def head_dim(self)`
             sym = Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}")
             self.read_attributes.setdefault(key, sym)
             return Value(kind="unknown", role=role_from_name(attr), node=node, sym=sym)
@@ -1161,12 +1164,28 @@ class Evaluator:
             facts = self.project.analysis.classes.get(receiver.module_type)
             if facts is not None and attr in facts.attrs:
                 return self._field_of_instance(receiver.module_type, attr, facts.attrs[attr], node)
+            computed = self._property_of(receiver.module_type, attr, node)
+            if computed is not None:
+                return computed  # `cfg.attn_scale` of a config's `@property`
         value = shapes.attribute(self, node, receiver, attr)
         if value.kind == "unknown" and losses.names_pad_id(attr):
             # `vocab.pad_index`, `config.pad_token_id` of an object we cannot see: whatever its
             # number, an index into a vocabulary (it stays one when passed to a helper).
             return value.with_(kind="scalar", token_id=True)
         return value
+
+    def _property_of(self, class_name: str, attr: str, node: cst.Attribute) -> Optional[Value]:
+        """What `obj.attr` is when the class (or a base defined here) computes it in a
+        `@property` (`def head_dim(self): return self.d_model // self.n_heads`): its body's
+        result, in the instance's fields."""
+        if self.project is None:
+            return None
+        found = self.project.definitions.method(class_name, attr)
+        if found is None or not _is_property(found[1]):
+            return None
+        call = cst.Call(func=cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr)), args=[])
+        result = self.project.call(self, call, attr, [], True, class_name=found[0])
+        return result.with_(node=node) if result is not None and result.kind != "unknown" else None
 
     def _field_of_instance(self, class_name: str, attr: str, value: Value, node: cst.Attribute) -> Value:
         """`args.dim` of a config whose class sets `dim: int = 4096`: the number is the default,
@@ -1569,6 +1588,18 @@ def block_statements(block) -> List[cst.CSTNode]:
     if isinstance(block, cst.SimpleStatementSuite):
         return [cst.SimpleStatementLine(body=block.body)]
     return list(block.body)
+
+
+def _is_property(node) -> bool:
+    """A method decorated `@property` (or `@functools.cached_property`)."""
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    for decorator in node.decorators:
+        target = decorator.decorator
+        name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", None)
+        if name in ("property", "cached_property"):
+            return True
+    return False
 
 
 def _functions_by_key(value: Value) -> Optional[Dict[str, str]]:

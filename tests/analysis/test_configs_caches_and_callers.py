@@ -261,3 +261,44 @@ def test_fields_a_dataclass_computes_in_post_init_are_in_its_fields_terms():
     # can tell 1/head_dim from 1/sqrt(head_dim).
     assert attrs["head_dim"].sym.text() == "self.hidden / self.heads"
     assert attrs["attn_scale"].sym == attrs["head_dim"].sym.power(-1)
+
+
+def test_a_configs_property_is_computed_from_its_fields():
+    # `cfg.head_dim` and `cfg.attn_scale` are `@property`s of a dataclass config: their bodies,
+    # in the instance's fields, so the scale is 1/head_dim in the head dimension's own terms.
+    analysis, _ = analyse(
+        """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+
+        @dataclass
+        class Config:
+            d_model: int = 384
+            n_heads: int = 6
+
+            @property
+            def head_dim(self) -> int:
+                return self.d_model // self.n_heads
+
+            @property
+            def attn_scale(self) -> float:
+                return 1.0 / self.head_dim
+
+        class SelfAttention(nn.Module):
+            def __init__(self, cfg: Config):
+                super().__init__()
+                self.cfg = cfg
+                self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                h, hd = self.cfg.n_heads, self.cfg.head_dim
+                q, k, v = self.qkv(x).reshape(b, n, 3, h, hd).unbind(dim=2)
+                scores = torch.einsum("bihd,bjhd->bhij", q, k) * self.cfg.attn_scale
+                return scores.softmax(dim=-1)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores.head_dim is not None
+    assert (scores.scale * scores.head_dim).text() == "1"

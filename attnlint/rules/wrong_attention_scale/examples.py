@@ -845,6 +845,78 @@ VALID = [
 ]
 
 INVALID = [
+    # A dataclass config computes the scale in a property: 1/head_dim, no square root.
+    Invalid(
+        """
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class EncoderConfig:
+            d_model: int = 384
+            n_heads: int = 6
+
+            @property
+            def head_dim(self) -> int:
+                return self.d_model // self.n_heads
+
+            @property
+            def attn_scale(self) -> float:
+                return 1.0 / self.head_dim
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, cfg: EncoderConfig):
+                super().__init__()
+                self.cfg = cfg
+                self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                h, hd = self.cfg.n_heads, self.cfg.head_dim
+                q, k, v = self.qkv(x).reshape(b, n, 3, h, hd).unbind(dim=2)
+                scores = torch.einsum("bihd,bjhd->bhij", q, k) * self.cfg.attn_scale
+                return torch.einsum("bhij,bjhd->bihd", scores.softmax(dim=-1), v).reshape(b, n, h * hd)
+        """,
+        fixed="""
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn as nn
+
+
+        @dataclass
+        class EncoderConfig:
+            d_model: int = 384
+            n_heads: int = 6
+
+            @property
+            def head_dim(self) -> int:
+                return self.d_model // self.n_heads
+
+            @property
+            def attn_scale(self) -> float:
+                return 1.0 / self.head_dim
+
+
+        class SelfAttention(nn.Module):
+            def __init__(self, cfg: EncoderConfig):
+                super().__init__()
+                self.cfg = cfg
+                self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                h, hd = self.cfg.n_heads, self.cfg.head_dim
+                q, k, v = self.qkv(x).reshape(b, n, 3, h, hd).unbind(dim=2)
+                scores = torch.einsum("bihd,bjhd->bhij", q, k) * hd ** -0.5
+                return torch.einsum("bhij,bjhd->bihd", scores.softmax(dim=-1), v).reshape(b, n, h * hd)
+        """,
+        line=31,
+    ),
     # Queries scaled on the way in, then SDPA at its default scale: scaled twice.
     Invalid(
         """
