@@ -1948,6 +1948,17 @@ def _tensor(ev, call: Call):
     )
 
 
+def _constant_bool(value) -> bool:
+    """A new bool tensor of one value (`torch.ones_like(x, dtype=torch.bool)`, `torch.zeros(b, 1,
+    dtype=torch.bool)`): no mask of its own."""
+    ctor = value.constructor
+    return (
+        ctor is not None
+        and ctor.dtype == "bool"
+        and ctor.function in ("torch.ones", "torch.zeros", "torch.ones_like", "torch.zeros_like", "torch.full", "torch.full_like")
+    )
+
+
 @handlers.function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
 def _concatenate(ev, call: Call):
     """`torch.cat((null_k, k), dim=-2)`: the parts' common facts; the shape along other axes."""
@@ -1968,6 +1979,14 @@ def _concatenate(ev, call: Call):
     joined = elements[0]
     for other in elements[1:]:
         joined = join(joined, other)
+    if joined.mask is None and call.name != "torch.stack":
+        # `torch.cat([ids.ne(pad), torch.ones_like(ids[:, :1], dtype=torch.bool)], dim=1)`: a
+        # padding mask with a column of a constant appended (a target or class token always
+        # real): still that mask, its convention what its informative part says.
+        informative = [e.mask for e in elements if e.mask is not None]
+        constant = [e for e in elements if e.mask is None]
+        if len(informative) == 1 and constant and all(_constant_bool(e) for e in constant):
+            joined = joined.with_(mask=replace(informative[0], can_mask_whole_row=None, built_size=()))
     paddings = {e.padding for e in elements if e.padded}
     if not joined.padded and len(paddings) == 1:
         # `torch.cat((text[:, 1:], image_tokens), dim=1)`: the padded part's pad positions are

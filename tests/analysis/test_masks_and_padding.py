@@ -577,3 +577,20 @@ def test_a_lower_triangle_after_a_kv_cache_offset_is_a_causal_keep_mask():
     assert causal.origin == "causal" and causal.convention == "attend"
     # Whether a row can be empty depends on the offset's sign, which the code does not show.
     assert causal.can_mask_whole_row is None
+
+
+def test_a_mask_with_a_constant_column_appended_is_still_that_mask():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def f(ids, pad_idx):
+            target = torch.ones_like(ids[:, :1], dtype=torch.bool)
+            keep = torch.cat([ids.ne(pad_idx), target], dim=1)
+            both = torch.cat([ids.ne(pad_idx), ids.eq(pad_idx)], dim=1)
+            return keep, both
+        """
+    )
+    keep = env(analysis, "f", "keep").mask
+    assert keep is not None and keep.convention == ATTEND and keep.origin == "padding"
+    assert env(analysis, "f", "both").mask.convention is None  # two masks of opposite conventions

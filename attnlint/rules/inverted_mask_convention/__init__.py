@@ -645,6 +645,57 @@ class InvertedMaskConvention(Rule):
     ]
 
     INVALID = [
+        # A recommender's padding mask marks the real items, with the always-real target's column
+        # appended by a torch.cat: True = keep, given where True = masked.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class BST(nn.Module):
+                def __init__(self, n_items, d, pad_idx=0):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.item_emb = nn.Embedding(n_items, d, padding_idx=pad_idx)
+                    layer = nn.TransformerEncoderLayer(d, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+
+                def make_padding_mask(self, hist_items):
+                    target_col = torch.ones_like(hist_items[:, :1], dtype=torch.bool)
+                    return torch.cat([hist_items.ne(self.pad_idx), target_col], dim=1)
+
+                def forward(self, hist_items, target_item):
+                    seq = torch.cat([hist_items, target_item[:, None]], dim=1)
+                    x = self.item_emb(seq)
+                    pad_mask = self.make_padding_mask(hist_items)
+                    return self.encoder(x, src_key_padding_mask=pad_mask)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class BST(nn.Module):
+                def __init__(self, n_items, d, pad_idx=0):
+                    super().__init__()
+                    self.pad_idx = pad_idx
+                    self.item_emb = nn.Embedding(n_items, d, padding_idx=pad_idx)
+                    layer = nn.TransformerEncoderLayer(d, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+
+                def make_padding_mask(self, hist_items):
+                    target_col = torch.ones_like(hist_items[:, :1], dtype=torch.bool)
+                    return torch.cat([hist_items.ne(self.pad_idx), target_col], dim=1)
+
+                def forward(self, hist_items, target_item):
+                    seq = torch.cat([hist_items, target_item[:, None]], dim=1)
+                    x = self.item_emb(seq)
+                    pad_mask = self.make_padding_mask(hist_items)
+                    return self.encoder(x, src_key_padding_mask=~pad_mask)
+            """,
+            line=21,
+        ),
         # The function's docstring says what `pad_mask` holds (True at padding); SDPA reads True
         # as "may attend".
         Invalid(
