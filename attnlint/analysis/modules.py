@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -140,8 +140,75 @@ def call_module_value(ev, node: cst.Call, module: Value, attr: str) -> Value:
     return _torch_module_call(ev, node, module, kind, values, attr)
 
 
+def run_lambda_arguments(ev, node: cst.Call, values: List[Value], target=None) -> None:
+    """The bodies of lambdas handed to a layer or function of the checked code (the Annotated
+    Transformer's `self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))`), run here: the
+    calls they make are this function's, with its own masks and layers. A parameter of the
+    lambda is what the callee (`target`: owner, definition) passes it when that is one of the
+    callee's own parameters, bare or through one of its layers (`sublayer(self.norm(x))`: a
+    value of x's layout); otherwise unknown."""
+    from attnlint.analysis.summaries import bind_arguments
+    from attnlint.analysis.values import UNKNOWN
+
+    lambdas = [a.value for a in node.args if isinstance(a.value, cst.Lambda)]
+    if not lambdas:
+        return
+    bound = None
+    if target is not None:
+        owner, definition = target
+        bound = bind_arguments(definition, node, list(values), method=owner is not None)
+    for body in lambdas:
+        passed = _passed_to_lambda(target[1], bound, body) if bound is not None else None
+        saved = dict(ev.env)
+        for i, param in enumerate(body.params.params):
+            ev.env[param.name.value] = passed if passed is not None and i == 0 else UNKNOWN
+        try:
+            ev.eval(body.body)
+        finally:
+            ev.env = saved
+
+
+def _passed_to_lambda(definition: cst.FunctionDef, bound: Dict[str, Value], body: cst.Lambda) -> Optional[Value]:
+    """What the callee passes to the parameter bound to `body`, when every call of it in the
+    callee passes one of its own parameters (`sublayer(x)`) or that parameter through one of its
+    layers (`sublayer(self.norm(x))`: the layout kept, nothing else)."""
+    from attnlint.analysis.flow import walk_nodes
+
+    if len(body.params.params) != 1:
+        return None
+    holder = next((name for name, value in bound.items() if value.node is body), None)
+    if holder is None:
+        return None
+    found: Optional[Value] = None
+    for inner in walk_nodes(definition.body):
+        if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == holder):
+            continue
+        if len(inner.args) != 1 or inner.args[0].keyword is not None or inner.args[0].star:
+            return None
+        arg = inner.args[0].value
+        through_layer = (
+            isinstance(arg, cst.Call)
+            and isinstance(arg.func, cst.Attribute)
+            and isinstance(arg.func.value, cst.Name)
+            and arg.func.value.value == "self"
+            and len(arg.args) == 1
+        )
+        name = arg.args[0].value if through_layer else arg
+        if not isinstance(name, cst.Name) or name.value not in bound:
+            return None
+        value = bound[name.value]
+        if through_layer:
+            value = Value(kind=value.kind, rank=value.rank, shape=value.shape, feature_last=value.feature_last, node=arg)
+        if found is not None and found != value:
+            return None
+        found = value
+    return found
+
+
 def user_module_call(ev, node: cst.Call, kind: str, values: List[Value]) -> Value:
     """A call of an instance of a class defined here: its forward, for these arguments."""
+    if ev.project is not None:
+        run_lambda_arguments(ev, node, values, ev.project.definitions.method(kind, "forward"))
     ev.facts.calls.append(
         _flow().CallSite(callee="forward", method=True, call=node, values=tuple(values), callee_class=kind)
     )
@@ -465,6 +532,8 @@ def user_function(ev, node: cst.Call, name: str, method: bool = False, values=No
     """A call of a name no table knows: maybe a function of the checked code."""
     if values is None:
         values = ev.args(node)
+    if ev.project is not None and not method and name in ev.project.definitions.functions:
+        run_lambda_arguments(ev, node, values, (None, ev.project.definitions.functions[name]))
     if not method and ev.project is not None and name not in ev.env:
         from attnlint.analysis.losses import returned_closure
 

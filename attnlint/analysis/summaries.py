@@ -99,18 +99,23 @@ def bind_arguments(
     kwonly = [p.name.value for p in node.params.kwonly_params]
     bound: Dict[str, Value] = {}
     position = 0
+    star = node.params.star_arg
+    extras: List[Value] = []
     for arg, value in zip(call.args, values):
         if arg.keyword is None:
             if position >= len(names):
-                return (
-                    None if node.params.star_arg is None or isinstance(node.params.star_arg, cst.ParamStar) else bound
-                )
+                if star is None or isinstance(star, cst.ParamStar):
+                    return None
+                extras.append(value)  # `def forward(self, x, *qkv)`: the rest, in a tuple
+                continue
             bound[names[position]] = value
             position += 1
         else:
             name = arg.keyword.value
             if name in names or name in kwonly:
                 bound[name] = value
+    if isinstance(star, cst.Param) and not spread:
+        bound[star.name.value] = Value(kind="tuple", elements=tuple(extras))
     if spread:
         for name in names + kwonly:
             bound.setdefault(name, UNKNOWN)
@@ -732,7 +737,12 @@ class Summaries:
 def _joined_arguments(owner: Optional[str], definition: cst.FunctionDef, calls: list) -> Dict[str, Value]:
     """The parameters of `definition` that every one of `calls` (their bound arguments) binds to
     something telling, joined over the calls."""
-    names = param_names(definition, owner is not None) + [p.name.value for p in definition.params.kwonly_params]
+    star = definition.params.star_arg
+    names = (
+        param_names(definition, owner is not None)
+        + ([star.name.value] if isinstance(star, cst.Param) else [])
+        + [p.name.value for p in definition.params.kwonly_params]
+    )
     joined: Dict[str, Value] = {}
     candidates: Dict[str, Value] = {}
     defaults = _int_defaults(definition)

@@ -896,6 +896,18 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     )
     if changes.get("shape") is not None and changes.get("rank") != len(changes["shape"]):
         changes["shape"] = None
+    if a.kind == b.kind == "tuple" and a.elements != b.elements and not a.known_tail and not b.known_tail:
+        # Tuples on two paths: of one length, each element joined; of two lengths (`*qkv` given
+        # three tensors by one caller and none by another), some number of elements, each what
+        # holds of all of them.
+        if len(a.elements) == len(b.elements):
+            changes["elements"] = tuple(join(x, y) for x, y in zip(a.elements, b.elements))
+        elif changes.get("each") is None:
+            parts = list(a.elements) + list(b.elements) + [x for x in (a.each, b.each) if x is not None]
+            each = parts[0] if parts else None
+            for part in parts[1:]:
+                each = join(each, part)
+            changes["each"] = each
     # A mask that is None on the other path (`self.mask = None` unless causal, `mask if c else
     # None`): wherever it is used as a mask it is this one, since None masks nothing.
     for none, other in ((a, b), (b, a)):

@@ -3,6 +3,8 @@ scale of plain weight tensors, and weights that are only read after the softmax.
 
 from __future__ import annotations
 
+from attnlint.analysis.values import Value
+
 from helpers import analyse, dims_text, env, function, only_softmax
 
 SELF_ATTENTION_CALLED_WITH_ONE_TENSOR = """
@@ -340,3 +342,69 @@ def test_a_mask_reaches_an_attention_function_four_calls_below_where_it_is_made(
     )
     mask = function(analysis, "eager_attention_forward").params["attention_mask"].mask
     assert mask is not None and mask.origin == "padding" and mask.convention == "attend"
+
+
+SUBLAYERS = """
+    import torch
+    import torch.nn as nn
+
+    class Attention(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.proj = nn.Linear(d, d)
+
+        def forward(self, x, *kv, mask=None):
+            k = kv[0] if kv else x
+            return self.proj(x), k, mask
+
+    class SublayerConnection(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.norm = nn.LayerNorm(d)
+
+        def forward(self, x, sublayer):
+            return x + sublayer(self.norm(x))
+
+    class EncoderLayer(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.self_attn = Attention(d)
+            self.sublayer = nn.ModuleList([SublayerConnection(d) for _ in range(2)])
+
+        def forward(self, x, mask):
+            b, n, d = x.shape
+            return self.sublayer[0](x, lambda y: self.self_attn(y, mask=mask))
+"""
+
+
+def test_a_lambda_handed_to_a_sublayer_makes_its_calls_in_the_caller():
+    # The Annotated Transformer's sublayer connection: the lambda's call of the attention is the
+    # encoder layer's, its parameter what the sublayer passes (its own x through a layer).
+    analysis, _ = analyse(SUBLAYERS)
+    x = env(analysis, "forward", "x", class_name="Attention")
+    assert x.rank == 3
+    calls = [c for c in function(analysis, "forward", "EncoderLayer").calls if c.callee_class == "Attention"]
+    assert len(calls) == 1
+
+
+def test_star_arguments_are_a_tuple_of_what_each_call_passes():
+    from attnlint.analysis.summaries import bind_arguments
+    import libcst as cst
+
+    definition = cst.parse_module("def forward(self, x, *kv, mask=None):\n    pass\n").body[0]
+    call = cst.parse_expression("attn(a, b, c, mask=m)")
+    values = [Value(kind="tensor", rank=r) for r in (1, 2, 3, 4)]
+    bound = bind_arguments(definition, call, values, method=True)
+    assert [v.rank for v in bound["kv"].elements] == [2, 3]
+    assert bound["mask"].rank == 4
+
+
+def test_tuples_of_two_lengths_join_to_what_holds_of_every_element():
+    from attnlint.analysis.values import join
+
+    three = Value(kind="tuple", elements=(Value(kind="tensor", rank=4),) * 3)
+    none = Value(kind="tuple", elements=())
+    joined = join(three, none)
+    assert not joined.elements and joined.each.rank == 4
+    pairs = join(Value(kind="tuple", elements=(Value(kind="tensor", rank=3),)), Value(kind="tuple", elements=(Value(kind="tensor", rank=3, role="query"),)))
+    assert pairs.elements[0].rank == 3
