@@ -1175,7 +1175,7 @@ class Evaluator:
         return value
 
     def _property_of(self, class_name: str, attr: str, node: cst.Attribute) -> Optional[Value]:
-        """What `obj.attr` is when the class (or a base defined here) computes it in a
+        """What `obj.attr` is when the class (or a base defined here) computes a number in a
         `@property` (`def head_dim(self): return self.d_model // self.n_heads`): its body's
         result, in the instance's fields."""
         if self.project is None:
@@ -1185,7 +1185,9 @@ class Evaluator:
             return None
         call = cst.Call(func=cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr)), args=[])
         result = self.project.call(self, call, attr, [], True, class_name=found[0])
-        return result.with_(node=node) if result is not None and result.kind != "unknown" else None
+        # Numbers only: a tensor a property returns (`TriangularCausalMask.mask`) is what one
+        # instance's constructor arguments made, which the class's attributes do not say.
+        return result.with_(node=node) if result is not None and result.kind == "scalar" else None
 
     def _field_of_instance(self, class_name: str, attr: str, value: Value, node: cst.Attribute) -> Value:
         """`args.dim` of a config whose class sets `dim: int = 4096`: the number is the default,

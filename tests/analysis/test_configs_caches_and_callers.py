@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attnlint.analysis.scores import ScaleKind
 
-from helpers import analyse, only_softmax
+from helpers import analyse, function, only_softmax
 
 CONFIG_MODULE = """
 import math
@@ -302,3 +302,26 @@ def test_a_configs_property_is_computed_from_its_fields():
     scores = only_softmax(analysis).input.scores
     assert scores.head_dim is not None
     assert (scores.scale * scores.head_dim).text() == "1"
+
+
+def test_a_property_returning_a_tensor_is_not_read_from_the_class():
+    # Informer's TriangularCausalMask builds its mask for the (B, L) each instance is made with:
+    # the class's attributes (in __init__'s parameters) are no instance's mask.
+    analysis, _ = analyse(
+        """
+        import torch
+
+        class TriangularCausalMask:
+            def __init__(self, B, L):
+                self._mask = torch.triu(torch.ones([B, 1, L, L], dtype=torch.bool), diagonal=1)
+
+            @property
+            def mask(self):
+                return self._mask
+
+        def f(scores, B, L):
+            m = TriangularCausalMask(B, L)
+            return m.mask
+        """
+    )
+    assert function(analysis, "f").returns[0].mask is None
