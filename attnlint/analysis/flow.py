@@ -562,11 +562,10 @@ class Evaluator:
                 # `if __name__ == "__main__":` runs when the file is a script: straight-line code.
                 self.run(block_statements(stmt.body))
                 return
-            self._branches(
-                [block_statements(stmt.body), self._else_body(stmt.orelse)],
-                test=stmt.test,
-                feasible=self._none_test(stmt.test, stmt),
-            )
+            feasible = self._none_test(stmt.test, stmt)
+            if feasible is None:
+                feasible = self._rank_test(stmt.test)
+            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=stmt.test, feasible=feasible)
         elif isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 iterated = self.eval(stmt.iter)
@@ -603,6 +602,40 @@ class Evaluator:
             self._branches([block_statements(case.body) for case in stmt.cases] + [[]])
         else:  # anything newer: forget every name the statement may bind
             self._forget_bound_names(stmt)
+
+    def _rank_test(self, test: cst.BaseExpression) -> Optional[bool]:
+        """`x.ndim == 4`, `x.dim() != 3`, `x.ndim in (3, 4)` on a local of known rank: decided."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        left = test.left
+        if isinstance(left, cst.Attribute) and left.attr.value == "ndim":
+            holder = left.value
+        elif isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "dim" and not left.args:
+            holder = left.func.value
+        else:
+            return None
+        value = self.env.get(holder.value) if isinstance(holder, cst.Name) else None
+        if value is None or value.kind != "tensor" or value.rank is None:
+            return None
+        comparison = test.comparisons[0]
+        operator, right = comparison.operator, comparison.comparator
+        if isinstance(operator, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List)):
+            numbers = [int_literal(e.value) for e in right.elements]
+            if None in numbers:
+                return None
+            return (value.rank in numbers) == isinstance(operator, cst.In)
+        number = int_literal(right)
+        compare = {
+            cst.Equal: lambda a, b: a == b,
+            cst.NotEqual: lambda a, b: a != b,
+            cst.LessThan: lambda a, b: a < b,
+            cst.LessThanEqual: lambda a, b: a <= b,
+            cst.GreaterThan: lambda a, b: a > b,
+            cst.GreaterThanEqual: lambda a, b: a >= b,
+        }.get(type(operator))
+        if number is None or compare is None:
+            return None
+        return compare(value.rank, number)
 
     def _none_test(self, test: cst.BaseExpression, stmt: Optional[cst.If] = None) -> Optional[bool]:
         """`x is None` (True) / `x is not None` (False) when x is known to be None; else None.
@@ -656,6 +689,11 @@ class Evaluator:
         the other is still analysed, so that the function's own sites there are seen."""
         if test is not None:
             self.eval(test)
+        if feasible is not None and len(bodies) == 2 and self.depth > 0:
+            # A summary is one call: the path its arguments rule out does not run (a view on the
+            # 3-D branch of `if beta.ndim == 4:` given a 4-D beta is no view of that call).
+            self.run(bodies[0] if feasible else bodies[1])
+            return
         start = dict(self.env)
         ends = []
         for body in bodies:

@@ -362,3 +362,25 @@ def test_a_view_whose_shapes_only_a_call_shows_is_kept_from_that_calls_summary()
     ((function, view),) = [(f, v) for f, v in analysis.views_in_calls() if v.transposes_by_view]
     assert function.name == "forward" and function.class_name == "Heads"
     assert len(view.input_dims) == 4 and len(view.target_dims) == 3
+
+
+def test_a_branch_on_the_rank_of_a_tensor_of_known_rank_is_decided():
+    # `if beta.ndim == 4:` given a 4-D beta: the other path (a view for a 3-D beta) does not run
+    # for this value (a summary, which is one call, does not analyse it at all).
+    analysis, _ = analyse(
+        """
+        def f(q, beta):
+            b, h, t, s = beta.shape
+            if beta.ndim == 4:
+                out = beta.unsqueeze(3)
+            else:
+                out = beta.view(b, h, t, 1, 1)
+            if beta.dim() in (3, 5):
+                other = beta.sum(-1)
+            else:
+                other = beta
+            return out, other
+        """
+    )
+    assert env(analysis, "f", "out").rank == 5
+    assert env(analysis, "f", "other").rank == 4
