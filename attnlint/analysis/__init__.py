@@ -898,12 +898,13 @@ def _constructors_first(builders: list, definitions) -> list:
     return [builders[i] for name in reversed(post) for i in by_class[name]]
 
 
-def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts], reading: Optional[FirstReading] = None) -> None:
-    """Analyse the definitions in `body`; at a module's top level, those `reading` reads."""
+def _walk(body, analysis: ModuleAnalysis, cls: Optional[ClassFacts]) -> None:
+    """Analyse the definitions in `body` (nested in a function: all of them; the module's own
+    are read by _first_reading)."""
     for stmt in definitions_in(body):
         if isinstance(stmt, cst.ClassDef):
-            _analyze_class(stmt, analysis, reading)
-        elif reading is None or reading.reads(stmt):
+            _analyze_class(stmt, analysis)
+        else:
             _analyze_function(stmt, analysis, cls)
 
 
@@ -939,12 +940,11 @@ def _methods_in_order(node: cst.ClassDef) -> List[cst.FunctionDef]:
     return methods
 
 
-def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis, reading: Optional[FirstReading] = None) -> None:
+def _analyze_class(node: cst.ClassDef, analysis: ModuleAnalysis) -> None:
     facts = _class_facts(node, analysis)
     for method in _methods_in_order(node):
-        if reading is None or reading.reads(method):
-            _analyze_function(method, analysis, facts, record_attrs=method.name.value in _BUILDERS)
-    _walk([s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None, reading)
+        _analyze_function(method, analysis, facts, record_attrs=method.name.value in _BUILDERS)
+    _walk([s for s in definitions_in(block_statements(node.body)) if isinstance(s, cst.ClassDef)], analysis, None)
 
 
 def _analyze_function(
