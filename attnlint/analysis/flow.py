@@ -604,17 +604,12 @@ class Evaluator:
             self._forget_bound_names(stmt)
 
     def _rank_test(self, test: cst.BaseExpression) -> Optional[bool]:
-        """`x.ndim == 4`, `x.dim() != 3`, `x.ndim in (3, 4)` on a local of known rank: decided."""
+        """`x.ndim == 4`, `x.dim() != 3`, `len(x.shape) in (3, 4)` on a local of known rank:
+        decided."""
         if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
             return None
-        left = test.left
-        if isinstance(left, cst.Attribute) and left.attr.value == "ndim":
-            holder = left.value
-        elif isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "dim" and not left.args:
-            holder = left.func.value
-        else:
-            return None
-        value = self.env.get(holder.value) if isinstance(holder, cst.Name) else None
+        holder = shapes.rank_read(test.left)
+        value = self.env.get(holder) if holder is not None else None
         if value is None or value.kind != "tensor" or value.rank is None:
             return None
         comparison = test.comparisons[0]
@@ -1301,6 +1296,17 @@ class Evaluator:
     _eval_GeneratorExp = _eval_ListComp
     _eval_SetComp = _eval_ListComp
 
+    def run_lambda(self, func: cst.Lambda, arguments: Sequence[Value]) -> Value:
+        """A lambda's body in this scope, its parameters bound in order to `arguments` (unknown
+        past them); the scope is left as it was."""
+        saved = dict(self.env)
+        try:
+            for i, param in enumerate(func.params.params):
+                self._bind(param.name, arguments[i] if i < len(arguments) else UNKNOWN)
+            return self.eval(func.body)
+        finally:
+            self.env = saved
+
     def apply_callable(self, func: cst.BaseExpression, argument: Value) -> Value:
         """The value of `func(argument)` for a callable expression (`map(f, xs)`, lambdas, a
         name bound to a lambda: `split_heads = lambda t: t.reshape(...)`)."""
@@ -1308,14 +1314,9 @@ class Evaluator:
         if bound is not None:
             func = bound
         if isinstance(func, cst.Lambda):
-            params = func.params.params
-            if len(params) != 1:
+            if len(func.params.params) != 1:
                 return UNKNOWN
-            saved = dict(self.env)
-            self._bind(params[0].name, argument)
-            result = self.eval(func.body)
-            self.env = saved
-            return result
+            return self.run_lambda(func, [argument])
         from attnlint.analysis import modules
 
         return modules.call_with_values(self, func, [argument])

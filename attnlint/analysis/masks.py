@@ -282,38 +282,59 @@ def combine(a: Optional[MaskFacts], b: Optional[MaskFacts], op: cst.BaseBinaryOp
     return replace(combined, parts_from=parts) if parts and combined.param is None else combined
 
 
+# The masks a PyTorch attention module fills with -inf for one attention (bool masks read True =
+# masked): a square mask and the key-padding mask of the same attention.
+_FILLED_TOGETHER = {
+    "MultiheadAttention": (("attn_mask", "key_padding_mask"),),
+    "TransformerEncoder": (("mask", "src_key_padding_mask"),),
+    "TransformerEncoderLayer": (("src_mask", "src_key_padding_mask"),),
+    "TransformerDecoderLayer": (("tgt_mask", "tgt_key_padding_mask"), ("memory_mask", "memory_key_padding_mask")),
+    "TransformerDecoder": (("tgt_mask", "tgt_key_padding_mask"), ("memory_mask", "memory_key_padding_mask")),
+    "Transformer": (("src_mask", "src_key_padding_mask"), ("tgt_mask", "tgt_key_padding_mask")),
+}
+
+
 def given_together(uses) -> list:
-    """(call, facts) for each `nn.MultiheadAttention` call given a bool `attn_mask` and a bool
-    `key_padding_mask`: the module masks a score where either is True, so together they mask
-    their `|` (a causal mask and left padding can leave a query no key). Not a call told
+    """(call, facts) for each attention of a PyTorch module (`nn.MultiheadAttention`,
+    `nn.Transformer*`) given masks it fills: it masks a score where any of them is True, so
+    together they mask their `|` (a causal mask and left padding can leave a query no key; so
+    can one mask that already combines them). Not an `nn.MultiheadAttention` call told
     `need_weights=False`: its fused path returns zeros for such rows (torch >= 2.5), no NaN."""
+    from attnlint.analysis.calls import argument
     from attnlint.analysis.flow import is_false
 
     by_call: dict = {}
     for use in uses:
-        if use.api == "MultiheadAttention" and use.keyword in ("attn_mask", "key_padding_mask"):
-            by_call.setdefault(id(use.call), (use.call, {}))[1][use.keyword] = use
+        if use.api in _FILLED_TOGETHER:
+            by_call.setdefault(id(use.call), (use.call, use.api, {}))[2][use.keyword] = use
     out = []
-    for call, found in by_call.values():
-        if len(found) != 2:
-            continue
-        need = next((a for a in call.args if a.keyword is not None and a.keyword.value == "need_weights"), None)
-        if need is not None and is_false(need.value):
-            continue
-        parts = []
-        for use in found.values():
-            facts = use.mask.mask
-            if facts is not None and facts.dtype == "float" and facts.bias_fill == "-inf" and facts.convention == MASKED:
-                # A bias of -inf where it masks (`triu(full((L, L), -inf), 1)`): the bool mask
-                # is added to it as -inf, so the two still mask their `|`.
-                parts.append(replace(facts, scaled=False, dtype="bool"))
+    for call, api, found in by_call.values():
+        if api == "MultiheadAttention":
+            need = argument(call, 4, "need_weights")
+            if need is not None and is_false(need.value):
                 continue
-            if facts is None or facts.dtype != "bool" or facts.convention not in (None, MASKED):
-                break  # a finite bias is added, not filled; a keep mask is ATN205's
-            parts.append(replace(facts, convention=MASKED))
-        else:
-            out.append((call, combine(parts[0], parts[1], cst.BitOr())))
+        for keywords in _FILLED_TOGETHER[api]:
+            parts = [_as_filled(found[k].mask.mask) for k in keywords if k in found]
+            if not parts or None in parts:
+                continue  # a finite bias is added, not filled; a keep mask is ATN205's
+            together = parts[0]
+            for part in parts[1:]:
+                together = combine(together, part, cst.BitOr())
+            out.append((call, together))
     return out
+
+
+def _as_filled(facts: Optional[MaskFacts]) -> Optional[MaskFacts]:
+    """A mask an attention module fills where it is True: a bool mask (of that convention or
+    none shown), or a bias of -inf where it masks (`triu(full((L, L), -inf), 1)`, to which a
+    bool mask is added as -inf)."""
+    if facts is None:
+        return None
+    if facts.dtype == "float" and facts.bias_fill == "-inf" and facts.convention == MASKED:
+        return replace(facts, scaled=False, dtype="bool")
+    if facts.dtype != "bool" or facts.convention not in (None, MASKED):
+        return None
+    return replace(facts, convention=MASKED)
 
 
 def filled_together(fills) -> Optional[MaskFacts]:

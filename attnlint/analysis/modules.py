@@ -148,7 +148,6 @@ def run_lambda_arguments(ev, node: cst.Call, values: List[Value], target=None) -
     callee's own parameters, bare or through one of its layers (`sublayer(self.norm(x))`: a
     value of x's layout); otherwise unknown."""
     from attnlint.analysis.summaries import bind_arguments
-    from attnlint.analysis.values import UNKNOWN
 
     lambdas = [a.value for a in node.args if isinstance(a.value, cst.Lambda)]
     if not lambdas:
@@ -159,13 +158,7 @@ def run_lambda_arguments(ev, node: cst.Call, values: List[Value], target=None) -
         bound = bind_arguments(definition, node, list(values), method=owner is not None)
     for body in lambdas:
         passed = _passed_to_lambda(target[1], bound, body) if bound is not None else None
-        saved = dict(ev.env)
-        for i, param in enumerate(body.params.params):
-            ev.env[param.name.value] = passed if passed is not None and i == 0 else UNKNOWN
-        try:
-            ev.eval(body.body)
-        finally:
-            ev.env = saved
+        ev.run_lambda(body, [passed] if passed is not None else [])
 
 
 def _passed_to_lambda(definition: cst.FunctionDef, bound: Dict[str, Value], body: cst.Lambda) -> Optional[Value]:

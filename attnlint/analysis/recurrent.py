@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from attnlint.analysis import handlers
+from attnlint.analysis.calls import argument
 from attnlint.analysis.handlers import Call
 from attnlint.analysis.symbolic import Sym
 from attnlint.analysis.values import BATCH, FEATURE, TOKENS, UNKNOWN, Axis, Value
@@ -23,17 +24,19 @@ RECURRENT_MODULES = ("RNN", "GRU", "LSTM")
 
 
 def _flag(call: Optional[cst.Call], name: str) -> Optional[bool]:
-    """A constructor's boolean keyword as written: its default (False) when absent, None when
-    it is not a literal."""
+    """A boolean keyword as written: its default (False) when absent, None when it is not a
+    literal."""
     if call is None:
         return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            value = arg.value
-            if isinstance(value, cst.Name) and value.value in ("True", "False"):
-                return value.value == "True"
-            return None
-    return False
+    arg = argument(call, _KEYWORD_ONLY, name)
+    if arg is None:
+        return False
+    value = arg.value
+    return value.value == "True" if isinstance(value, cst.Name) and value.value in ("True", "False") else None
+
+
+# Past every positional parameter: `argument` finds these flags by keyword only.
+_KEYWORD_ONLY = 99
 
 
 def _seq_batch(batch_first: bool, seq: Axis, batch: Axis, feature: Axis) -> tuple:

@@ -286,20 +286,22 @@ def _rank_shown(small: cst.BaseSmallStatement) -> Optional[Tuple[str, int]]:
             left, right = right, left
         if not isinstance(right, cst.Integer):
             return None
-        name = None
-        if isinstance(left, cst.Attribute) and left.attr.value == "ndim" and isinstance(left.value, cst.Name):
-            name = left.value.value
-        elif isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and not left.args:
-            if left.func.attr.value in ("dim", "ndimension") and isinstance(left.func.value, cst.Name):
-                name = left.func.value.value
-        elif (
-            isinstance(left, cst.Call)
-            and isinstance(left.func, cst.Name)
-            and left.func.value == "len"
-            and len(left.args) == 1
-        ):
-            name = _shape_of_name(left.args[0].value)
+        name = rank_read(left)
         return (name, int(right.value)) if name is not None else None
+    return None
+
+
+def rank_read(node: cst.BaseExpression) -> Optional[str]:
+    """The name whose rank an expression reads: `x.ndim`, `x.dim()`, `x.ndimension()`,
+    `len(x.shape)`."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim" and isinstance(node.value, cst.Name):
+        return node.value.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
+        if node.func.attr.value in ("dim", "ndimension") and isinstance(node.func.value, cst.Name):
+            return node.func.value.value
+        return None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+        return _shape_of_name(node.args[0].value)
     return None
 
 

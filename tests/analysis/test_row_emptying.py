@@ -249,7 +249,36 @@ def test_masks_given_together_to_multihead_attention_are_their_union():
 
     analysis, _ = analyse(MHA_MASKS)
     together = masks.given_together(function(analysis, "forward", "Block").mask_uses)
-    # a (bool causal) and b (a -inf causal bias): a causal mask over padding; not c (fused path,
-    # zeros for an empty row) nor d (one mask).
-    assert len(together) == 2
-    assert all(facts.padding_under_causal for _, facts in together)
+    # a (bool causal) and b (a -inf causal bias): a causal mask over padding; d the padding mask
+    # alone, which empties no row; not c (the fused path returns zeros for an empty row).
+    assert [facts.padding_under_causal for _, facts in together] == [True, True, False]
+    assert not together[2][1].can_mask_whole_row
+
+
+def test_a_transformer_layers_masks_and_one_combined_mask_are_given_together():
+    from attnlint.analysis import masks
+
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.emb = nn.Embedding(100, d, padding_idx=0)
+                self.layer = nn.TransformerEncoderLayer(d, 2, batch_first=True)
+                self.attn = nn.MultiheadAttention(d, 2, batch_first=True)
+
+            def forward(self, ids):
+                x = self.emb(ids)
+                n = x.shape[1]
+                pad = ids == 0
+                causal = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+                x = self.layer(x, src_mask=causal, src_key_padding_mask=pad)
+                out, _ = self.attn(x, x, x, attn_mask=causal[None, :, :] | pad[:, None, :])
+                return out
+        """
+    )
+    together = masks.given_together(function(analysis, "forward", "Block").mask_uses)
+    assert [facts.padding_under_causal for _, facts in together] == [True, True]

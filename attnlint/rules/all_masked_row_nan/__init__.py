@@ -43,7 +43,12 @@ class AllMaskedRowNan(Rule):
     mask likewise.
     Fills of the same scores one after the other count together: a causal fill
     and then a fill of the pad positions mask what `causal | pad` masks (see below for when
-    that empties a row).
+    that empties a row). So do the masks given to `nn.MultiheadAttention` (`attn_mask` and
+    `key_padding_mask`) and to `nn.Transformer*` (`src_mask`/`mask`, `tgt_mask`, `memory_mask`
+    with their key-padding masks), which the module fills with -inf where they are True (a bool
+    mask, or a bias of -inf): SASRec's causal mask with the padding mask of left-padded
+    histories. Not an `nn.MultiheadAttention` call with `need_weights=False`, whose fused path
+    returns zeros for such rows.
 
     ## Why is this bad?
     The softmax of a row that is all `-inf` is `0/0 = NaN`. Such rows appear with an empty
@@ -163,11 +168,17 @@ class AllMaskedRowNan(Rule):
             for call, together in masks.given_together(function.mask_uses):
                 if together is None or not self._can_empty_a_row(ctx, together):
                     continue
+                why = (
+                    "a left-padded query under the causal mask sees only padding before it"
+                    if together.padding_under_causal and ctx.analysis.pads_left
+                    else "a padded query's row is masked whole"
+                    if together.masks_padded_queries
+                    else "some row has no key left"
+                )
                 ctx.report(
                     call,
-                    "`attn_mask` and `key_padding_mask` together can mask every key of a row (a "
-                    "left-padded query under the causal mask sees only padding before it); "
-                    "nn.MultiheadAttention then returns NaN for that row",
+                    f"the masks given to this attention can mask every key of a row ({why}); the "
+                    "module then returns NaN for that row",
                 )
 
     VALID = [
@@ -1149,6 +1160,46 @@ class AllMaskedRowNan(Rule):
     ]
 
     INVALID = [
+        # The same histories through nn.TransformerEncoderLayer (a causal src_mask and the
+        # padding mask) and nn.MultiheadAttention given one mask that already combines them.
+        Invalid(
+            """
+            import numpy as np
+            import torch
+            import torch.nn as nn
+
+
+            def left_padded(history, maxlen):
+                seq = np.zeros([maxlen], dtype=np.int64)
+                idx = maxlen - 1
+                for item in reversed(history):
+                    seq[idx] = item
+                    idx -= 1
+                    if idx == -1:
+                        break
+                return seq
+
+
+            class Recommender(nn.Module):
+                def __init__(self, item_num, hidden, heads):
+                    super().__init__()
+                    self.item_emb = nn.Embedding(item_num + 1, hidden, padding_idx=0)
+                    self.layer = nn.TransformerEncoderLayer(hidden, heads, batch_first=True)
+                    self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+
+                def forward(self, log_seqs):
+                    x = self.item_emb(log_seqs)
+                    pad = log_seqs == 0
+                    n = x.shape[1]
+                    causal = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+                    x = self.layer(x, src_mask=causal, src_key_padding_mask=pad)
+                    both = causal[None, :, :] | pad[:, None, :]
+                    out, _ = self.attn(x, x, x, attn_mask=both.repeat_interleave(self.attn.num_heads, 0))
+                    return out
+            """,
+            fixed=None,
+            line=29,
+        ),
         # SASRec: histories written from the last position backwards (left padding), then a
         # causal mask and the padding mask given to nn.MultiheadAttention together.
         Invalid(

@@ -19,7 +19,9 @@ class InvertedMaskConvention(Rule):
     `F.scaled_dot_product_attention`'s `attn_mask`, where True means "may attend"; and for a
     "True = attend" mask (`tril(...)`, `attention_mask.bool()`) passed as
     `nn.MultiheadAttention`'s or `nn.Transformer*`'s `key_padding_mask`/`attn_mask`, where True
-    means "masked".
+    means "masked". A mask keeps its meaning through `torch.cat` with a constant column (a
+    target or class token always real: `torch.cat([ids.ne(pad), torch.ones_like(ids[:, :1],
+    dtype=torch.bool)], 1)`).
 
     A mask a function receives and hands on as it is, whose meaning its caller decides (a
     training step builds `(src != PAD_IDX)` and passes it to the model), is reported where its

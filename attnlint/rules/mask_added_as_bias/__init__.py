@@ -34,7 +34,8 @@ class MaskAddedAsBias(Rule):
       so do fills of the weights after it (`attn.masked_fill(no_media, 0.0)` as a statement).
 
     A mask counts as 0/1 when the analysis shows it: built from a comparison, a triangle of ones
-    or lengths, here or by every caller that passes it in; bool (any elementwise comparison, a
+    or lengths, here or by every caller that passes it in; padded with `True`/`False`
+    (`F.pad(frame_mask, (1, 0), value=True)`); bool (any elementwise comparison, a
     `~` inversion, a parameter the function inverts with `~` itself); or a mask parameter with a known
     convention (Hugging Face's `attention_mask`), or named as the padding mask of the sequence
     attended to (`context_mask`, `enc_mask`, `src_pad_mask`), that the function broadcasts itself

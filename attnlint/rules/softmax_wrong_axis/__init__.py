@@ -25,7 +25,9 @@ class SoftmaxWrongAxis(Rule):
     general score) are checked when the weights are contracted over the product's last axis.
     Attention written without a Q·Kᵀ product is checked too when the code shows its key axis: graph
     attention over a square (node × node) matrix contracted with the values, and additive
-    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch,
+    (Bahdanau) attention over time-major `(src_len, batch)` logits normalised over the batch
+    (time-major as a comment says, or as `nn.GRU`/`nn.LSTM` and `pad_packed_sequence` make them
+    unless told `batch_first=True`),
     and Luong's dot or general scores (`torch.sum(hidden * encoder_outputs, dim=2).t()`, whose
     shapes a `# hidden: (1, B, H); encoder_outputs: (S, B, H)` comment gives) normalised over
     the batch.

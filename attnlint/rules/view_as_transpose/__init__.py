@@ -20,7 +20,8 @@ class ViewAsTranspose(Rule):
     (`(b, n, h * d) -> (b, h, n, d)`, `(B, C, T) -> (B, T, C)`, `(B, C, H, W) -> (B, H * W, C)`),
     where a transpose (or a head split followed by a transpose) was meant. The analysis knows both
     shapes symbolically (`b, n, _ = x.shape`, `nn.Linear` sizes, `self.head_dim`, a helper's
-    result, the sizes a smoke test passes), and reports a view when no split or merge of adjacent
+    result, the sizes a smoke test passes: a layer other callers give tensors of unknown rank is
+    checked with the sizes of the call that shows them), and reports a view when no split or merge of adjacent
     axes can give the target: heads folded into the batch without a transpose (`(B, L, H * d) ->
     (B * H, L, d)`), or unfolded back without one (`(B * H, L, d) -> (B, L, H * d)`).
 

@@ -59,7 +59,9 @@ class WrongAttentionScale(Rule):
 
     Where it is reported: at the factor applied to the scores, or at the first factor applied on
     the way in when only q and k are scaled (`queries / e ** (1/4)`); at the caller's argument for
-    a temperature the constructor is given; but where the factor is applied when the attribute
+    a temperature the constructor is given; where a caller's `__init__` writes the attribute it
+    passes as `scaling=` when that holds a wrong quantity (`self.scaling = config.hidden_size **
+    -0.5`), at the argument otherwise; but where the factor is applied when the attribute
     holds a size (`self.dim_head`, divided by without its root): the constructor was given the
     right size.
 
