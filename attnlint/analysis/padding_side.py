@@ -12,13 +12,16 @@ the analysis claims such a row only where the file shows left padding:
 - a row written from its last position backwards (`idx = maxlen - 1`, `seq[idx] = item`,
   `idx -= 1` in a loop: SASRec's sampler), so its unwritten positions are in front;
 - a function that builds a padding mask from ids (`history > 0`, `ids != pad_id`) and reads the
-  last position of a batch as each sequence's state (`h[:, -1, :]`): the sequences of its padded
-  batch all end at the last position, so their padding is in front.
+  last position of a batch made from those ids as each sequence's state (`h[:, -1, :]`): the
+  sequences of its padded batch all end at the last position, so their padding is in front (not
+  a generation loop reading the last of the tokens it generated).
 
 One walk of the module, made only when some mask needs the answer.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import libcst as cst
 from attnlint.analysis.names import child_nodes
@@ -104,18 +107,67 @@ def _before_only(pad: cst.BaseExpression) -> bool:
 
 def _summarises_padded_batch_at_end(function: cst.FunctionDef) -> bool:
     """The function tests ids against padding and reads `x[:, -1]` (the last position of every
-    sequence of a batch), outside nested functions."""
-    tests_padding = reads_last = False
+    sequence of a batch) of a tensor made from those ids (through its local assignments, the
+    first argument of the calls that made it, their receivers and operands), outside nested
+    functions. Not the last position of another sequence (a generation loop's `out[:, -1]` of
+    the tokens it generated, next to a source padding mask)."""
+    tested, reads = set(), []
+    sources: dict = {}
     stack = [function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        tests_padding = tests_padding or _pad_test(node)
-        reads_last = reads_last or _last_position(node)
-        if tests_padding and reads_last:
-            return True
+        if _pad_test(node):
+            root = _root_name(node.left if isinstance(node, cst.Comparison) else node.func.value)
+            if root is not None:
+                tested.add(root)
+        elif _last_position(node):
+            reads.append(node.value)
+        elif isinstance(node, cst.Assign):
+            for target in node.targets:
+                names = [target.target] if isinstance(target.target, cst.Name) else (
+                    [e.value for e in target.target.elements] if isinstance(target.target, (cst.Tuple, cst.List)) else []
+                )
+                for name in names:
+                    if isinstance(name, cst.Name):
+                        sources.setdefault(name.value, []).append(node.value)
         stack.extend(child_nodes(node))
+    return bool(tested) and any(_made_from(read, tested, sources, set()) for read in reads)
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """`ids` of `ids`, `batch.ids`, `ids[:, 1:]`."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) and node.value != "self" else None
+
+
+def _made_from(node: cst.BaseExpression, tested: set, sources: dict, seen: set) -> bool:
+    if isinstance(node, cst.Name):
+        if node.value in tested:
+            return True
+        if node.value in seen:
+            return False
+        seen.add(node.value)
+        return any(_made_from(value, tested, sources, seen) for value in sources.get(node.value, ()))
+    if isinstance(node, (cst.Attribute, cst.Subscript)):
+        return _made_from(node.value, tested, sources, seen)
+    if isinstance(node, cst.BinaryOperation):
+        return _made_from(node.left, tested, sources, seen) or _made_from(node.right, tested, sources, seen)
+    if isinstance(node, cst.Call):
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        func = node.func
+        # A method's receiver (`x.chunk(3)`), not the object of a layer called on its argument
+        # (`self.qkv(x)`).
+        receiver = (
+            func.value
+            if isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value == "self")
+            else None
+        )
+        return (bool(positional) and _made_from(positional[0], tested, sources, seen)) or (
+            receiver is not None and _made_from(receiver, tested, sources, seen)
+        )
     return False
 
 

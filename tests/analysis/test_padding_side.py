@@ -107,3 +107,40 @@ def test_rows_of_a_batch_written_backwards_are_left_padded():
     # The row stepped back, the position forwards: the padding is at the end.
     rows_backwards = sampler.replace("seq[b, idx] = i", "seq[idx, b] = i")
     assert not shows_left_padding(cst.parse_module(textwrap.dedent(rows_backwards)))
+
+
+def test_the_last_position_of_another_sequence_than_the_padded_one_says_nothing_of_padding():
+    # A seq2seq generation loop: the source is tested for padding, the last position read is
+    # the one of the tokens generated so far (`out[:, -1]` of the decoder), not of the source.
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            import torch
+
+            def generate(model, src_ids, pad_id, bos_id, max_len):
+                src_pad = src_ids.eq(pad_id)
+                memory = model.encoder(model.embed(src_ids), src_key_padding_mask=src_pad)
+                ys = torch.full((src_ids.size(0), 1), bos_id)
+                for _ in range(max_len):
+                    out = model.decoder(model.embed(ys), memory, memory_key_padding_mask=src_pad)
+                    nxt = model.head(out[:, -1]).argmax(-1)
+                    ys = torch.cat([ys, nxt[:, None]], dim=1)
+                return ys
+            """
+        )
+    )
+    assert not shows_left_padding(module)
+
+
+def test_the_last_position_of_the_padded_batch_itself_shows_left_padding():
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            def encode(model, history):
+                mask = history != 0
+                states = model.encoder(model.items(history), mask)
+                return states[:, -1, :]
+            """
+        )
+    )
+    assert shows_left_padding(module)
