@@ -514,12 +514,7 @@ def analyze_module(
     read_with_context = _first_reading(module.body, analysis, reading)
     # The top level again, now that the classes and functions it calls are known (course
     # notebooks and `if __name__ == "__main__":` blocks are analysed like a function body).
-    top = FunctionFacts(node=module, name="<module>", class_name=None)
-    evaluator = Evaluator(
-        top, analysis.aliases, None, class_names=analysis.class_names, constants=analysis.constants, project=summaries
-    )
-    evaluator.run(module.body)
-    top.final_env = evaluator.env
+    top, evaluator = _read_top_level(module, analysis, summaries)
     if _late is None:
         # Numbers the module reads from instances of its own classes (`vocab = Vocab(...)`,
         # `PAD_IDX = vocab.pad_idx`) are known only once the classes are: analyse the module
@@ -550,6 +545,18 @@ def analyze_module(
     analysis.functions.insert(0, top)
     _refine_by_callers(analysis, summaries, reading, read_with_context)
     return analysis
+
+
+def _read_top_level(module: cst.Module, analysis: ModuleAnalysis, summaries: Summaries):
+    """The module's top level read as a function body, with the classes and functions it calls
+    as known so far: (its facts, the evaluator that read it)."""
+    top = FunctionFacts(node=module, name="<module>", class_name=None)
+    evaluator = Evaluator(
+        top, analysis.aliases, None, class_names=analysis.class_names, constants=analysis.constants, project=summaries
+    )
+    evaluator.run(module.body)
+    top.final_env = evaluator.env
+    return top, evaluator
 
 
 def _names_read_in_definitions(module: cst.Module) -> frozenset:
@@ -720,6 +727,13 @@ def _refine_by_callers(
         if new_attrs:
             # Summaries of methods read the attributes their class had when they were computed.
             summaries.forget_results()
+            top = analysis.functions[0] if analysis.functions else None
+            if top is not None and top.node is analysis.module and top.calls:
+                # The top level is a caller like any other: what it hands on (a DataLoader
+                # whose `collate_fn=Collator(pad_id)` now pads with a known id) is what those
+                # attributes make it.
+                analysis.functions[0], _ = _read_top_level(analysis.module, analysis, summaries)
+                changed = True
         for i, function in enumerate(analysis.functions):
             node = function.node
             if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__":

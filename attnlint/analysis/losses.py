@@ -735,7 +735,12 @@ def _data_loader(ev, call: Call):
     elif isinstance(collate.value, cst.Call) or (
         isinstance(collate.value, cst.Name) and ev.env.get(collate.value.value, Value(kind="unknown")).user_class
     ):
-        batch = _called_instance(ev, ev.eval(collate.value), call.node)
+        made = ev.eval(collate.value)
+        if made.bound_call is not None or made.closure is not None:
+            # `collate_fn=make_collate_fn(tok)` of another file: the partial or closure it returns.
+            batch = modules.call_value(ev, made, [Value(kind="unknown")])
+        else:
+            batch = _called_instance(ev, made, call.node)
     else:
         batch = modules.call_with_values(ev, collate.value, [Value(kind="unknown")])
     if batch.kind == "unknown" and not batch.entries:

@@ -508,10 +508,11 @@ def other_function(ev, node: cst.Call, qualified: str) -> Value:
     return Value(kind="unknown", node=node)
 
 
-def call_closure_value(ev, node: cst.Call, target: Value) -> Value:
+def call_closure_value(ev, node: cst.Call, target: Value, values: Optional[List[Value]] = None) -> Value:
     """Calling a function a factory returned: its body, run in the factory call's scope, on
-    this call's arguments (keywords included)."""
-    values = ev.args(node)
+    this call's arguments (keywords included; `values`: theirs when already known)."""
+    if values is None:
+        values = ev.args(node)
     if ev.project is None:
         return Value(kind="unknown", node=node)
     factory_call, factory, closure, factory_values = target.closure
@@ -632,7 +633,24 @@ def bound_function_call(ev, node: cst.Call, target: Value, values: List[Value]) 
         return user_function(ev, node, target.user_function, values=values)
     ordered = [p for p in pairs if p[0].keyword is None] + [p for p in pairs if p[0].keyword is not None]
     merged = node.with_changes(func=cst.Name(target.user_function), args=[arg for arg, _ in ordered])
+    if target.function_home is not None:
+        # A function of another file of the project: its summary there.
+        from attnlint.analysis.project import foreign
+
+        home = target.function_home
+        result = home.call(ev, merged, target.user_function, [value for _, value in ordered], False)
+        return Value(kind="unknown", node=node) if result is None else _own(foreign(result, home), node)
     return user_function(ev, merged, target.user_function, values=[value for _, value in ordered])
+
+
+def call_value(ev, function: Value, values: List[Value]) -> Value:
+    """Calling a function value (a partial or a closure a factory returned) on `values`."""
+    fake = cst.Call(func=cst.Name("_"), args=[cst.Arg(value=cst.Name("_")) for _ in values])
+    if function.bound_call is not None:
+        return bound_function_call(ev, fake, function, values)
+    if function.closure is not None:
+        return call_closure_value(ev, fake, function, values)
+    return Value(kind="unknown")
 
 
 def call_with_values(ev, func: cst.BaseExpression, values: List[Value]) -> Value:
@@ -642,9 +660,9 @@ def call_with_values(ev, func: cst.BaseExpression, values: List[Value]) -> Value
     elif isinstance(func, cst.Name):
         name, method = func.value, False
         target = ev.env.get(name)
-        if target is not None and target.bound_call is not None:
-            fake = cst.Call(func=func, args=[cst.Arg(value=cst.Name("_")) for _ in values])
-            return bound_function_call(ev, fake, target, values)
+        if target is not None and (target.bound_call is not None or target.closure is not None):
+            # `collate = make_collate_fn(pad_id)`: the partial or closure a factory returned.
+            return call_value(ev, target, values)
     elif isinstance(func, cst.Call):
         # `map(partial(apply_rotary_pos_emb, freqs), (q, k))`: the function with those arguments.
         target = ev.eval(func)
@@ -677,6 +695,11 @@ def _own(value: Value, node: cst.Call) -> Value:
         and not value.entries
         and not value.padded
         and value.truth is None
+        # A function handed back (`return partial(collate, pad_id=vocab.pad_id)`) is called later.
+        and value.bound_call is None
+        and value.closure is None
+        and value.function is None
+        and not value.function_choices
     ):
         return Value(kind="unknown", node=node)
     return value

@@ -131,8 +131,9 @@ def _stamp(path: Path) -> Optional[tuple]:
     return (info.st_mtime_ns, info.st_size)
 
 
-def foreign(value: Value) -> Value:
-    """A value computed in another file, without that file's syntax nodes."""
+def foreign(value: Value, home=None) -> Value:
+    """A value computed in another file, without that file's syntax nodes. `home`: that file's
+    summaries, which a partial of one of its functions is called in (Value.function_home)."""
     mask = value.mask
     if mask is not None and mask.buffer_node is not None:
         mask = replace(mask, buffer_node=None)
@@ -155,6 +156,7 @@ def foreign(value: Value) -> Value:
         each=foreign(value.each) if value.each is not None else None,
         entries=tuple((key, foreign(entry)) for key, entry in value.entries),
         shape_of=None,
+        function_home=value.function_home or (home if value.bound_call is not None else None),
     )
 
 

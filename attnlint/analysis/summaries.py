@@ -353,7 +353,7 @@ def _abstract(value: Value, by_name: bool = False):
         sym,
         value.int_value,
         value.is_none,
-        len(value.elements),
+        tuple(_abstract(element, by_name) for element in value.elements),
         id(value.ctor) if value.ctor is not None else None,
         # `lookup(stoi, "<pad>")` and `lookup(stoi, "<unk>")` are different calls.
         value.text,
@@ -362,6 +362,8 @@ def _abstract(value: Value, by_name: bool = False):
         value.names_dtype,
         value.vocabulary,
         tuple((key, _abstract(entry, by_name)) for key, entry in value.entries),
+        # What iterating it gives: a DataLoader's batches.
+        _abstract(value.each, by_name) if value.each is not None else None,
     )
 
 
@@ -529,13 +531,13 @@ class Summaries:
 
             other, remote = self.external[name]
             result = other.call(ev, node, remote, values, False)
-            return None if result is None else foreign(result)
+            return None if result is None else foreign(result, other)
         if target is None and method and class_name in self.external_classes and class_name not in self.definitions.classes:
             from attnlint.analysis.project import foreign
 
             other, remote = self.external_classes[class_name]
             result = other.call(ev, node, name, values, True, class_name=remote)
-            return None if result is None else foreign(result)
+            return None if result is None else foreign(result, other)
         if target is None:
             target = self.resolve(ev, name, method, class_name)
         if target is None:

@@ -753,6 +753,9 @@ class Value:
     # For `functools.partial(f, pad_id=pad)` of such a function: the partial call and the values
     # of the arguments it binds (its args after `f`), which every later call passes first.
     bound_call: Optional[Tuple[cst.Call, Tuple["Value", ...]]] = field(default=None, compare=False)
+    # The summaries of the other file of the project that defines `user_function`, for a partial
+    # handed back by a function imported from there (`make_collate_fn(tok)` of `.data`).
+    function_home: Optional[object] = field(default=None, compare=False)
     # A function a factory of the module defined and returned (`self._attention_call =
     # _sdpa_or_flex_attention()`): (the factory's call, the factory, the closure, the factory's
     # argument values), so that calling it runs the closure in that factory call's scope.
@@ -852,6 +855,10 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     # the call with `if self.dropout is not None:`).
     for none, other in ((a, b), (b, a)):
         if other.kind == "module" and none.kind == "scalar" and none.is_none:
+            return other
+        # Likewise a loader that is None unless validation files are given: wherever it is
+        # iterated it is the loader.
+        if other.kind == "tuple" and other.each is not None and not other.elements and none.is_none:
             return other
     # An empty list literal joined with a list of rows (rows appended in a loop that may not
     # run): what holds of every row holds of both.
@@ -1069,6 +1076,7 @@ _SPECIAL_JOINS = {
     "weights_of": _identical_or_none,
     "weighted_by": _identical_or_none,
     "bound_call": _identical_or_none,
+    "function_home": _identical_or_none,
     "closure": _identical_or_none,
     "scores": lambda a, b, va, vb: _join_scores(va, vb),
     "scaled": lambda a, b, va, vb: _join_tristate(va, vb),

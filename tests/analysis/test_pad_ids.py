@@ -954,3 +954,131 @@ def test_an_ignore_index_read_from_a_number_is_no_token_id():
         """
     )
     assert not _loss(analysis).ignores_token_id
+
+
+def test_a_collator_instance_built_at_the_top_level_pads_with_the_ids_its_constructor_gets():
+    # The top level is a caller like any other: once `Collator(...)`'s attributes are known, the
+    # loader it builds (and the function the loader is handed to) sees them.
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+        from torch.utils.data import DataLoader
+
+        def build_vocab(items, specials):
+            vocab = {s: i for i, s in enumerate(specials)}
+            for seq in items:
+                for tok in seq:
+                    if tok not in vocab:
+                        vocab[tok] = len(vocab)
+            return vocab
+
+        class Collator:
+            def __init__(self, pad_id, label_pad_id):
+                self.pad_id = pad_id
+                self.label_pad_id = label_pad_id
+
+            def __call__(self, batch):
+                ids, labels = zip(*batch)
+                ids = pad_sequence(ids, batch_first=True, padding_value=self.pad_id)
+                labels = pad_sequence(labels, batch_first=True, padding_value=self.label_pad_id)
+                return ids, labels
+
+        def train_one_epoch(model, loader, criterion):
+            for ids, labels in loader:
+                criterion(model(ids).flatten(0, 1), labels.flatten())
+
+        if __name__ == "__main__":
+            tag2idx = build_vocab([["B-PER", "O"]], ["<pad>"])
+            loader = DataLoader([], collate_fn=Collator(0, tag2idx["<pad>"]))
+            train_one_epoch(nn.Linear(4, 5), loader, nn.CrossEntropyLoss())
+        """
+    )
+    site = _loss(analysis)
+    assert site.targets.padding.value == 0
+    assert site.ignore_index == -100
+
+
+def test_a_collate_function_handed_back_by_a_factory_is_called_by_the_loader():
+    # `make_collate_fn(tok)` returns a partial, or a closure: the loader's batches are what it
+    # makes. A validation loader that is None unless asked for is still a loader where iterated.
+    analysis, _ = analyse(
+        """
+        from functools import partial
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+        from torch.utils.data import DataLoader
+
+        def _collate(batch, tgt_pad_id):
+            return pad_sequence(batch, batch_first=True, padding_value=tgt_pad_id)
+
+        def make_partial(pad):
+            return partial(_collate, tgt_pad_id=pad)
+
+        def make_closure(pad):
+            def collate(batch):
+                return torch.full((len(batch), 8), pad, dtype=torch.long)
+            return collate
+
+        def run_epoch(model, loader, criterion):
+            for tgt in loader:
+                criterion(model(tgt[:, :-1]).flatten(0, 1), tgt[:, 1:].flatten())
+
+        def main(valid):
+            collate = make_partial(5)
+            train_loader = DataLoader([], collate_fn=collate)
+            valid_loader = None
+            if valid:
+                valid_loader = DataLoader(valid, collate_fn=collate)
+            criterion = nn.CrossEntropyLoss()
+            run_epoch(None, train_loader, criterion)
+            if valid_loader is not None:
+                run_epoch(None, valid_loader, criterion)
+
+        def batches():
+            collate = make_closure(6)
+            return DataLoader([], collate_fn=collate)
+        """
+    )
+    assert _loss(analysis).targets.padding.value == 5
+    assert env(analysis, "main", "valid_loader").each.padding.value == 5
+    assert env(analysis, "batches", "collate").closure is not None
+    # What the loader the closure is handed to yields.
+    (batches,) = [f for f in analysis.functions if f.name == "batches"]
+    assert batches.returns[0].each.padding.value == 6
+
+
+def test_a_partial_handed_back_by_a_function_of_another_file_is_called_there(tmp_path):
+    from pathlib import Path
+
+    import libcst as cst
+
+    from attnlint.analysis import analyze_module
+    from attnlint.analysis.project import Project
+
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text(
+        "from functools import partial\n"
+        "from torch.nn.utils.rnn import pad_sequence\n"
+        "def _collate(batch, tgt_pad_id):\n"
+        "    return pad_sequence(batch, batch_first=True, padding_value=tgt_pad_id)\n"
+        "def make_collate_fn(pad):\n"
+        "    return partial(_collate, tgt_pad_id=pad)\n"
+    )
+    train = package / "train.py"
+    train.write_text(
+        "import torch.nn as nn\n"
+        "from torch.utils.data import DataLoader\n"
+        "from .data import make_collate_fn\n"
+        "def run_epoch(model, loader, criterion):\n"
+        "    for tgt in loader:\n"
+        "        criterion(model(tgt).flatten(0, 1), tgt.flatten())\n"
+        "def main(ds):\n"
+        "    loader = DataLoader(ds, collate_fn=make_collate_fn(4))\n"
+        "    run_epoch(None, loader, nn.CrossEntropyLoss())\n"
+    )
+    analysis = analyze_module(cst.parse_module(train.read_text()), project=Project([tmp_path]), path=Path(train))
+    assert _loss(analysis).targets.padding.value == 4

@@ -20,7 +20,10 @@ class CrossEntropyIgnoreIndex(Rule):
     token's id (`ignore_index=pad_id`, `vocab.pad_id`: a token id is never negative). A loss built in `__init__` and called in another method is followed, and so
     is padding built by hand (`ids + [pad_id] * (n - len(ids))`, rows appended in a loop, a
     tokenizer's `pad_token_id`, a dataclass config's default), by a `collate_fn` given to a
-    `DataLoader` (also one bound with `functools.partial(collate, pad_id=pad)`), or in a helper whose result reaches a loss in another function.
+    `DataLoader` (also one bound with `functools.partial(collate, pad_id=pad)`, or the partial or
+    closure a factory such as `make_collate_fn(tokenizer)` returns, in this file or another), a
+    collator instance built at the top level of a script, or in a helper whose result reaches a
+    loss in another function.
 
     Pad ids are read where they come from: a vocabulary (`vocab["<pad>"]`, a dict literal,
     `{t: i for i, t in enumerate(specials)}`, `specials.index("<pad>")`), a class or instance
@@ -1234,6 +1237,126 @@ class CrossEntropyIgnoreIndex(Rule):
         ),
     ]
     INVALID = [
+        # A Kaggle-style NER script: the collator instance is built at the top level with the
+        # tag vocabulary's "<pad>" id (0, the first special), and the training function it is
+        # handed to uses the default ignore_index.
+        Invalid(
+            """
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            def build_vocab(items, specials):
+                vocab = {s: i for i, s in enumerate(specials)}
+                for seq in items:
+                    for tok in seq:
+                        if tok not in vocab:
+                            vocab[tok] = len(vocab)
+                return vocab
+
+            class Collator:
+                def __init__(self, pad_id, label_pad_id):
+                    self.pad_id = pad_id
+                    self.label_pad_id = label_pad_id
+
+                def __call__(self, batch):
+                    ids, labels = zip(*batch)
+                    ids = pad_sequence(ids, batch_first=True, padding_value=self.pad_id)
+                    labels = pad_sequence(labels, batch_first=True, padding_value=self.label_pad_id)
+                    return ids, labels
+
+            def train_one_epoch(model, loader, optimizer, criterion, n_tags):
+                for ids, labels in loader:
+                    loss = criterion(model(ids).view(-1, n_tags), labels.view(-1))
+                    loss.backward()
+                    optimizer.step()
+
+            if __name__ == "__main__":
+                words, tags = [["EU", "rejects"]], [["B-ORG", "O"]]
+                word2idx = build_vocab(words, ["<pad>", "<unk>"])
+                tag2idx = build_vocab(tags, ["<pad>"])
+                loader = DataLoader(list(zip(words, tags)), collate_fn=Collator(word2idx["<pad>"], tag2idx["<pad>"]))
+                model = nn.Linear(8, len(tag2idx))
+                criterion = nn.CrossEntropyLoss()
+                train_one_epoch(model, loader, None, criterion, len(tag2idx))
+            """,
+            fixed="""
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            def build_vocab(items, specials):
+                vocab = {s: i for i, s in enumerate(specials)}
+                for seq in items:
+                    for tok in seq:
+                        if tok not in vocab:
+                            vocab[tok] = len(vocab)
+                return vocab
+
+            class Collator:
+                def __init__(self, pad_id, label_pad_id):
+                    self.pad_id = pad_id
+                    self.label_pad_id = label_pad_id
+
+                def __call__(self, batch):
+                    ids, labels = zip(*batch)
+                    ids = pad_sequence(ids, batch_first=True, padding_value=self.pad_id)
+                    labels = pad_sequence(labels, batch_first=True, padding_value=self.label_pad_id)
+                    return ids, labels
+
+            def train_one_epoch(model, loader, optimizer, criterion, n_tags):
+                for ids, labels in loader:
+                    loss = criterion(model(ids).view(-1, n_tags), labels.view(-1))
+                    loss.backward()
+                    optimizer.step()
+
+            if __name__ == "__main__":
+                words, tags = [["EU", "rejects"]], [["B-ORG", "O"]]
+                word2idx = build_vocab(words, ["<pad>", "<unk>"])
+                tag2idx = build_vocab(tags, ["<pad>"])
+                loader = DataLoader(list(zip(words, tags)), collate_fn=Collator(word2idx["<pad>"], tag2idx["<pad>"]))
+                model = nn.Linear(8, len(tag2idx))
+                criterion = nn.CrossEntropyLoss(ignore_index=0)
+                train_one_epoch(model, loader, None, criterion, len(tag2idx))
+            """,
+            line=36,
+        ),
+        # The collate function comes from a factory (`partial` of a module function with the
+        # tokenizer's pad id); the validation loader is None unless validation data is given.
+        Invalid(
+            """
+            from functools import partial
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+            from torch.utils.data import DataLoader
+
+            def _collate(batch, src_pad_id, tgt_pad_id):
+                srcs, tgts = zip(*batch)
+                src = pad_sequence(srcs, batch_first=True, padding_value=src_pad_id)
+                tgt = pad_sequence(tgts, batch_first=True, padding_value=tgt_pad_id)
+                return src, tgt
+
+            def make_collate_fn(src_tok, tgt_tok):
+                return partial(_collate, src_pad_id=src_tok.pad_id, tgt_pad_id=tgt_tok.pad_id)
+
+            def run_epoch(model, loader, criterion):
+                for src, tgt in loader:
+                    logits = model(src, tgt[:, :-1])
+                    loss = criterion(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
+                    loss.backward()
+
+            def main(model, train_set, valid_set, src_tok, tgt_tok):
+                collate = make_collate_fn(src_tok, tgt_tok)
+                train_loader = DataLoader(train_set, batch_size=64, shuffle=True, collate_fn=collate)
+                valid_loader = None
+                if valid_set is not None:
+                    valid_loader = DataLoader(valid_set, batch_size=64, collate_fn=collate)
+                criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+                run_epoch(model, train_loader, criterion)
+                if valid_loader is not None:
+                    run_epoch(model, valid_loader, criterion)
+            """,
+        ),
         # The model handed to the training step is a parameter named for its class: its forward
         # gets the zero-padded captions, and the loss in it ignores -100.
         Invalid(
