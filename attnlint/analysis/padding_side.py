@@ -7,7 +7,7 @@ the analysis claims such a row only where the file shows left padding:
 
 - real values written at the end of a row: `out[i, n - len(s):] = s`, `ids[i, -len(s):] = s`;
 - a tokenizer set to pad on the left: `padding_side="left"` (keyword or attribute);
-- list padding in front: `[pad] * (n - len(s)) + s`;
+- list padding in front: `[pad] * (n - len(s)) + s` (a run as long as what the row lacks);
 - `F.pad(x, (n - len(x), 0), value=pad)`: padding before the first element of the last axis;
 - a row written from its last position backwards (`idx = maxlen - 1`, `seq[idx] = item`,
   `idx -= 1` in a loop: SASRec's sampler), so its unwritten positions are in front;
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-from attnlint.analysis.names import child_nodes
+from attnlint.analysis.names import child_nodes, words
 
 
 def shows_left_padding(module: cst.Module) -> bool:
@@ -49,7 +49,7 @@ def _pads_left(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "padding_side":
         return _is_left(node.value)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return _repeated_list(node.left) and not _repeated_list(node.right)
+        return _padding_run(node.left) and not _repeated_list(node.right)
     if isinstance(node, cst.Call) and _called(node) == "pad" and len(node.args) >= 2:
         return _before_only(node.args[1].value)
     return False
@@ -87,6 +87,18 @@ def _repeated_list(node: cst.BaseExpression) -> bool:
     if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
         return False
     return isinstance(node.left, cst.List) or isinstance(node.right, cst.List)
+
+
+def _padding_run(node: cst.BaseExpression) -> bool:
+    """`[pad] * (n - len(s))` / `[pad] * pad_len`: a run as long as what a row lacks. A run as
+    long as a part of the row (`[-100] * len(prompt) + response`: the prompt's labels ignored)
+    pads nothing."""
+    if not _repeated_list(node):
+        return False
+    count = node.right if isinstance(node.left, cst.List) else node.left
+    if isinstance(count, cst.BinaryOperation) and isinstance(count.operator, cst.Subtract):
+        return True
+    return isinstance(count, cst.Name) and "pad" in [w.lower() for w in words(count.value)]
 
 
 def _called(node: cst.Call) -> str:
@@ -194,8 +206,6 @@ def _pad_test(node: cst.CSTNode) -> bool:
 
 
 def _pad_value(node: cst.BaseExpression) -> bool:
-    from attnlint.analysis.names import words
-
     if isinstance(node, cst.Integer):
         return node.evaluated_value == 0
     name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)

@@ -14,6 +14,7 @@ LEFT = [
     "out[i, n - len(s):] = torch.tensor(s)",
     "ids[i, -len(s):] = s",
     "batch = [[pad] * (n - len(s)) + s for s in seqs]",
+    "row = [PAD] * pad_len + row",
     "tokenizer.padding_side = 'left'",
     "enc = tokenizer(texts, padding=True, padding_side='left')",
     "x = F.pad(x, (n - x.size(-1), 0), value=pad)",
@@ -25,6 +26,8 @@ RIGHT = [
     "x = F.pad(x, (0, n - x.size(-1)), value=pad)",
     "x = pad_sequence(seqs, batch_first=True)",
     "tail = h[-len(s):]",
+    # The prompt's labels ignored, then the response: a run as long as part of the row.
+    'lab = [-100] * len(ex["prompt"]) + ex["response"] + [eot]',
 ]
 
 

@@ -182,6 +182,45 @@ class AllMaskedRowNan(Rule):
                 )
 
     VALID = [
+        # nanoGPT fine-tuned on right-padded prompt/response pairs: the prompt's labels are
+        # ignored (`[-100] * len(prompt)`, a run as long as part of the row, not padding), and
+        # every padded query still sees key 0 under the causal mask.
+        Valid(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def sft_collate(examples, eot=50256):
+                seqs = [ex["prompt"] + ex["response"] + [eot] for ex in examples]
+                labels = [[-100] * len(ex["prompt"]) + ex["response"] + [eot] for ex in examples]
+                T = max(len(s) for s in seqs)
+                ids = torch.full((len(seqs), T), eot, dtype=torch.long)
+                mask = torch.zeros((len(seqs), T), dtype=torch.long)
+                for i, s in enumerate(seqs):
+                    ids[i, : len(s)] = torch.tensor(s)
+                    mask[i, : len(s)] = 1
+                return ids, mask, labels
+
+
+            class CausalSelfAttention(torch.nn.Module):
+                def __init__(self, n_embd, n_head, block_size):
+                    super().__init__()
+                    self.n_head = n_head
+                    self.c_attn = torch.nn.Linear(n_embd, 3 * n_embd)
+                    self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+                def forward(self, x, attention_mask=None):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(C, dim=2)
+                    q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+                    att = (q @ k.transpose(-2, -1)) / (k.size(-1) ** 0.5)
+                    att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+                    if attention_mask is not None:
+                        att = att.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+                    return F.softmax(att, dim=-1) @ v
+            """
+        ),
         # nn.MultiheadAttention given a causal mask and a key-padding mask over right-padded
         # histories: key 0 is real in every row.
         Valid(
