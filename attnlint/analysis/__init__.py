@@ -199,6 +199,13 @@ class ModuleAnalysis:
                             return True
         return False
 
+    def padding_masks_kept_from_attention(self, function: FunctionFacts) -> list:
+        """(attention call, padding masks) where `function` uses a padding mask only away from
+        an attention over the same sequence that gets none (see attention)."""
+        from attnlint.analysis.attention import padding_masks_kept_from_attention
+
+        return padding_masks_kept_from_attention(function, lambda site: self._callee_facts(site, function))
+
     def _callee_facts(self, call, caller: FunctionFacts) -> Optional[FunctionFacts]:
         """The facts of the function of this file a call site reaches."""
         found = self.summaries.definitions.target_of(call, caller.class_name) if self.summaries is not None else None

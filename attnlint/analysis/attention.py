@@ -321,3 +321,156 @@ def only_queries_padded(forward, call: AttentionCallSite) -> bool:
         return False
     padded = [name for name, value in bound.items() if getattr(value, "padded", False)]
     return bool(padded) and all(roles[name] == QUERY for name in padded)
+
+
+def padding_masks_kept_from_attention(function, callee_of) -> List[tuple]:
+    """(attention call, the padding masks it could have had) for a function that holds a padding
+    mask, uses it, but only away from its attention: to pool the attention's output (`(h *
+    keep).sum(1)`), to zero padded inputs, in a convolution module beside it (`self.conv(x,
+    pad_mask)`), while the attention over that same sequence, which takes a mask, gets none.
+
+    Shown by the code, or nothing:
+    - the masks: parameters named as padding masks, locals named so or made by testing ids
+      against the pad id, and what is made of them (`(~m).unsqueeze(-1).float()`);
+    - no use of them may reach an attention: not an argument of an attention call, not filled
+      into scores here, not handed to a callee that computes or masks attention, nor to one
+      the analysis cannot see (`callee_of(call)`: its FunctionFacts, None when not of this file);
+    - the mask meets the attended sequence: it is combined (one call's arguments, an arithmetic
+      operation, a method's receiver) with the attention's key input or with what is computed
+      from it or from the attention's result in this function;
+    - the attention is not causal (right padding under a causal mask hides nothing real)."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or function.mask_uses:
+        return []
+    if any(site.on_scores for site in function.fill_sites):
+        return []  # scores masked here
+    if any(s.input.fills for s in function.softmax_sites):
+        return []
+    calls = [
+        c
+        for c in function.attention_calls
+        if not c.mask_keywords and not c.is_causal and not any(a.star for a in c.call.args)
+    ]
+    if not calls:
+        return []
+    body = list(_walk(node.body))
+    assigns = [n for n in body if isinstance(n, cst.Assign) and len(n.targets) == 1]
+    primary = {n for n in function.params if n in function.used_names and masks.names_padding(n)}
+    for stmt in assigns:
+        target = stmt.targets[0].target
+        if isinstance(target, cst.Name) and (
+            masks.names_padding(target.value)
+            or ("mask" in words(target.value) and len(words(target.value)) > 1 and tests_for_padding(stmt.value))
+        ):
+            primary.add(target.value)
+    if not primary:
+        return []
+    held = set(primary)
+    # What is made of a mask is a mask: `keep = (~key_padding_mask).unsqueeze(-1).float()`, or
+    # a helper's result known for a mask or named as one (`causal_mask = prepare_4d(attention_mask,
+    # shape, hidden.dtype)`: that call builds a mask, it does not meet `hidden`).
+    deriving = set()
+    for stmt in assigns:
+        target = stmt.targets[0].target
+        if not isinstance(target, cst.Name):
+            continue
+        made = function.final_env.get(target.value)
+        named = {w.lower() for w in words(target.value)} & {"mask", "bias"}
+        if _mask_expression(stmt.value, held) or (
+            names_in(stmt.value) & held and (named or made is not None and made.mask is not None)
+        ):
+            held.add(target.value)
+            deriving.add(id(stmt.value))
+    # Submodule calls are judged by what their forward does (a convolution module is one too).
+    attention_nodes = {id(c.call) for c in function.attention_calls if c.api != "submodule"}
+    sites = {id(c.call): c for c in function.calls}
+    met: set = set()  # names combined with a mask
+    for n in body:
+        if isinstance(n, cst.Call):
+            if id(n) in deriving:
+                continue
+            with_mask = [a for a in n.args if _mask_expression(a.value, held)]
+            receiver = n.func.value if isinstance(n.func, cst.Attribute) else None
+            receiver_is_mask = receiver is not None and _mask_expression(receiver, held)
+            if not with_mask and not receiver_is_mask:
+                continue
+            if id(n) in attention_nodes:
+                return []  # the mask is given to an attention
+            if id(n) in sites:
+                callee = callee_of(sites[id(n)])
+                if callee is None or callee.computes_attention() or callee.attention_calls or callee.mask_uses:
+                    return []  # it may reach an attention there
+            elif not _tensor_operation(n):
+                return []  # a call the analysis cannot follow
+            if not receiver_is_mask:
+                for a in n.args:
+                    if a not in with_mask:
+                        met |= names_in(a.value)
+                if receiver is not None:
+                    met |= names_in(receiver)
+        elif isinstance(n, cst.BinaryOperation):
+            for side, other in ((n.left, n.right), (n.right, n.left)):
+                if _mask_expression(side, held) and not _mask_expression(other, held):
+                    met |= names_in(other)
+    met -= held | {"self", "torch", "F", "nn"}
+    if not met:
+        return []
+    found = []
+    for call in calls:
+        args = [a.value for a in call.call.args if a.keyword is None]
+        if not args:
+            continue
+        distinct = {tuple(sorted(names_in(a))) for a in args}
+        # What is attended: the keys. One sequence attending to itself (`self.mhsa(x)`,
+        # `self.encoder(x)`, `attn(x, x, x)`), or what follows the queries.
+        attended = args if len(distinct) == 1 else args[1:]
+        lineage = set().union(*(names_in(a) for a in attended)) - {"self"}
+        for stmt in assigns:  # forward, in order: what is computed from it or from the result
+            if names_in(stmt.value) & lineage or _contains(stmt.value, call.call):
+                lineage |= {t.value for t in _target_names(stmt.targets[0].target)}
+        if lineage & met:
+            found.append((call, sorted(primary)))
+    return found
+
+
+def _mask_expression(node: cst.BaseExpression, held: set) -> bool:
+    """A mask of `held`, maybe inverted, compared, reshaped or cast: `~m`, `m == 0`,
+    `m.unsqueeze(-1).float()`, `m[:, None]`, `1 - m`."""
+    if isinstance(node, cst.Name):
+        return node.value in held
+    if isinstance(node, cst.UnaryOperation):
+        return _mask_expression(node.expression, held)
+    if isinstance(node, cst.Comparison):
+        return _mask_expression(node.left, held) and all(
+            isinstance(c.comparator, (cst.Integer, cst.Float, cst.Name)) and not _mask_expression(c.comparator, set())
+            for c in node.comparisons
+        )
+    if isinstance(node, cst.Subscript):
+        return _mask_expression(node.value, held)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in _MASK_RESHAPES and _mask_expression(node.func.value, held)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.left, (cst.Integer, cst.Float)):
+        return isinstance(node.operator, cst.Subtract) and _mask_expression(node.right, held)
+    return False
+
+
+_MASK_RESHAPES = frozenset(
+    ("unsqueeze", "float", "half", "to", "bool", "long", "int", "type", "type_as", "eq", "ne", "logical_not",
+     "view", "reshape", "expand", "expand_as", "transpose", "detach", "clone", "contiguous")
+)
+
+
+def _tensor_operation(call: cst.Call) -> bool:
+    """A tensor method (`x.masked_fill(...)`, `(h * m).sum(1)`) or a torch function: an
+    operation on the mask, not a callee that may hand it to an attention."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return not (isinstance(root, cst.Name) and root.value == "self")
+    return isinstance(func, cst.Name) and func.value in ("len", "float", "int", "sum", "max", "min")
+
+
+def _contains(node: cst.CSTNode, wanted: cst.CSTNode) -> bool:
+    return any(n is wanted for n in _walk(node))

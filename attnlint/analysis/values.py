@@ -1000,6 +1000,9 @@ def _join_masks(a: Optional[MaskFacts], b: Optional[MaskFacts]) -> Optional[Mask
         buffer_attr=agreed("buffer_attr"),
         buffer_node=a.buffer_node if a.buffer_node is not None else b.buffer_node,
         param=agreed("param"),
+        # The parameters a mask may come from (`encoder_attention_mask if is_cross else
+        # attention_mask`): each reaches wherever this one does.
+        parts_from=a.parts_from | b.parts_from | (frozenset(p for p in (a.param, b.param) if p) if a.param != b.param else frozenset()),
         scaled=a.scaled or b.scaled,
         marks_padding=a.marks_padding and b.marks_padding,
         padding_under_causal=a.padding_under_causal and b.padding_under_causal,

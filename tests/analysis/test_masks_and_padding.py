@@ -594,3 +594,32 @@ def test_a_mask_with_a_constant_column_appended_is_still_that_mask():
     keep = env(analysis, "f", "keep").mask
     assert keep is not None and keep.convention == ATTEND and keep.origin == "padding"
     assert env(analysis, "f", "both").mask.convention is None  # two masks of opposite conventions
+
+
+def test_a_padding_mask_used_only_to_pool_is_kept_from_the_attention_over_that_sequence():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+                self.image_attn = nn.MultiheadAttention(d, 4, batch_first=True)
+
+            def forward(self, x, image, attention_mask):
+                keep = attention_mask.unsqueeze(-1).float()
+                h = self.attn(x, x, x)[0]
+                pooled = (h * keep).sum(1) / keep.sum(1)
+                seen = self.image_attn(image, image, image)[0]
+                return pooled, seen
+
+            def masked(self, x, attention_mask):
+                h = self.attn(x, x, x, key_padding_mask=~attention_mask.bool())[0]
+                return (h * attention_mask.unsqueeze(-1)).sum(1)
+        """
+    )
+    kept = analysis.padding_masks_kept_from_attention(function(analysis, "forward"))
+    # The self-attention whose result is pooled with the mask; not the image's.
+    assert [(c.call.args[0].value.value, masks) for c, masks in kept] == [("x", ["attention_mask"])]
+    assert analysis.padding_masks_kept_from_attention(function(analysis, "masked")) == []

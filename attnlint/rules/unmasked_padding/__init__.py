@@ -43,8 +43,8 @@ class UnmaskedPadding(Rule):
     A mask is told by its name: `attention_mask`, `key_padding_mask`, `padding_mask`, `pad_mask`,
     and those names with a prefix saying what is padded (`encoder_padding_mask`, `src_pad_mask`).
 
-    An unused mask parameter is reported at the attention call that goes without it when there
-    is one such call in the function (where the fix writes), else at the parameter. Not reported:
+    An unused mask (or lengths) parameter is reported at the attention call that goes without
+    it when there is one such call in the function (where the fix writes), else at the parameter. Not reported:
     a mask parameter of an interface several classes implement (attention processors, backends
     of one attention class, drop-in backends whose forwards share one signature of queries,
     keys, values and more), which one implementation may ignore by design;
@@ -84,6 +84,7 @@ class UnmaskedPadding(Rule):
             self._unused_mask_parameters(ctx, function, protocols)
             self._unused_lengths(ctx, function, protocols)
             self._unread_mask_locals(ctx, function)
+            self._masks_kept_from_attention(ctx, function)
             for call in function.attention_calls:
                 self._padded_batch_without_mask(ctx, call)
             for site in function.softmax_sites:
@@ -157,8 +158,11 @@ class UnmaskedPadding(Rule):
         if any(s.input.fills for s in hand_written) or not (calls or hand_written):
             return
         for name in unused:
+            # At the one attention call that goes without it, like an unused mask parameter;
+            # at the parameter when there are several, or the attention is written by hand.
+            at = calls[0].call if len(calls) == 1 and not hand_written else function.param_nodes[name].name
             ctx.report(
-                function.param_nodes[name].name,
+                at,
                 f"`{name}` is accepted but never used, and the attention in `{function.name}` gets no "
                 "padding mask: it also attends to the padding past each length",
             )
@@ -196,6 +200,21 @@ class UnmaskedPadding(Rule):
                 f"{names} {'is' if len(unread) == 1 else 'are'} set here but never used, and this "
                 "attention gets no mask: it also attends to the padding",
                 fix=fix,
+            )
+
+    def _masks_kept_from_attention(self, ctx: RuleContext, function: FunctionFacts) -> None:
+        """A padding mask used here only away from the attention (pooling its output, zeroing
+        its inputs, a convolution beside it), while that attention gets no mask."""
+        if function.is_drop_in_layer():
+            return
+        for call, held in ctx.analysis.padding_masks_kept_from_attention(function):
+            if not self._takes_mask(ctx, call) or attention.padded_inputs_without_mask(call):
+                continue  # reported as a padded batch without a mask
+            names = " and ".join(f"`{n}`" for n in held)
+            ctx.report(
+                call.call,
+                f"{names} marks the padding of this sequence and is used here, but not for this attention, "
+                "which gets no mask: it also attends to the padding",
             )
 
     def _padded_batch_without_mask(self, ctx: RuleContext, call: AttentionCallSite) -> None:
@@ -265,6 +284,75 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # An HF-style decoder reads its padding mask for the position ids and builds the 4-D mask
+        # its layers get from it: the mask reaches the attention through the layers.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def build_causal_mask(attention_mask, q_len, dtype):
+                causal = torch.triu(torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype), 1)
+                pad = (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+                return causal[None, None] + pad
+
+
+            class Layer(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+                def forward(self, hidden, mask):
+                    return self.attn(hidden, hidden, hidden, attn_mask=mask[:, 0].repeat_interleave(2, 0))[0]
+
+
+            class Decoder(nn.Module):
+                def __init__(self, vocab, dim, heads, depth):
+                    super().__init__()
+                    self.embed_tokens = nn.Embedding(vocab, dim)
+                    self.layers = nn.ModuleList([Layer(dim, heads) for _ in range(depth)])
+
+                def forward(self, input_ids, attention_mask):
+                    position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+                    hidden = self.embed_tokens(input_ids) + position_ids[..., None]
+                    mask = build_causal_mask(attention_mask, input_ids.shape[1], hidden.dtype)
+                    for layer in self.layers:
+                        hidden = layer(hidden, mask)
+                    return hidden
+            """
+        ),
+        # The text's padding mask goes to the text encoder; the image encoder next to it attends
+        # over patches, which have no padding.
+        Valid(
+            """
+            import torch.nn as nn
+
+
+            class ImageEncoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+                def forward(self, patches, key_padding_mask=None):
+                    return self.attn(patches, patches, patches, key_padding_mask=key_padding_mask)[0]
+
+
+            class Matcher(nn.Module):
+                def __init__(self, vocab, dim):
+                    super().__init__()
+                    self.vision = ImageEncoder(dim)
+                    self.embed = nn.Embedding(vocab, dim)
+                    self.text = nn.LSTM(dim, dim, batch_first=True)
+
+                def forward(self, patches, tokens, text_padding_mask):
+                    image = self.vision(patches).mean(1)
+                    words, _ = self.text(self.embed(tokens))
+                    keep = (~text_padding_mask).unsqueeze(-1).float()
+                    text = (words * keep).sum(1) / keep.sum(1)
+                    return (image * text).sum(-1)
+            """
+        ),
         # Two drop-in attention backends with one forward signature (queries, keys, values,
         # attn_mask): the Auto-Correlation one ignores the mask by design, and so may its
         # baseline.
@@ -1330,6 +1418,71 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # A Conformer block hands its padding mask to the convolution module only: the
+        # self-attention module, which takes a key padding mask, attends to the padded frames.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class ConvModule(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.depthwise = nn.Conv1d(d, d, 31, padding=15, groups=d)
+
+                def forward(self, x, pad_mask=None):
+                    if pad_mask is not None:
+                        x = x.masked_fill(pad_mask.unsqueeze(-1), 0.0)
+                    return self.depthwise(x.transpose(1, 2)).transpose(1, 2)
+
+
+            class MHSAModule(nn.Module):
+                def __init__(self, d, heads):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+
+                def forward(self, x, key_padding_mask=None):
+                    return self.attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False)[0]
+
+
+            class ConformerBlock(nn.Module):
+                def __init__(self, d, heads):
+                    super().__init__()
+                    self.mhsa = MHSAModule(d, heads)
+                    self.conv = ConvModule(d)
+
+                def forward(self, x, pad_mask):
+                    x = x + self.mhsa(x)
+                    x = x + self.conv(x, pad_mask)
+                    return x
+            """,
+            line=31,
+        ),
+        # A text classifier pools with its attention mask, but its encoder runs without one.
+        Invalid(
+            """
+            import torch.nn as nn
+
+
+            class Classifier(nn.Module):
+                def __init__(self, vocab, d, classes):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab, d)
+                    layer = nn.TransformerEncoderLayer(d, 4, batch_first=True)
+                    self.encoder = nn.TransformerEncoder(layer, 2)
+                    self.head = nn.Linear(d, classes)
+
+                @staticmethod
+                def masked_mean(hidden, attention_mask):
+                    m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+                def forward(self, input_ids, attention_mask):
+                    x = self.encoder(self.embed(input_ids))
+                    return self.head(self.masked_mean(x, attention_mask))
+            """,
+            line=18,
+        ),
         # BERT-style layers: the attention block hands its mask on positionally to the
         # self-attention that fills with it; the layer above accepts the mask and drops it.
         Invalid(
@@ -2118,7 +2271,7 @@ class UnmaskedPadding(Rule):
                     summary, _ = self.attend(probe, frames, frames, need_weights=False)
                     return summary[:, 0]
             """,
-            line=11,
+            line=13,
         ),
         # Hand-written attention given `src_lengths` and never using them.
         Invalid(
