@@ -1645,6 +1645,18 @@ def _flattened(shape, node: cst.Call):
 # nn.Conv1d/2d/3d outputs: modules.conv_output (out_channels on axis 1).
 
 
+@handlers.function("torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split")
+def _split_function(ev, call: Call):
+    """`torch.chunk(x, heads, dim=2)`: the method on its first argument."""
+    args = call.args
+    if not args or args[0].keyword is not None or args[0].star:
+        return None
+    method = call.name.rsplit(".", 1)[-1]
+    receiver_node = args[0].value
+    as_method = cst.Call(func=cst.Attribute(value=receiver_node, attr=cst.Name(method)), args=list(args[1:]))
+    return _split(ev, Call(node=as_method, name=method, receiver=ev.eval(receiver_node), receiver_node=receiver_node))
+
+
 @handlers.method("split", "chunk", "unbind", "tensor_split")
 def _split(ev, call: Call):
     from attnlint.analysis.symbolic import Sym

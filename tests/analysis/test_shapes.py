@@ -485,3 +485,30 @@ def test_a_cat_keeps_what_either_part_shows_of_the_other_axes():
     # The repeated decoder state says nothing of what its axes hold; the encoder outputs do, and
     # a cat needs them equal.
     assert [axis.role for axis in both.shape[:2]] == ["tokens", BATCH]
+
+
+def test_torch_chunk_and_split_as_functions_are_the_methods_on_their_first_argument():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Heads(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.h = h
+                self.q = nn.Linear(d, d)
+
+            def forward(self, x):
+                b, n, d = x.shape
+                parts = torch.chunk(self.q(x), self.h, dim=2)
+                stacked = torch.cat(parts, dim=0)
+                first, second = torch.split(x, d // 2, -1)
+                return stacked, first
+        """
+    )
+    parts = env(analysis, "forward", "parts")
+    assert parts.kind == "tuple" and parts.each is not None and parts.each.rank == 3
+    # The projection's scale state survives the split and the concatenation.
+    assert env(analysis, "forward", "stacked").scaled is False
+    assert env(analysis, "forward", "first").rank == 3

@@ -11,8 +11,9 @@ class BatchedTranspose(Rule):
     """
     ## What it does
     Checks for `.T` on a batched (3-D or 4-D) tensor used in a matrix product, such as
-    `queries @ keys.T` where `keys` is `(batch, tokens, d)`, and for `.T` on batched attention
-    scores or weights wherever it is used (`return out, probs.T`).
+    `queries @ keys.T` where `keys` is `(batch, tokens, d)`, for `.T` on batched attention
+    scores or weights wherever it is used (`return out, probs.T`), and for `.T` of a batched
+    tensor handed straight to a softmax (`sim.T.softmax(dim=-1)`).
 
     ## Why is this bad?
     `.T` reverses *every* axis: on a `(batch, tokens, d)` tensor it gives `(d, tokens, batch)`,
@@ -46,9 +47,14 @@ class BatchedTranspose(Rule):
     option_choices = {"replacement": ("transpose", "mT")}
 
     def check(self, ctx: RuleContext) -> None:
+        # `.T` of a tensor handed straight to a softmax: attention scores, whatever made them
+        # (`sim.T.softmax(dim=-1)`, the prototype-to-query direction of an affinity).
+        softmaxed = {id(site.input_node) for site in ctx.analysis.softmax_sites if site.input_node is not None}
         for site in ctx.analysis.dot_t_sites:
             rank = site.receiver.rank
-            if rank is None or rank < 3 or not (site.in_matmul or _attention_tensor(site.receiver)):
+            if rank is None or rank < 3:
+                continue
+            if not (site.in_matmul or _attention_tensor(site.receiver) or id(site.node) in softmaxed):
                 continue
             subject = ctx.code(site.node.value)
             spelling = ".mT" if self.options["replacement"] == "mT" else ".transpose(-2, -1)"
@@ -311,6 +317,56 @@ class BatchedTranspose(Rule):
     ]
 
     INVALID = [
+        # Few-shot cross-attention between query and prototype feature maps: the reverse
+        # direction's affinity is `sim.T` of a (pairs, hw, hw) tensor, softmaxed as is.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from einops import rearrange
+
+
+            class CrossAlign(nn.Module):
+                def __init__(self, dim, key_dim=128):
+                    super().__init__()
+                    self.to_q = nn.Conv2d(dim, key_dim, 1, bias=False)
+                    self.to_k = nn.Conv2d(dim, key_dim, 1, bias=False)
+                    self.scale = key_dim ** -0.5
+
+                def forward(self, query_maps, proto_maps):
+                    qk = rearrange(self.to_q(query_maps), "q c h w -> q (h w) c")
+                    pk = rearrange(self.to_k(proto_maps), "n c h w -> n (h w) c")
+                    qv = rearrange(query_maps, "q c h w -> q (h w) c")
+                    pv = rearrange(proto_maps, "n c h w -> n (h w) c")
+                    sim = torch.einsum("bid,bjd->bij", qk, pk) * self.scale
+                    q2p = sim.softmax(dim=-1)
+                    p2q = sim.T.softmax(dim=-1)
+                    return torch.bmm(q2p, pv), torch.bmm(p2q, qv)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            from einops import rearrange
+
+
+            class CrossAlign(nn.Module):
+                def __init__(self, dim, key_dim=128):
+                    super().__init__()
+                    self.to_q = nn.Conv2d(dim, key_dim, 1, bias=False)
+                    self.to_k = nn.Conv2d(dim, key_dim, 1, bias=False)
+                    self.scale = key_dim ** -0.5
+
+                def forward(self, query_maps, proto_maps):
+                    qk = rearrange(self.to_q(query_maps), "q c h w -> q (h w) c")
+                    pk = rearrange(self.to_k(proto_maps), "n c h w -> n (h w) c")
+                    qv = rearrange(query_maps, "q c h w -> q (h w) c")
+                    pv = rearrange(proto_maps, "n c h w -> n (h w) c")
+                    sim = torch.einsum("bid,bjd->bij", qk, pk) * self.scale
+                    q2p = sim.softmax(dim=-1)
+                    p2q = sim.transpose(-2, -1).softmax(dim=-1)
+                    return torch.bmm(q2p, pv), torch.bmm(p2q, qv)
+            """,
+        ),
         # Attention weights of shape (batch, heads, queries, keys) returned as `.T`: reversed to
         # (keys, queries, heads, batch), not transposed per head.
         Invalid(

@@ -581,6 +581,60 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # SASRec's multi-head attention: heads split with `torch.chunk` and stacked on the batch
+        # axis by `torch.cat`, then a helper's `bmm` with no scale.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class MultiHead(nn.Module):
+                def __init__(self, hidden_units, num_heads):
+                    super().__init__()
+                    self.num_heads = num_heads
+                    self.W_q = nn.Linear(hidden_units, hidden_units)
+                    self.W_k = nn.Linear(hidden_units, hidden_units)
+                    self.W_v = nn.Linear(hidden_units, hidden_units)
+
+                def _split(self, x):
+                    return torch.cat(torch.chunk(x, self.num_heads, dim=2), dim=0)
+
+                def _attend(self, Q_, K_, V_):
+                    outputs = torch.bmm(Q_, K_.transpose(1, 2))
+                    return torch.bmm(torch.softmax(outputs, dim=-1), V_)
+
+                def forward(self, x):
+                    Q_, K_, V_ = self._split(self.W_q(x)), self._split(self.W_k(x)), self._split(self.W_v(x))
+                    out = self._attend(Q_, K_, V_)
+                    return torch.cat(torch.chunk(out, self.num_heads, dim=0), dim=2)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            class MultiHead(nn.Module):
+                def __init__(self, hidden_units, num_heads):
+                    super().__init__()
+                    self.num_heads = num_heads
+                    self.W_q = nn.Linear(hidden_units, hidden_units)
+                    self.W_k = nn.Linear(hidden_units, hidden_units)
+                    self.W_v = nn.Linear(hidden_units, hidden_units)
+
+                def _split(self, x):
+                    return torch.cat(torch.chunk(x, self.num_heads, dim=2), dim=0)
+
+                def _attend(self, Q_, K_, V_):
+                    outputs = torch.bmm(Q_, K_.transpose(1, 2)) * Q_.shape[-1] ** -0.5
+                    return torch.bmm(torch.softmax(outputs, dim=-1), V_)
+
+                def forward(self, x):
+                    Q_, K_, V_ = self._split(self.W_q(x)), self._split(self.W_k(x)), self._split(self.W_v(x))
+                    out = self._attend(Q_, K_, V_)
+                    return torch.cat(torch.chunk(out, self.num_heads, dim=0), dim=2)
+            """,
+        ),
         # Point-cloud attention with 1x1 Conv1d projections: keys come out (batch, channels,
         # points), already laid out as Kᵀ for `bmm`; the queries are permuted to channels last.
         Invalid(
