@@ -242,6 +242,7 @@ class Evaluator:
         depth: int = 0,
         caller_scope: Optional[CallerScope] = None,
         function_names: frozenset = frozenset(),
+        calling: Optional[cst.Call] = None,
     ) -> None:
         handlers.load_domains()
         # The module's functions, for an evaluation without summaries (the module's first
@@ -255,6 +256,8 @@ class Evaluator:
         self.record_attrs = record_attrs  # __init__: `self.x = ...` becomes a class fact
         self.project = project  # interprocedural summaries (see summaries.Summaries), or None
         self.depth = depth  # how many summaries deep this evaluation is
+        # For a summary: the call it is read for (what that call binds is this reading's own).
+        self.calling = calling
         self.env: Env = {}
         self.declared_ranks: Dict[str, object] = {}
         # Locals bound once whose rank a later straight-line statement shows (shapes.ranks_the_body_shows).

@@ -39,6 +39,13 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
         value = receiver if receiver is not None else ev.eval(input_node)
         dim_arg = flow._arg(ctor, 0, "dim") if ctor is not None else None
     dim, known = dim_value(dim_arg.value if dim_arg is not None else None)
+    bound_by = None
+    if not known and dim_arg is not None and ev.calling is not None:
+        # `softmax(scores, dim=dim)` in a helper read for one call: the number that call binds
+        # (the default it leaves out, or what it passes).
+        bound = ev.env.get(dim_arg.value.value) if isinstance(dim_arg.value, cst.Name) else None
+        if bound is not None and bound.kind == "scalar" and bound.int_value is not None and bound.param:
+            dim, known, bound_by = bound.int_value, True, ev.calling
     given = dim_arg is not None and not (isinstance(dim_arg.value, cst.Name) and dim_arg.value.value == "None")
     splatted = any(a.star for a in call.args) or (ctor is not None and any(a.star for a in ctor.args))
     if dim_arg is None and splatted:
@@ -57,6 +64,7 @@ def softmax(ev, call: cst.Call, input_node, ctor: Optional[cst.Call], form: str,
         form=form,
         module_ctor=ctor,
         function=ev.facts.name,
+        dim_bound_by=bound_by,
     )
     if shared is not None:
         site.uses = shared

@@ -558,7 +558,7 @@ class Summaries:
         before = _cut_short[0]
         self._active.add(id(definition))
         try:
-            result = self._evaluate(ev, owner, definition, bound)
+            result = self._evaluate(ev, owner, definition, bound, calling=node)
         finally:
             self._active.discard(id(definition))
         self._cache[key] = (result, None if _cut_short[0] == before else ev.depth)
@@ -599,9 +599,11 @@ class Summaries:
         finally:
             self._active.discard(id(factory))
 
-    def _run_body(self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound, free=None):
+    def _run_body(
+        self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound, free=None, calling=None
+    ):
         """The evaluator after running `definition`'s body for one call (`free`: the names an
-        enclosing function bound, for a closure)."""
+        enclosing function bound, for a closure; `calling`: that call)."""
         from attnlint.analysis.flow import Evaluator, FunctionFacts, block_statements
 
         facts = FunctionFacts(node=definition, name=definition.name.value, class_name=owner)
@@ -614,6 +616,7 @@ class Summaries:
             constants=self.analysis.constants,
             project=self,
             depth=ev.depth + 1,
+            calling=calling,
         )
         if free:
             sub.env.update(free)
@@ -621,9 +624,11 @@ class Summaries:
         sub.run(block_statements(definition.body))
         return sub
 
-    def _evaluate(self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound, free=None) -> Value:
+    def _evaluate(
+        self, ev: "Evaluator", owner: Optional[str], definition: cst.FunctionDef, bound, free=None, calling=None
+    ) -> Value:
         # The callee runs in its own module's scope (its imports and constants).
-        facts = self._run_body(ev, owner, definition, bound, free).facts
+        facts = self._run_body(ev, owner, definition, bound, free, calling).facts
         for site in facts.dot_t_sites:
             if site.in_matmul and site.receiver.rank is not None and site.receiver.rank >= 3:
                 self.batched_dot_t.setdefault(id(site.node), site)

@@ -395,6 +395,9 @@ class SoftmaxSite:
     # Factors multiplied into the weights after the softmax (`softmax(s) / sqrt(d)`): the
     # expression and its symbolic value (None when unknown).
     scaled_after: List[Tuple[cst.CSTNode, Optional[Sym]]] = field(default_factory=list)
+    # For a helper's softmax read for one call: the dim is the helper's parameter, bound by that
+    # call (`def masked_softmax(scores, mask, dim=1)` called without dim), and the call itself.
+    dim_bound_by: Optional[cst.Call] = None
 
     def axis_names(self) -> Optional[Tuple[str, ...]]:
         """What each axis of the scores holds (`batch`, `heads`, `queries`, `keys`, `axis 1`),

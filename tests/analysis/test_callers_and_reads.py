@@ -408,3 +408,24 @@ def test_tuples_of_two_lengths_join_to_what_holds_of_every_element():
     assert not joined.elements and joined.each.rank == 4
     pairs = join(Value(kind="tuple", elements=(Value(kind="tensor", rank=3),)), Value(kind="tuple", elements=(Value(kind="tensor", rank=3, role="query"),)))
     assert pairs.elements[0].rank == 3
+
+
+def test_a_helpers_softmax_dim_is_the_number_each_call_binds():
+    analysis, module = analyse(
+        """
+        import torch
+
+        def masked_softmax(scores, mask, dim=1):
+            return torch.softmax(scores.masked_fill(~mask, -1e4), dim=dim)
+
+        def attend(q, k, v, keep):
+            scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+            return masked_softmax(scores, keep) @ v
+        """
+    )
+    (site,) = analysis.scores_through_helpers
+    assert site.dim == 1 and site.dim_known  # the default the call leaves out
+    assert site.dim_bound_by is not None and site.dim_bound_by.func.value == "masked_softmax"
+    # Read on its own (every caller at once), the helper's dim is its parameter: unknown.
+    (own,) = analysis.softmax_sites
+    assert not own.dim_known and own.dim_bound_by is None

@@ -8,6 +8,7 @@ from attnlint.analysis.softmax import singleton_axis
 from attnlint.analysis.values import SoftmaxSite
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.softmax_dim import set_softmax_dim
+from attnlint.fixers.keyword import set_keyword
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
 # Token axes a softmax over scores may legitimately normalise: keys are on one of the last two.
@@ -35,6 +36,10 @@ class SoftmaxWrongAxis(Rule):
     position, then `nn.Softmax(dim=1)`, in an `nn.Sequential` or not; `nn.Linear(d, 1)` scoring
     each frame of attentive pooling, then a softmax over the last axis, whatever the rank) is
     reported too: over an axis of size 1 every weight is 1.0.
+    A softmax helper whose `dim` is its own parameter (`def masked_softmax(scores, mask,
+    dim=1)`, written for `(batch, length)` pooling scores) is checked for each call that hands it
+    attention scores: the dim that call binds, its default included, must be their key axis. That
+    is reported at the call, where the fix passes `dim=`.
 
     ## Why is this bad?
     Each query's attention weights must sum to one over the keys. A softmax over another axis
@@ -91,8 +96,72 @@ class SoftmaxWrongAxis(Rule):
                 continue
             fix = set_softmax_dim(site, key_axis) if key_axis is not None else None
             ctx.report(site.call, _message(site, axes, key_axis), fix=fix)
+        for site in ctx.analysis.scores_through_helpers:
+            self._helper_dim(ctx, site)
+
+    def _helper_dim(self, ctx: RuleContext, site: SoftmaxSite) -> None:
+        """A helper's softmax whose `dim` is its parameter (`def masked_softmax(scores, mask,
+        dim=1)`), given a caller's scores: the axis that call binds (its default, left out)
+        must be the keys of those scores. Reported at the call, where the fix passes `dim`."""
+        call = site.dim_bound_by
+        if call is None or site.renormalized or ctx.analysis.parent_of(call) is None:
+            return
+        axes = site.normalized_axes()
+        key_axis = site.key_axis()
+        if not axes or key_axis is None or key_axis in axes:
+            return
+        names = site.axis_names()
+        axis = next(iter(axes)) if len(axes) == 1 else None
+        named = names is not None and axis is not None and -len(names) <= axis < 0 and not names[axis].startswith("axis ")
+        over = f"the {names[axis]} axis" if named else f"dim={site.dim}"
+        layout = f"({', '.join(names)}) " if names is not None else ""
+        passed = any(a.keyword is not None and a.keyword.value == "dim" for a in call.args)
+        how = f"dim={site.dim}" if passed else f"its default dim={site.dim}"
+        ctx.report(
+            call,
+            f"`{ctx.code(call.func)}` with {how} normalises these {layout}scores over {over}: attention "
+            f"weights must sum to 1 over the keys; pass dim={key_axis}",
+            fix=set_keyword(call, "dim", str(key_axis), f"Pass `dim={key_axis}`") if _takes_dim_keyword(ctx, site) else None,
+        )
 
     VALID = [
+        # The same helper, given the keys' axis by the attention that reuses it.
+        Valid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            def masked_softmax(scores, mask, dim=1):
+                scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+                return torch.softmax(scores, dim=dim)
+
+
+            class AttentionPooling(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, h, valid):
+                    w = masked_softmax(self.score(h).squeeze(-1), valid)
+                    return torch.einsum("bl,blh->bh", w, h)
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, hidden, heads):
+                    super().__init__()
+                    self.h, self.d_k = heads, hidden // heads
+                    self.qkv = nn.Linear(hidden, 3 * hidden)
+
+                def forward(self, x, valid):
+                    B, L, _ = x.shape
+                    q, k, v = self.qkv(x).view(B, L, 3, self.h, self.d_k).permute(2, 0, 3, 1, 4)
+                    scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+                    attn = masked_softmax(scores, valid[:, None, None, :], dim=-1)
+                    return (attn @ v).transpose(1, 2).reshape(B, L, self.h * self.d_k)
+            """
+        ),
         # Selective-kernel attention: branch weights stacked as (k, bs, channel, 1, 1),
         # normalised over the branches they are summed over.
         Valid(
@@ -681,6 +750,78 @@ class SoftmaxWrongAxis(Rule):
     ]
 
     INVALID = [
+        # A masked-softmax helper written for (batch, length) pooling scores, dim=1 by default,
+        # reused on (batch, heads, queries, keys) attention scores without a dim.
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            def masked_softmax(scores, mask, dim=1):
+                scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+                return torch.softmax(scores, dim=dim)
+
+
+            class AttentionPooling(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, h, valid):
+                    w = masked_softmax(self.score(h).squeeze(-1), valid)
+                    return torch.einsum("bl,blh->bh", w, h)
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, hidden, heads):
+                    super().__init__()
+                    self.h, self.d_k = heads, hidden // heads
+                    self.qkv = nn.Linear(hidden, 3 * hidden)
+
+                def forward(self, x, valid):
+                    B, L, _ = x.shape
+                    q, k, v = self.qkv(x).view(B, L, 3, self.h, self.d_k).permute(2, 0, 3, 1, 4)
+                    scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+                    attn = masked_softmax(scores, valid[:, None, None, :])
+                    return (attn @ v).transpose(1, 2).reshape(B, L, self.h * self.d_k)
+            """,
+            fixed="""
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            def masked_softmax(scores, mask, dim=1):
+                scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+                return torch.softmax(scores, dim=dim)
+
+
+            class AttentionPooling(nn.Module):
+                def __init__(self, hidden):
+                    super().__init__()
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, h, valid):
+                    w = masked_softmax(self.score(h).squeeze(-1), valid)
+                    return torch.einsum("bl,blh->bh", w, h)
+
+
+            class SelfAttention(nn.Module):
+                def __init__(self, hidden, heads):
+                    super().__init__()
+                    self.h, self.d_k = heads, hidden // heads
+                    self.qkv = nn.Linear(hidden, 3 * hidden)
+
+                def forward(self, x, valid):
+                    B, L, _ = x.shape
+                    q, k, v = self.qkv(x).view(B, L, 3, self.h, self.d_k).permute(2, 0, 3, 1, 4)
+                    scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+                    attn = masked_softmax(scores, valid[:, None, None, :], dim=-1)
+                    return (attn @ v).transpose(1, 2).reshape(B, L, self.h * self.d_k)
+            """,
+        ),
         # The same weights normalised over the batch (dim=1): each sample's weights depend on
         # the other samples of the batch.
         Invalid(
@@ -1737,6 +1878,24 @@ class SoftmaxWrongAxis(Rule):
             """,
         ),
     ]
+
+
+def _takes_dim_keyword(ctx: RuleContext, site: SoftmaxSite) -> bool:
+    """The call can be given `dim=` as a keyword: the helper (of this file) names its parameter
+    `dim` and the call does not already pass it by position or through `*args`/`**kwargs`."""
+    import libcst as cst
+
+    helper = ctx.analysis.parent_of(site.call)
+    while helper is not None and not isinstance(helper, cst.FunctionDef):
+        helper = ctx.analysis.parent_of(helper)
+    call = site.dim_bound_by
+    if helper is None or not isinstance(site.dim_node, cst.Name) or site.dim_node.value != "dim":
+        return False
+    params = [p.name.value for p in helper.params.params]
+    if "dim" not in params or any(a.star for a in call.args):
+        return False
+    positional = sum(1 for a in call.args if a.keyword is None)
+    return positional <= params.index("dim") - (1 if params and params[0] in ("self", "cls") else 0)
 
 
 def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:
