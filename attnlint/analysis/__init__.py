@@ -407,6 +407,23 @@ class ModuleAnalysis:
         own = {id(s.input.scores.product) for s in self.softmax_sites if s.input.scores is not None}
         return [s for key, s in self.summaries.helper_softmax.items() if key not in own]
 
+    def unscaled_by_calls(self) -> List[Tuple[cst.Call, SoftmaxSite]]:
+        """(call, the helper's softmax as that call reads it) for calls of this file whose
+        helper scales its own Q·Kᵀ product only on some paths (`if scale is not None: sim = sim *
+        scale`), and this call's arguments take the unscaled one: the helper's own reading
+        cannot tell (its scale is unknown there), the call shows none."""
+        if self.summaries is None or not self.summaries.softmax_in_calls:
+            return []
+        own = {id(s.input.scores.product): s for s in self.softmax_sites if s.input.scores is not None}
+        found = []
+        for call, site in self.summaries.softmax_in_calls.values():
+            scores = site.input.scores
+            mine = own.get(id(scores.product))
+            if scores.scaled is False and mine is not None and mine.input.scores.scaled is None:
+                if self.parent_of(call) is not None:
+                    found.append((call, site))
+        return found
+
     @property
     def dot_t_sites(self) -> List[DotTSite]:
         """Every `.T`, and once more each one some call in this file runs on a batched tensor

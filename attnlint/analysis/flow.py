@@ -390,6 +390,19 @@ class Evaluator:
             if name in ("self", "cls"):
                 continue
             annotation = param.annotation.annotation if param.annotation is not None else None
+            if (
+                one_call
+                and name not in (bindings or {})
+                and isinstance(param.default, cst.Name)
+                and param.default.value == "None"
+            ):
+                # Left out by the call: None on this reading (`attend(q, k, v)` of `def attend(q,
+                # k, v, scale=None)`: `if scale is not None` is decided).
+                value = Value(kind="scalar", is_none=True, node=param.name, param=name)
+                self.env[name] = value
+                self.facts.params[name] = value
+                self.facts.param_nodes[name] = param
+                continue
             if isinstance(annotation, cst.Name) and annotation.value in self.class_names:
                 # `config: ModelConfig`: an instance of a class defined here.
                 value = Value(kind="module", module_type=annotation.value, user_class=True, node=param.name, param=name)
@@ -568,7 +581,12 @@ class Evaluator:
             feasible = self._none_test(stmt.test, stmt)
             if feasible is None:
                 feasible = self._rank_test(stmt.test)
-            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=stmt.test, feasible=feasible)
+            test = stmt.test
+            if feasible is None and self.calling is not None and attention_flags.is_none_test(test):
+                # A summary is one call: a parameter it leaves at None decides `if scale is not
+                # None:` / `if exists(scale):` (the test is evaluated here, once).
+                feasible, test = self.eval(test).truth, None
+            self._branches([block_statements(stmt.body), self._else_body(stmt.orelse)], test=test, feasible=feasible)
         elif isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 iterated = self.eval(stmt.iter)

@@ -463,6 +463,9 @@ class Summaries:
         # Softmax sites of helpers evaluated for one call, whose scores are a product the caller
         # made: by the product's node id (see ModuleAnalysis.scores_through_helpers).
         self.helper_softmax: Dict[int, object] = {}
+        # Softmax sites of a helper's own product, as one call reads them (`attend(q, k, v)` that
+        # scales only `if exists(scale)` and is called without `scale`): by the call's node id.
+        self.softmax_in_calls: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
         self._attributes_read: Dict[int, tuple] = {}
         # The calls each reading of a function makes to the module's functions (bound_calls).
@@ -640,6 +643,8 @@ class Summaries:
                 # The caller's product reaches a helper's softmax (`masked_softmax(scores, lens)`):
                 # what that softmax sees of this caller's scores, by the product.
                 self.helper_softmax.setdefault(id(scores.product), site)
+            elif scores is not None and calling is not None:
+                self.softmax_in_calls.setdefault(id(calling), (calling, site))
         if not facts.returns:
             return UNKNOWN
         result = facts.returns[0]

@@ -429,3 +429,30 @@ def test_a_helpers_softmax_dim_is_the_number_each_call_binds():
     # Read on its own (every caller at once), the helper's dim is its parameter: unknown.
     (own,) = analysis.softmax_sites
     assert not own.dim_known and own.dim_bound_by is None
+
+
+def test_a_parameter_a_call_leaves_at_none_decides_the_helpers_none_tests_for_that_call():
+    analysis, _ = analyse(
+        """
+        import torch
+
+        def exists(val):
+            return val is not None
+
+        def attend(q, k, v, scale=None):
+            sim = q @ k.transpose(-2, -1)
+            if exists(scale):
+                sim = sim * scale
+            return sim.softmax(dim=-1) @ v
+
+        def plain(q, k, v):
+            return attend(q, k, v)
+
+        def scaled(q, k, v):
+            return attend(q, k, v, scale=q.shape[-1] ** -0.5)
+        """
+    )
+    (own,) = analysis.softmax_sites
+    assert own.input.scores.scaled is None  # every caller at once: it depends on `scale`
+    ((call, site),) = analysis.unscaled_by_calls()
+    assert call.args[-1].keyword is None and site.input.scores.scaled is False  # `plain`'s call

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from attnlint.diagnostics import Applicability
+from attnlint.fixers.keyword import set_keyword
 from attnlint.fixers.scale import scale_scores
 from attnlint.rules.base import FixAvailability, Invalid, Rule, RuleContext, Valid
 
@@ -16,7 +17,9 @@ class MissingAttentionScale(Rule):
     scale was applied anywhere on the way: not to the queries, not to the keys, not to the
     scores. A product handed to a softmax helper that other code shares (d2l's
     `masked_softmax(scores, valid_lens)`) is judged as that helper sees this caller's product,
-    and reported at the product.
+    and reported at the product. A helper that scales its scores only when handed a scale (`if
+    exists(scale): sim = sim * scale`) is judged for each call in this file: a call that gives
+    none is reported, and the fix passes the caller's `self.scale` when its class defines one.
 
     Queries and keys made by 1x1 `nn.Conv1d` projections (`self.q_conv(x).permute(0, 2, 1)` and
     `self.k_conv(x)`, point-cloud attention) are read channels-first: `bmm(x_q, x_k)` is Q·Kᵀ.
@@ -71,6 +74,37 @@ class MissingAttentionScale(Rule):
                 "1/sqrt(d_k) scale; the softmax saturates as the head dimension grows",
                 fix=scale_scores(ctx.module, scores, ctx.analysis.parent_of(scores.product), self._dropped_scale(ctx, site)),
             )
+        self._helper_called_unscaled(ctx, seen)
+
+    def _helper_called_unscaled(self, ctx: RuleContext, reported: set) -> None:
+        """`attend(q, k, v, mask=mask)` of a helper that scales only when handed a scale: this
+        call's scores reach the softmax unscaled. Fixed by passing the class's own scale
+        attribute when the helper takes a `scale` parameter and the class defines `self.scale`."""
+        for call, site in ctx.analysis.unscaled_by_calls():
+            scores = site.input.scores
+            if id(scores.product) in reported or id(call) in reported:
+                continue
+            reported.add(id(call))
+            fix = None
+            helper = _enclosing_function(ctx, site.call)
+            caller = _enclosing_function(ctx, call)
+            owner = ctx.analysis.classes.get(_class_name(ctx, caller)) if caller is not None else None
+            takes = [p.name.value for p in helper.params.params] if helper is not None else []
+            passed = {a.keyword.value for a in call.args if a.keyword is not None}
+            if (
+                "scale" in takes
+                and "scale" not in passed
+                and owner is not None
+                and "scale" in owner.attrs
+                and not any(a.star for a in call.args)
+            ):
+                fix = set_keyword(call, "scale", "self.scale", "Pass `scale=self.scale`")
+            ctx.report(
+                call,
+                f"`{ctx.code(call.func)}` scales its scores only when given a scale, and this call gives "
+                f"none: `{_short(ctx.code(scores.product))}` reaches softmax without a 1/sqrt(d_k) scale",
+                fix=fix,
+            )
 
     @staticmethod
     def _dropped_scale(ctx: RuleContext, site) -> Optional[str]:
@@ -95,6 +129,40 @@ class MissingAttentionScale(Rule):
         return False
 
     VALID = [
+        # The same helper, handed the module's scale.
+        Valid(
+            """
+            import torch
+            from torch import einsum
+
+
+            def exists(val):
+                return val is not None
+
+
+            def attend(q, k, v, mask=None, scale=None):
+                sim = einsum("b h i d, b h j d -> b h i j", q, k)
+                if exists(scale):
+                    sim = sim * scale
+                attn = sim.softmax(dim=-1)
+                return einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+            class Attention(torch.nn.Module):
+                def __init__(self, dim, heads=8, dim_head=64):
+                    super().__init__()
+                    self.scale = dim_head ** -0.5
+                    self.heads = heads
+                    self.to_q = torch.nn.Linear(dim, heads * dim_head)
+                    self.to_k = torch.nn.Linear(dim, heads * dim_head)
+                    self.to_v = torch.nn.Linear(dim, heads * dim_head)
+
+                def forward(self, x):
+                    b, n, _ = x.shape
+                    q, k, v = (f(x).view(b, n, self.heads, -1).transpose(1, 2) for f in (self.to_q, self.to_k, self.to_v))
+                    return attend(q, k, v, scale=self.scale)
+            """
+        ),
         # The projections are copies of a layer handed in from outside (it may scale what it
         # returns): the helper's q and k are unknown, silent.
         Valid(
@@ -581,6 +649,72 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # A lucidrains-style `attend` helper scales only when handed a scale; the module defines
+        # `self.scale` and calls it without: its scores reach the softmax unscaled.
+        Invalid(
+            """
+            import torch
+            from torch import einsum
+
+
+            def exists(val):
+                return val is not None
+
+
+            def attend(q, k, v, mask=None, scale=None):
+                sim = einsum("b h i d, b h j d -> b h i j", q, k)
+                if exists(scale):
+                    sim = sim * scale
+                attn = sim.softmax(dim=-1)
+                return einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+            class Attention(torch.nn.Module):
+                def __init__(self, dim, heads=8, dim_head=64):
+                    super().__init__()
+                    self.scale = dim_head ** -0.5
+                    self.heads = heads
+                    self.to_q = torch.nn.Linear(dim, heads * dim_head)
+                    self.to_k = torch.nn.Linear(dim, heads * dim_head)
+                    self.to_v = torch.nn.Linear(dim, heads * dim_head)
+
+                def forward(self, x):
+                    b, n, _ = x.shape
+                    q, k, v = (f(x).view(b, n, self.heads, -1).transpose(1, 2) for f in (self.to_q, self.to_k, self.to_v))
+                    return attend(q, k, v)
+            """,
+            fixed="""
+            import torch
+            from torch import einsum
+
+
+            def exists(val):
+                return val is not None
+
+
+            def attend(q, k, v, mask=None, scale=None):
+                sim = einsum("b h i d, b h j d -> b h i j", q, k)
+                if exists(scale):
+                    sim = sim * scale
+                attn = sim.softmax(dim=-1)
+                return einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+            class Attention(torch.nn.Module):
+                def __init__(self, dim, heads=8, dim_head=64):
+                    super().__init__()
+                    self.scale = dim_head ** -0.5
+                    self.heads = heads
+                    self.to_q = torch.nn.Linear(dim, heads * dim_head)
+                    self.to_k = torch.nn.Linear(dim, heads * dim_head)
+                    self.to_v = torch.nn.Linear(dim, heads * dim_head)
+
+                def forward(self, x):
+                    b, n, _ = x.shape
+                    q, k, v = (f(x).view(b, n, self.heads, -1).transpose(1, 2) for f in (self.to_q, self.to_k, self.to_v))
+                    return attend(q, k, v, scale=self.scale)
+            """,
+        ),
         # SASRec's multi-head attention: heads split with `torch.chunk` and stacked on the batch
         # axis by `torch.cat`, then a helper's `bmm` with no scale.
         Invalid(
@@ -1740,3 +1874,21 @@ class MissingAttentionScale(Rule):
 def _short(code: str, limit: int = 60) -> str:
     code = " ".join(code.split())
     return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+def _enclosing_function(ctx: RuleContext, node):
+    import libcst as cst
+
+    parent = ctx.analysis.parent_of(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = ctx.analysis.parent_of(parent)
+    return parent
+
+
+def _class_name(ctx: RuleContext, function) -> Optional[str]:
+    import libcst as cst
+
+    parent = ctx.analysis.parent_of(function)
+    while parent is not None and not isinstance(parent, cst.ClassDef):
+        parent = ctx.analysis.parent_of(parent)
+    return parent.name.value if parent is not None else None
