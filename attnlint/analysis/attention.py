@@ -178,11 +178,17 @@ def padded_inputs_without_mask(site: AttentionCallSite) -> List[str]:
             return []
         return ["input"]
     given = set(site.mask_keywords) | ({"causal"} if site.is_causal else set())
-    return [
+    found = [
         name
         for (name, covering), value in zip(table, site.inputs)
         if value.padded and not given.intersection(covering)
     ]
+    if site.api == "Transformer" and site.inputs and site.inputs[0].padded and "src" not in found:
+        # The encoder's output is the decoder's memory: a padded source needs its mask in the
+        # cross-attention too (`memory_key_padding_mask`), not only in the encoder.
+        if not given.intersection(("memory_mask", "memory_key_padding_mask")):
+            found.append("memory")
+    return found
 
 
 def unread_padding_masks(function) -> Dict[str, cst.Name]:

@@ -480,3 +480,26 @@ def test_only_attended_padding_needs_a_mask():
     by_hand, over_text = forward.softmax_sites
     assert not by_hand.input.scores.padded
     assert over_text.input.scores.padded
+
+
+def test_a_padded_source_needs_its_mask_in_the_decoder_too():
+    from attnlint.analysis.attention import padded_inputs_without_mask
+
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pad_sequence
+
+        model = nn.Transformer(d_model=8, nhead=2)
+
+        def run(srcs, tgts, src_pad, tgt_pad, causal):
+            src = pad_sequence(srcs)
+            tgt = pad_sequence(tgts)
+            a = model(src, tgt, tgt_mask=causal, src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad)
+            b = model(src, tgt, tgt_mask=causal, src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad)
+            return a, b
+        """
+    )
+    encoder_only, both = [c for f in analysis.functions for c in f.attention_calls]
+    assert padded_inputs_without_mask(encoder_only) == ["memory"]
+    assert padded_inputs_without_mask(both) == []

@@ -26,7 +26,8 @@ class UnmaskedPadding(Rule):
       `nn.Transformer*`, `F.scaled_dot_product_attention` or hand-written attention with no mask
       (right padding with `is_causal=True` is fine); `nn.Transformer` and `nn.TransformerDecoder`
       need a mask for each padded input: a causal `tgt_mask` covers a right-padded target, not a
-      padded source (`src_key_padding_mask`) or memory (`memory_key_padding_mask`). The batch stays
+      padded source (`src_key_padding_mask`) or memory (`memory_key_padding_mask`), and a padded
+      source masked in the encoder is the decoder's memory too (`memory_key_padding_mask`). The batch stays
       padded through embeddings, positional terms added to it, normalisations, transposes and
       permutes. Token ids a function embeds and itself tests against the pad id
       (`tokens.ne(self.pad_id)` for pooling) are a padded batch too;
@@ -224,8 +225,15 @@ class UnmaskedPadding(Rule):
             return
         if any(a.star for a in call.call.args):
             return  # `model(src, tgt, *masks)`: the masks may be in there
+        if unmasked == ["memory"] and call.api == "Transformer":
+            ctx.report(
+                call.call,
+                "the padded `src` is masked in the encoder but not as the decoder's memory "
+                "(`memory_key_padding_mask`): the target attends to the source's padding",
+            )
+            return
         if unmasked != ["input"]:
-            inputs = " and ".join(f"`{n}`" for n in unmasked)
+            inputs = " and ".join(f"`{n}`" for n in unmasked if n != "memory")
             keywords = " / ".join(f"`{n}_key_padding_mask`" for n in unmasked)
             ctx.report(
                 call.call,
@@ -284,6 +292,37 @@ class UnmaskedPadding(Rule):
         return masks.keyword_for(call.api, name)
 
     VALID = [
+        # The tutorial as written: the source's padding mask is also the memory's.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD_IDX = 1
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, vocab, d):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, d)
+                    self.transformer = nn.Transformer(d_model=d, nhead=4)
+                    self.out = nn.Linear(d, vocab)
+
+                def forward(self, src, trg, tgt_mask, src_padding_mask, tgt_padding_mask):
+                    outs = self.transformer(
+                        self.emb(src), self.emb(trg), None, tgt_mask, None, src_padding_mask, tgt_padding_mask, src_padding_mask
+                    )
+                    return self.out(outs)
+
+
+            def step(model, pairs):
+                src = pad_sequence([s for s, _ in pairs], padding_value=PAD_IDX)
+                tgt = pad_sequence([t for _, t in pairs], padding_value=PAD_IDX)[:-1]
+                causal = nn.Transformer.generate_square_subsequent_mask(tgt.shape[0])
+                return model(src, tgt, causal, (src == PAD_IDX).T, (tgt == PAD_IDX).T)
+            """
+        ),
         # An HF-style decoder reads its padding mask for the position ids and builds the 4-D mask
         # its layers get from it: the mask reaches the attention through the layers.
         Valid(
@@ -1418,6 +1457,39 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # The PyTorch translation tutorial's model, with the last positional mask left out: the
+        # source's padding is masked in the encoder, not in the decoder's cross-attention.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            PAD_IDX = 1
+
+
+            class Seq2Seq(nn.Module):
+                def __init__(self, vocab, d):
+                    super().__init__()
+                    self.emb = nn.Embedding(vocab, d)
+                    self.transformer = nn.Transformer(d_model=d, nhead=4)
+                    self.out = nn.Linear(d, vocab)
+
+                def forward(self, src, trg, tgt_mask, src_padding_mask, tgt_padding_mask):
+                    outs = self.transformer(
+                        self.emb(src), self.emb(trg), None, tgt_mask, None, src_padding_mask, tgt_padding_mask
+                    )
+                    return self.out(outs)
+
+
+            def step(model, pairs):
+                src = pad_sequence([s for s, _ in pairs], padding_value=PAD_IDX)
+                tgt = pad_sequence([t for _, t in pairs], padding_value=PAD_IDX)[:-1]
+                causal = nn.Transformer.generate_square_subsequent_mask(tgt.shape[0])
+                return model(src, tgt, causal, (src == PAD_IDX).T, (tgt == PAD_IDX).T)
+            """,
+            line=16,
+        ),
         # A Conformer block hands its padding mask to the convolution module only: the
         # self-attention module, which takes a key padding mask, attends to the padded frames.
         Invalid(
