@@ -285,8 +285,9 @@ def test_an_encoder_decoder_call_needs_a_mask_for_each_padded_input():
     )
     a, b, c = function(analysis, "forward").attention_calls
     assert padded_inputs_without_mask(a) == ["src"]
-    assert padded_inputs_without_mask(b) == []
-    assert padded_inputs_without_mask(c) == ["tgt"]
+    # Masked in the encoder only: the decoder's cross-attention still sees the source's padding.
+    assert padded_inputs_without_mask(b) == ["memory"]
+    assert padded_inputs_without_mask(c) == ["tgt", "memory"]
 
 
 def test_a_module_moved_to_a_device_is_still_that_module():
