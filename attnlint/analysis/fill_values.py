@@ -144,9 +144,15 @@ def _unpassed_default(name: str, function_node: Optional[cst.CSTNode], module: c
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(isinstance(n, cst.Name) and n.value == name for t in targets for n in _walk(t)):
                 return None
+    others = _names_of_other_callables(module, function_node.name.value)
     for node in _walk(module):
         if not isinstance(node, cst.Call):
             continue
+        root = node.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in others:
+            continue  # `train(model, it, opt, crit, clip)`, `torch.zeros(...)`: not this function
         if any(a.star for a in node.args):
             return None
         if any(a.keyword is not None and a.keyword.value == name for a in node.args):
@@ -154,6 +160,25 @@ def _unpassed_default(name: str, function_node: Optional[cst.CSTNode], module: c
         if sum(1 for a in node.args if a.keyword is None) > position:
             return None
     return found[0].default
+
+
+def _names_of_other_callables(module: cst.Module, name: str) -> set:
+    """Top-level names a call through which cannot reach the function `name`: the module's other
+    functions and classes (called by name), and what it imports (`torch`, `nn`, `F`)."""
+    found = set()
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value != name:
+            found.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        while isinstance(bound, cst.Attribute):
+                            bound = bound.value
+                        if isinstance(bound, cst.Name):
+                            found.add(bound.value)
+    return found
 
 
 def _config_default(field_name: str, module: cst.Module) -> Optional[cst.BaseExpression]:

@@ -688,3 +688,26 @@ def test_a_tensor_padded_with_a_number_is_no_mask():
         """
     )
     assert function(analysis, "f").returns[0].mask is None
+
+
+def test_a_fill_parameters_default_holds_when_only_other_functions_take_that_many_arguments():
+    import libcst as cst
+
+    from attnlint.analysis.fill_values import constant_value
+
+    source = (
+        "import torch\n"
+        "def attend(q, k, mask=None, e=1e-12):\n"
+        "    return (q @ k.mT).masked_fill(mask == 0, -e)\n"
+        "def train(model, it, opt, crit, clip):\n"
+        "    pass\n"
+        "train(1, 2, 3, 4, 5)\n"
+        "x = torch.zeros(1, 2, 3, 4, 5)\n"
+    )
+    module = cst.parse_module(source)
+    attend = module.body[1]
+    fill = cst.UnaryOperation(operator=cst.Minus(), expression=cst.Name("e"))
+    assert constant_value(fill, {"torch": "torch"}, attend, module).value == -1e-12
+    # A call that may reach `attend` with four positional arguments may pass `e`.
+    other = cst.parse_module(source + "attend(1, 2, None, 1e9)\n")
+    assert constant_value(fill, {"torch": "torch"}, other.body[1], other) is None

@@ -588,6 +588,41 @@ VALID = [
 ]
 
 INVALID = [
+    # A fill given as a parameter's default that no call here overrides (`e=1e-12`): the masked
+    # scores become -1e-12, which masks nothing. A training function of the module with five
+    # positional arguments cannot reach `forward`.
+    Invalid(
+        """
+        import math
+        import torch.nn as nn
+
+
+        class ScaleDotProductAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.softmax = nn.Softmax(dim=-1)
+
+            def forward(self, q, k, v, mask=None, e=1e-12):
+                batch_size, head, length, d_tensor = k.size()
+                score = (q @ k.transpose(2, 3)) / math.sqrt(d_tensor)
+                if mask is not None:
+                    score = score.masked_fill(mask == 0, -e)
+                return self.softmax(score) @ v, score
+
+
+        def train(model, iterator, optimizer, criterion, clip):
+            for src, trg in iterator:
+                loss = criterion(model(src, trg[:, :-1]).flatten(0, 1), trg[:, 1:].flatten())
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), clip)
+                optimizer.step()
+
+
+        if __name__ == "__main__":
+            train(ScaleDotProductAttention(), [], None, nn.CrossEntropyLoss(), 1.0)
+        """,
+        line=14,
+    ),
     # A keep mask padded with True for the class token (so bool) and cast to the activations'
     # dtype: SDPA adds 1.0/0.0 to the scores.
     Invalid(
