@@ -1186,7 +1186,7 @@ class Evaluator:
                     # instances see it (so the computed field is in the fields' terms).
                     return self._field_of_instance(self.cls.name, attr, value, node)
                 return value
-            computed = self._property_of(self.cls.name, attr, node) if self.cls is not None else None
+            computed = self._property_of(self.cls.name, attr, node, own=True) if self.cls is not None else None
             if computed is not None:
                 return computed  # `self.head_dim` of `@property def head_dim(self)`
             sym = Sym.atom(f"{self.cls.name if self.cls else ''}.self.{attr}", f"self.{attr}")
@@ -1228,10 +1228,12 @@ class Evaluator:
             return value.with_(kind="scalar", token_id=True)
         return value
 
-    def _property_of(self, class_name: str, attr: str, node: cst.Attribute) -> Optional[Value]:
+    def _property_of(self, class_name: str, attr: str, node: cst.Attribute, own: bool = False) -> Optional[Value]:
         """What `obj.attr` is when the class (or a base defined here) computes a number in a
         `@property` (`def head_dim(self): return self.d_model // self.n_heads`): its body's
-        result, in the instance's fields."""
+        result, in the instance's fields. `own`: read on `self`, whose attributes are the ones
+        the class's reading knows, so a tensor it returns counts too (`def causal_mask(self):
+        return self.bias`)."""
         if self.project is None:
             return None
         found = self.project.definitions.method(class_name, attr)
@@ -1241,7 +1243,9 @@ class Evaluator:
         result = self.project.call(self, call, attr, [], True, class_name=found[0])
         # Numbers only: a tensor a property returns (`TriangularCausalMask.mask`) is what one
         # instance's constructor arguments made, which the class's attributes do not say.
-        return result.with_(node=node) if result is not None and result.kind == "scalar" else None
+        if result is None or not (result.kind == "scalar" or (own and result.kind == "tensor")):
+            return None
+        return result.with_(node=node)
 
     def _field_of_instance(self, class_name: str, attr: str, value: Value, node: cst.Attribute) -> Value:
         """`args.dim` of a config whose class sets `dim: int = 4096`: the number is the default,

@@ -127,3 +127,27 @@ def test_a_sequential_of_the_checked_codes_blocks_calls_each_blocks_forward():
     )
     assert env(analysis, "forward", "x", class_name="Block").rank == 3
     assert env(analysis, "forward", "tokens", class_name="ViT").rank == 3
+
+
+def test_a_property_of_self_returning_a_buffer_is_that_buffer():
+    analysis, _ = analyse(
+        """
+        import torch
+        import torch.nn as nn
+
+        class Attn(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.register_buffer("bias", torch.tril(torch.ones(n, n)))
+
+            @property
+            def causal_mask(self):
+                return self.bias
+
+            def forward(self, x):
+                m = self.causal_mask
+                return x
+        """
+    )
+    mask = env(analysis, "forward", "m").mask
+    assert mask is not None and mask.origin == "causal" and mask.buffer_attr == "bias"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from attnlint.analysis import masks
 from attnlint.analysis.calls import positional
 from attnlint.diagnostics import Applicability
@@ -92,8 +94,11 @@ class UnslicedCausalMask(Rule):
             statement = statement_taking_a_line_before(ctx.analysis, buffer)
             taken = names_in(function.node or ctx.module) if statement is not None else ()
             fix = slice_buffer(ctx.module, buffer, lengths, reads, statement, taken)
-        elif contains(function.node, buffer):
-            # Read into a name first (`mask = self.mask.bool()`): the use, where the sizes clash.
+        elif contains(function.node, buffer) or (
+            _read_in_property(ctx, buffer) and isinstance(function.node, cst.FunctionDef) and contains(function.node, mask_node)
+        ):
+            # Read into a name first (`mask = self.mask.bool()`), or by a property (`def
+            # causal_mask(self): return self.bias`): the use, where the sizes clash.
             where = mask_node
         ctx.report(
             where,
@@ -103,6 +108,35 @@ class UnslicedCausalMask(Rule):
         )
 
     VALID = [
+        # The property's buffer, sliced where it is used.
+        Valid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, n_embd, n_head, block_size):
+                    super().__init__()
+                    self.n_head = n_head
+                    self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+                    self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+                @property
+                def causal_mask(self):
+                    return self.bias
+
+                def forward(self, x):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(C, dim=2)
+                    q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(self.causal_mask[:, :, :T, :T] == 0, float("-inf"))
+                    return F.softmax(att, dim=-1) @ v
+            """
+        ),
         # The code asserts the full length itself.
         Valid(
             """
@@ -590,6 +624,36 @@ class UnslicedCausalMask(Rule):
     ]
 
     INVALID = [
+        # nanoGPT with the mask behind a property that returns the whole buffer.
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+
+            class CausalSelfAttention(nn.Module):
+                def __init__(self, n_embd, n_head, block_size):
+                    super().__init__()
+                    self.n_head = n_head
+                    self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+                    self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+                @property
+                def causal_mask(self):
+                    return self.bias
+
+                def forward(self, x):
+                    B, T, C = x.size()
+                    q, k, v = self.c_attn(x).split(C, dim=2)
+                    q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+                    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                    att = att.masked_fill(self.causal_mask == 0, float("-inf"))
+                    return F.softmax(att, dim=-1) @ v
+            """,
+            line=23,
+        ),
         # Only the rows are sliced: the keys stay at block_size.
         Invalid(
             """
@@ -1677,3 +1741,13 @@ class UnslicedCausalMask(Rule):
             line=30,
         ),
     ]
+
+
+def _read_in_property(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """`node` is in the body of a `@property` method."""
+    parent = ctx.analysis.parent_of(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = ctx.analysis.parent_of(parent)
+    return parent is not None and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in parent.decorators
+    )
