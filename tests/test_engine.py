@@ -532,3 +532,63 @@ def test_a_node_evaluated_per_element_is_reported_once():
     )
     found = [(d.code, d.start.line) for d in check_source(source, "x.py").diagnostics]
     assert found == [("ATN106", 12)]
+
+
+FUNCTIONAL = """\
+import math
+import torch
+
+
+def scaled_dot_product(q, k, v, bias=None):
+    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / math.sqrt(q.size(-1))
+    if bias is not None:
+        scores = scores + bias
+    return scores.softmax(dim=-1) @ v
+"""
+
+LAYERS = """\
+import torch.nn as nn
+
+from .functional import scaled_dot_product
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, hidden, attn_bias=None):
+        B, L, D = hidden.shape
+        q, k, v = self.qkv(hidden).view(B, L, 3, self.heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+        return scaled_dot_product(q, k, v, bias=attn_bias)
+
+
+class Encoder(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.attn = SelfAttention(d, heads)
+
+    def forward(self, hidden, attention_mask=None):
+        attn_bias = None
+        if attention_mask is not None:
+            attn_bias = attention_mask[:, None, None, :].to(hidden.dtype){bias}
+        return self.attn(hidden, attn_bias)
+"""
+
+
+@pytest.mark.parametrize("bias, codes", [("", ["ATN208"]), (" * -1e4", [])])
+def test_a_mask_added_by_a_function_of_another_file_is_reported_where_the_caller_makes_it(tmp_path, monkeypatch, bias, codes):
+    monkeypatch.chdir(tmp_path)
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "functional.py").write_text(FUNCTIONAL, encoding="utf-8")
+    layers = package / "layers.py"
+    layers.write_text(LAYERS.replace("{bias}", bias), encoding="utf-8")
+    job = engine.Job(str(layers), "pkg/layers.py", fix=False, write=False, use_cache=False)
+    result = engine.process_file(job, Settings())
+    assert [d.code for d in result.diagnostics] == codes
+    if codes:
+        assert result.diagnostics[0].start.line == 26  # `attn_bias = attention_mask[...]`, not the call

@@ -424,6 +424,28 @@ class ModuleAnalysis:
                     found.append((call, site))
         return found
 
+    def masks_added_by_helpers_of_other_files(self) -> List[tuple]:
+        """(call, fill, parameter, where the mask is made) for calls of this file handing a mask
+        to a function of another file of the project that adds that parameter to its scores
+        (`scores = scores + bias`): what the call hands it decides whether that masks anything,
+        and the helper's own file cannot see it. Where the mask is made: the argument, or, for a
+        parameter handed down unchanged, what the first caller here writes for it
+        (`attn_bias = attention_mask[:, None, None, :].to(dtype)` in the encoder)."""
+        if self.summaries is None or not self.summaries.added_masks_in_calls:
+            return []
+        found = []
+        for call, fill, param, arg in self.summaries.added_masks_in_calls.values():
+            if self.parent_of(call) is None or self.parent_of(fill.call) is not None:
+                continue
+            made = arg
+            caller = next(
+                (f for f in self.functions if isinstance(f.node, cst.FunctionDef) and contains(f.node, call)), None
+            )
+            if caller is not None and isinstance(arg, cst.Name) and arg.value in caller.params:
+                made = self._where_meaning_is_decided(caller, arg.value) or arg
+            found.append((call, fill, param, made))
+        return found
+
     @property
     def dot_t_sites(self) -> List[DotTSite]:
         """Every `.T`, and once more each one some call in this file runs on a batched tensor
@@ -1141,9 +1163,10 @@ def _head_dim_names_in_init(init: cst.FunctionDef, definition: cst.CSTNode, scor
 
 
 def _single_binding(scope: Optional[cst.CSTNode], name: str) -> Optional[cst.BaseExpression]:
-    """The value of the one plain assignment `name = value` in `scope` (None when the name is
-    bound more than once, or otherwise: a loop target, a tuple, an augmented assignment; a
-    binding in a nested definition counts too, which only makes this say None more often)."""
+    """The value of the one plain assignment `name = value` in `scope`, not counting `name = None`
+    (None when the name is bound more than once, or otherwise: a loop target, a tuple, an
+    augmented assignment; a binding in a nested definition counts too, which only makes this say
+    None more often)."""
     if not isinstance(scope, cst.FunctionDef):
         return None
     values: List[Optional[cst.BaseExpression]] = []
@@ -1161,7 +1184,9 @@ def _single_binding(scope: Optional[cst.CSTNode], name: str) -> Optional[cst.Bas
             continue
         if any(name in names_in(t) for t in targets):
             values.append(None)
-    return values[0] if len(values) == 1 else None
+    # `mask = None` then `if given: mask = build(...)`: the None is no meaning of its own.
+    made = [v for v in values if not (isinstance(v, cst.Name) and v.value == "None")]
+    return made[0] if len(made) == 1 else None
 
 
 def _is_unit_or_none(node: cst.BaseExpression) -> bool:

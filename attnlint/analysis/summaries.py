@@ -466,6 +466,9 @@ class Summaries:
         # Softmax sites of a helper's own product, as one call reads them (`attend(q, k, v)` that
         # scales only `if exists(scale)` and is called without `scale`): by the call's node id.
         self.softmax_in_calls: Dict[int, object] = {}
+        # Fills in a helper that add a mask the call hands it to the scores (`scores + bias` of
+        # `scaled_dot_product(q, k, v, bias=attn_bias)`), as that call reads them: by call node id.
+        self.added_masks_in_calls: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
         self._attributes_read: Dict[int, tuple] = {}
         # The calls each reading of a function makes to the module's functions (bound_calls).
@@ -534,12 +537,14 @@ class Summaries:
 
             other, remote = self.external[name]
             result = other.call(ev, node, remote, values, False)
+            self._adopt_call_records(other, node)
             return None if result is None else foreign(result, other)
         if target is None and method and class_name in self.external_classes and class_name not in self.definitions.classes:
             from attnlint.analysis.project import foreign
 
             other, remote = self.external_classes[class_name]
             result = other.call(ev, node, name, values, True, class_name=remote)
+            self._adopt_call_records(other, node)
             return None if result is None else foreign(result, other)
         if target is None:
             target = self.resolve(ev, name, method, class_name)
@@ -566,6 +571,16 @@ class Summaries:
             self._active.discard(id(definition))
         self._cache[key] = (result, None if _cut_short[0] == before else ev.depth)
         return _in_caller_params(result, bound)
+
+    def _adopt_call_records(self, other: "Summaries", node: cst.Call) -> None:
+        """What another file's summary recorded for this call (its sites as this call reads
+        them) belongs to this file's call."""
+        for mine, theirs in (
+            (self.softmax_in_calls, other.softmax_in_calls),
+            (self.added_masks_in_calls, other.added_masks_in_calls),
+        ):
+            if id(node) in theirs:
+                mine.setdefault(id(node), theirs[id(node)])
 
     def call_closure(
         self,
@@ -645,6 +660,20 @@ class Summaries:
                 self.helper_softmax.setdefault(id(scores.product), site)
             elif scores is not None and calling is not None:
                 self.softmax_in_calls.setdefault(id(calling), (calling, site))
+        if calling is not None:
+            from attnlint.analysis.flow import mask_root
+
+            reaching = {id(fill) for site in facts.softmax_sites for fill in site.input.fills}
+            for fill in facts.fill_sites:
+                param = mask_root(fill.mask_node)  # the helper's parameter the call binds
+                if fill.adds_the_mask and id(fill) in reaching and param is not None and param in bound:
+                    from attnlint.analysis.calls import argument
+
+                    names = [p.name.value for p in definition.params.params]
+                    position = names.index(param) - (owner is not None) if param in names else -1
+                    arg = argument(calling, position, param) if position >= 0 else None
+                    if arg is not None:
+                        self.added_masks_in_calls.setdefault(id(calling), (calling, fill, param, arg.value))
         if not facts.returns:
             return UNKNOWN
         result = facts.returns[0]

@@ -9,6 +9,7 @@ from attnlint.analysis.values import ATTEND, MASKED
 from attnlint.diagnostics import Applicability
 from attnlint.edits import NodeFix, Replacement
 from attnlint.fixers.fill_value import dtype_min_fill
+from attnlint.analysis.names import contains
 from attnlint.rules.base import FixAvailability, Rule, RuleContext
 from attnlint.rules.mask_added_as_bias.examples import INVALID, VALID
 
@@ -21,11 +22,14 @@ class MaskAddedAsBias(Rule):
     ## What it does
     Checks for masks that mask nothing because their values are used as the wrong encoding:
     - a 0/1 keep-mask (bool, integer or float) **added** to the scores as if it were an additive
-      `-inf` bias (`scores + mask`);
+      `-inf` bias (`scores + mask`), also when the adding is done by a function of another file of
+      the project (`scaled_dot_product(q, k, v, bias=attn_bias)`): reported where the mask handed
+      to it is made (`attn_bias = attention_mask[:, None, None, :].to(dtype)`);
     - a float 0/1 mask passed where an API adds float masks: SDPA's `attn_mask`,
       `nn.MultiheadAttention`'s and `nn.Transformer*`'s masks;
     - a fill so close to zero that it masks nothing (`masked_fill(mask, -1e-9)`, `0`, `-eps` with
-      `eps=1e-12` a parameter's default that no call in the file can override);
+      `eps=1e-12` a parameter's default that no call in the file that can reach the function
+      overrides);
     - a 0/1 mask **multiplied** into the scores before the softmax (`scores * mask`): a masked
       score becomes 0, not -inf.
     - an out-of-place fill of the scores written as a statement (`scores.masked_fill(mask, -inf)`
@@ -80,20 +84,22 @@ class MaskAddedAsBias(Rule):
     fix_availability = FixAvailability.SOMETIMES
     fix_applicability = Applicability.UNSAFE
     triggers = (r"mask|tril|triu|where|keep|pad|length", "softmax", "Softmax", "scaled_dot_product_attention")
-    # Reported at a fill that reaches a softmax, or at a mask given to an attention API.
+    # Reported at a fill that reaches a softmax, at a mask given to an attention API, or at a
+    # call handing a mask to another file's function that adds it to its scores.
     reported_where = (
         "softmax",
         "Softmax",
         "scaled_dot_product_attention",
         "MultiheadAttention",
         "Transformer",
-        r"key_padding_mask|attn_mask|src_mask|tgt_mask|memory_mask",
+        r"key_padding_mask|attn_mask|src_mask|tgt_mask|memory_mask|attention_mask|attn_bias",
     )
     recipe = "mask_added_as_bias"
 
     def check(self, ctx: RuleContext) -> None:
         aliases = ctx.analysis.aliases
         torch_name = ctx.analysis.torch_name
+        reported_calls: set = set()
         for function in ctx.analysis.functions:
             # Only fills that reach a softmax mask anything (linear attention fills with 0 on purpose).
             reaching = {id(fill) for softmax in function.softmax_sites for fill in softmax.input.fills}
@@ -121,6 +127,10 @@ class MaskAddedAsBias(Rule):
                     self._added(ctx, function, site, torch_name)
                 elif not site.additive and not site.restores:
                     self._negligible_fill(ctx, function, site, torch_name)
+            for call, site, param, made in ctx.analysis.masks_added_by_helpers_of_other_files():
+                if function.node is not None and contains(function.node, call) and id(call) not in reported_calls:
+                    reported_calls.add(id(call))
+                    self._added_by_helper(ctx, call, site, param, made)
             for site in function.weight_fills:
                 # `attn.masked_fill(no_media, 0.0)` as a statement: the weights stay as they were.
                 if site.discarded:
@@ -150,6 +160,20 @@ class MaskAddedAsBias(Rule):
             f"`{_short(mask_code)}` is {reason}, added to the scores as if it were a -inf bias: kept "
             "logits move by 1 and masked ones by 0, so nothing is masked",
             fix=fix,
+        )
+
+    def _added_by_helper(self, ctx, call, site, param, made) -> None:
+        """A 0/1 mask handed to a function of another file that adds it to its scores: reported
+        where the mask is made (what the fix turns into a bias), else at the call."""
+        reason = mask_encoding.zero_one_reason(site.mask, None)
+        if reason is None:
+            return
+        where = made if ctx.analysis.parent_of(made) is not None else call
+        ctx.report(
+            where,
+            f"`{_short(ctx.code(made))}` is handed to `{ctx.code(call.func)}` as its `{param}`, which it adds to "
+            f"the scores as a -inf bias, but it is {reason}: kept logits move by 1 and masked ones by 0, "
+            "so nothing is masked",
         )
 
     def _discarded(self, ctx, site) -> None:
