@@ -268,3 +268,54 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     for child in child_nodes(node):
         yield from _walk(child)
+
+
+_FLOAT32_CASTS = ("float", "double")
+_FLOAT32_DTYPES = ("torch.float32", "torch.float", "torch.float64", "torch.double")
+
+
+def cast_to_float32_before(function_node: Optional[cst.CSTNode], receiver: Optional[cst.BaseExpression], site) -> bool:
+    """The filled tensor was cast to float32 (or float64) in this function before the fill:
+    `scores = scores.float()` (OpenNMT), `scores.to(torch.float32).masked_fill(...)`. Whatever
+    the inputs' precision, the fill then meets a float32 tensor. Read from the last assignment of
+    the receiver's name before the statement holding the fill, in the order the body is
+    written."""
+    if receiver is None:
+        return False
+    if _float32_cast(receiver):
+        return True
+    if not isinstance(receiver, cst.Name) or not isinstance(function_node, cst.FunctionDef):
+        return False
+    last = None
+    for node in _walk_in_order(function_node.body):
+        if any(n is site for n in _walk(node)) and isinstance(node, cst.BaseSmallStatement):
+            break
+        if isinstance(node, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == receiver.value for t in node.targets
+        ):
+            last = node.value
+    return last is not None and _float32_cast(last)
+
+
+def _float32_cast(node: cst.BaseExpression) -> bool:
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    method = node.func.attr.value
+    if method in _FLOAT32_CASTS and not node.args:
+        return True
+    if method in ("to", "type") and node.args:
+        dtype = node.args[0].value
+        spelled = ".".join(
+            n.value for n in _walk(dtype) if isinstance(n, cst.Name)
+        )
+        return spelled.replace(".", "") in {d.replace(".", "") for d in _FLOAT32_DTYPES}
+    return False
+
+
+def _walk_in_order(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Pre-order, children in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(child_nodes(current))))

@@ -711,3 +711,28 @@ def test_a_fill_parameters_default_holds_when_only_other_functions_take_that_man
     # A call that may reach `attend` with four positional arguments may pass `e`.
     other = cst.parse_module(source + "attend(1, 2, None, 1e9)\n")
     assert constant_value(fill, {"torch": "torch"}, other.body[1], other) is None
+
+
+def test_scores_cast_to_float32_before_a_fill_meet_it_in_float32():
+    import libcst as cst
+
+    from attnlint.analysis.precision import cast_to_float32_before
+
+    module = cst.parse_module(
+        "def f(q, k, mask):\n"
+        "    scores = q @ k\n"
+        "    scores = scores.float()\n"
+        "    scores = scores.masked_fill(mask, -1e18)\n"
+        "    late = q @ k\n"
+        "    late = late.masked_fill(mask, -1e18)\n"
+        "    late = late.float()\n"
+        "    return scores.to(torch.float32).masked_fill(mask, -1e18), late\n"
+    )
+    function = module.body[0]
+    fills = [n for n in function.body.body if isinstance(n, cst.SimpleStatementLine)]
+    first = fills[2].body[0].value
+    assert cast_to_float32_before(function, first.func.value, first)
+    late = fills[4].body[0].value
+    assert not cast_to_float32_before(function, late.func.value, late)  # cast after the fill
+    last = fills[6].body[0].value.elements[0].value
+    assert cast_to_float32_before(function, last.func.value, last)  # `.to(torch.float32)` itself

@@ -44,7 +44,8 @@ class HalfPrecisionMaskFill(Rule):
     Not reported: float32-only code (the classic `masked_fill(mask == 0, -1e9)` in a float32 model),
     constants within the range (`-1e4`, `-65504`), `float("-inf")` (ATN203's business), fills in the
     scores' own dtype (`torch.finfo(scores.dtype).min`), additive masks made in float32 here
-    (`torch.zeros(n, n).masked_fill(...)`: the sum is promoted to float32), and fills the analysis
+    (`torch.zeros(n, n).masked_fill(...)`: the sum is promoted to float32), scores cast to float32
+    before the fill (`scores = scores.float()`, OpenNMT's attention), and fills the analysis
     cannot evaluate.
 
     ## Fix safety
@@ -84,6 +85,10 @@ class HalfPrecisionMaskFill(Rule):
             if not evidence:
                 continue
             for site in sites:
+                if site.on_scores and precision.cast_to_float32_before(function.node, site.receiver_node, site.call):
+                    # `scores = scores.float()` first: the fill meets float32. (A mask made in
+                    # float32 for an attention API is cast to the queries' dtype there.)
+                    continue
                 constant = fill_values.fill_constant(site, aliases, function.node, ctx.module)
                 if constant is None:
                     continue

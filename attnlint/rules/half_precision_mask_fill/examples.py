@@ -3,6 +3,31 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # OpenNMT's attention: the scores are cast to float32 before the fill, and the weights back
+    # to the queries' dtype after the softmax, so -1e18 meets float32 only.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, dim_per_head):
+                super().__init__()
+                self.dim_per_head = dim_per_head
+                self.softmax = nn.Softmax(dim=-1)
+
+            def forward(self, query, key, value, mask=None):
+                query = query / math.sqrt(self.dim_per_head)
+                scores = torch.matmul(query, key.transpose(2, 3))
+                scores = scores.float()
+                if mask is not None:
+                    scores = scores.masked_fill(mask, -1e18)
+                attn = self.softmax(scores).to(query.dtype)
+                return torch.matmul(attn, value)
+        """
+    ),
     # +inf is a value of float16 too (a fill of proposals to be ignored): nothing overflows.
     Valid(
         """
