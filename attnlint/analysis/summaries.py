@@ -580,7 +580,7 @@ class Summaries:
             (self.added_masks_in_calls, other.added_masks_in_calls),
         ):
             if id(node) in theirs:
-                mine.setdefault(id(node), theirs[id(node)])
+                mine[id(node)] = theirs[id(node)]
 
     def call_closure(
         self,
@@ -659,7 +659,8 @@ class Summaries:
                 # what that softmax sees of this caller's scores, by the product.
                 self.helper_softmax.setdefault(id(scores.product), site)
             elif scores is not None and calling is not None:
-                self.softmax_in_calls.setdefault(id(calling), (calling, site))
+                # The latest reading of the call is the best informed (refined by its callers).
+                self.softmax_in_calls[id(calling)] = (calling, site)
         if calling is not None:
             from attnlint.analysis.flow import mask_root
 
@@ -673,7 +674,7 @@ class Summaries:
                     position = names.index(param) - (owner is not None) if param in names else -1
                     arg = argument(calling, position, param) if position >= 0 else None
                     if arg is not None:
-                        self.added_masks_in_calls.setdefault(id(calling), (calling, fill, param, arg.value))
+                        self.added_masks_in_calls[id(calling)] = (calling, fill, param, arg.value)
         if not facts.returns:
             return UNKNOWN
         result = facts.returns[0]

@@ -19,7 +19,8 @@ class MissingAttentionScale(Rule):
     `masked_softmax(scores, valid_lens)`) is judged as that helper sees this caller's product,
     and reported at the product. A helper that scales its scores only when handed a scale (`if
     exists(scale): sim = sim * scale`) is judged for each call in this file: a call that gives
-    none is reported, and the fix passes the caller's `self.scale` when its class defines one.
+    none is reported (also through a table of attention functions), and the fix passes the
+    caller's attribute of the parameter's name (`scale=self.scale`) when its class defines one.
 
     Queries and keys made by 1x1 `nn.Conv1d` projections (`self.q_conv(x).permute(0, 2, 1)` and
     `self.k_conv(x)`, point-cloud attention) are read channels-first: `bmm(x_q, x_k)` is Q·Kᵀ.
@@ -91,14 +92,17 @@ class MissingAttentionScale(Rule):
             owner = ctx.analysis.classes.get(_class_name(ctx, caller)) if caller is not None else None
             takes = [p.name.value for p in helper.params.params] if helper is not None else []
             passed = {a.keyword.value for a in call.args if a.keyword is not None}
+            # The helper's scale parameter (`scale`, `scaling`, `softmax_scale`) and the class's
+            # attribute of that name.
+            named = [n for n in takes if n in _SCALE_PARAMETERS and n not in passed]
             if (
-                "scale" in takes
-                and "scale" not in passed
+                len(named) == 1
                 and owner is not None
-                and "scale" in owner.attrs
+                and named[0] in owner.attrs
                 and not any(a.star for a in call.args)
             ):
-                fix = set_keyword(call, "scale", "self.scale", "Pass `scale=self.scale`")
+                name = named[0]
+                fix = set_keyword(call, name, f"self.{name}", f"Pass `{name}=self.{name}`")
             ctx.report(
                 call,
                 f"`{ctx.code(call.func)}` scales its scores only when given a scale, and this call gives "
@@ -649,6 +653,86 @@ class MissingAttentionScale(Rule):
     ]
 
     INVALID = [
+        # An HF-style eager kernel that scales only when given `scaling`, called through the
+        # table of attention functions without it: the class's `self.scaling` is never used.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0):
+                attn_weights = torch.matmul(query, key.transpose(2, 3))
+                if scaling is not None:
+                    attn_weights = attn_weights * scaling
+                if attention_mask is not None:
+                    attn_weights = attn_weights + attention_mask
+                attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                return torch.matmul(attn_weights, value).transpose(1, 2), attn_weights
+
+
+            ALL_ATTENTION_FUNCTIONS = {"eager": eager_attention_forward}
+
+
+            class TinyAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+                    self.head_dim = config.hidden_size // config.num_attention_heads
+                    self.scaling = self.head_dim ** -0.5
+                    self.q_proj = nn.Linear(config.hidden_size, config.hidden_size)
+                    self.k_proj = nn.Linear(config.hidden_size, config.hidden_size)
+                    self.v_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+                def forward(self, hidden_states, attention_mask=None):
+                    input_shape = hidden_states.shape[:-1]
+                    hidden_shape = (*input_shape, -1, self.head_dim)
+                    q = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                    k = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                    v = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                    attention_interface = ALL_ATTENTION_FUNCTIONS[self.config.attn_implementation]
+                    out, weights = attention_interface(self, q, k, v, attention_mask)
+                    return out.reshape(*input_shape, -1), weights
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+
+
+            def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0):
+                attn_weights = torch.matmul(query, key.transpose(2, 3))
+                if scaling is not None:
+                    attn_weights = attn_weights * scaling
+                if attention_mask is not None:
+                    attn_weights = attn_weights + attention_mask
+                attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+                return torch.matmul(attn_weights, value).transpose(1, 2), attn_weights
+
+
+            ALL_ATTENTION_FUNCTIONS = {"eager": eager_attention_forward}
+
+
+            class TinyAttention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+                    self.head_dim = config.hidden_size // config.num_attention_heads
+                    self.scaling = self.head_dim ** -0.5
+                    self.q_proj = nn.Linear(config.hidden_size, config.hidden_size)
+                    self.k_proj = nn.Linear(config.hidden_size, config.hidden_size)
+                    self.v_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+                def forward(self, hidden_states, attention_mask=None):
+                    input_shape = hidden_states.shape[:-1]
+                    hidden_shape = (*input_shape, -1, self.head_dim)
+                    q = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                    k = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                    v = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+                    attention_interface = ALL_ATTENTION_FUNCTIONS[self.config.attn_implementation]
+                    out, weights = attention_interface(self, q, k, v, attention_mask, scaling=self.scaling)
+                    return out.reshape(*input_shape, -1), weights
+            """,
+        ),
         # A lucidrains-style `attend` helper scales only when handed a scale; the module defines
         # `self.scale` and calls it without: its scores reach the softmax unscaled.
         Invalid(
@@ -1874,6 +1958,9 @@ class MissingAttentionScale(Rule):
 def _short(code: str, limit: int = 60) -> str:
     code = " ".join(code.split())
     return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+_SCALE_PARAMETERS = ("scale", "scaling", "softmax_scale", "sm_scale")
 
 
 def _enclosing_function(ctx: RuleContext, node):
