@@ -424,6 +424,18 @@ class ModuleAnalysis:
                     found.append((call, site))
         return found
 
+    def causal_flags_with_masks_by_calls(self) -> list:
+        """(call, CausalFlagWithMask) for calls of this file that hand a helper both a mask and
+        a true value of the parameter it gives SDPA as `is_causal`, where the helper's own
+        reading (every caller at once) cannot tell the flag."""
+        if self.summaries is None:
+            return []
+        return [
+            (call, found)
+            for call, found in self.summaries.causal_with_mask_in_calls.values()
+            if self.parent_of(call) is not None
+        ]
+
     def masks_added_by_helpers_of_other_files(self) -> List[tuple]:
         """(call, fill, parameter, where the mask is made) for calls of this file handing a mask
         to a function of another file of the project that adds that parameter to its scores

@@ -31,9 +31,13 @@ def sdpa(ev, call: Call):
     values = [ev.eval(a.value) for a in node.args]
     mask_arg = flow._arg(node, 3, "attn_mask")
     passed = ()
-    if mask_arg is not None and not (isinstance(mask_arg.value, cst.Name) and mask_arg.value.value == "None"):
+    mask = ev.eval(mask_arg.value) if mask_arg is not None else None
+    # In a summary read for one call, a name holding None (a parameter that call leaves out) is
+    # no mask. (A function's own reading keeps its mask path, whatever its callers here pass.)
+    if mask_arg is not None and not (isinstance(mask_arg.value, cst.Name) and mask_arg.value.value == "None") and not (
+        ev.calling is not None and mask.is_none and mask.kind == "scalar"
+    ):
         passed = ("attn_mask",)
-        mask = ev.eval(mask_arg.value)
         q_k = [v for v, a in zip(values, node.args) if a.keyword is None][:2]
         ev.facts.mask_uses.append(
             MaskUseSite(
@@ -122,8 +126,10 @@ def attention_module_call(ev, node: cst.Call, kind: str, values: List[Value], mo
         arg = flow._arg(node, position, keyword)
         if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
             continue
-        passed.append(keyword)
         value = ev.eval(arg.value)
+        if ev.calling is not None and value.is_none and value.kind == "scalar":
+            continue  # None in a summary read for one call: a parameter that call leaves out
+        passed.append(keyword)
         ev.facts.mask_uses.append(
             MaskUseSite(call=node, api=kind, keyword=keyword, expects=MASKED, mask_node=arg.value, mask=value)
         )

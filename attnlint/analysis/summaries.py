@@ -469,6 +469,9 @@ class Summaries:
         # Fills in a helper that add a mask the call hands it to the scores (`scores + bias` of
         # `scaled_dot_product(q, k, v, bias=attn_bias)`), as that call reads them: by call node id.
         self.added_masks_in_calls: Dict[int, object] = {}
+        # SDPA calls of a helper given a mask and `is_causal` true, as one call binds them
+        # (`self.self_attn(h, h, h, attn_mask=pad, causal=True)`): by call node id.
+        self.causal_with_mask_in_calls: Dict[int, object] = {}
         self._declared_fields: Optional[Dict[str, frozenset]] = None
         self._attributes_read: Dict[int, tuple] = {}
         # The calls each reading of a function makes to the module's functions (bound_calls).
@@ -578,6 +581,7 @@ class Summaries:
         for mine, theirs in (
             (self.softmax_in_calls, other.softmax_in_calls),
             (self.added_masks_in_calls, other.added_masks_in_calls),
+            (self.causal_with_mask_in_calls, other.causal_with_mask_in_calls),
         ):
             if id(node) in theirs:
                 mine[id(node)] = theirs[id(node)]
@@ -662,7 +666,13 @@ class Summaries:
                 # The latest reading of the call is the best informed (refined by its callers).
                 self.softmax_in_calls[id(calling)] = (calling, site)
         if calling is not None:
+            from attnlint.analysis.attention_flags import causal_flags_with_masks
             from attnlint.analysis.flow import mask_root
+
+            for found in causal_flags_with_masks(facts):
+                if not found.flag_is_literal and isinstance(found.flag, cst.Name) and found.flag.value in bound:
+                    # The flag is the helper's parameter, true for this call.
+                    self.causal_with_mask_in_calls[id(calling)] = (calling, found)
 
             reaching = {id(fill) for site in facts.softmax_sites for fill in site.input.fills}
             for fill in facts.fill_sites:

@@ -504,3 +504,32 @@ def test_a_padded_source_needs_its_mask_in_the_decoder_too():
     encoder_only, both = [c for f in analysis.functions for c in f.attention_calls]
     assert padded_inputs_without_mask(encoder_only) == ["memory"]
     assert padded_inputs_without_mask(both) == []
+
+
+def test_a_call_that_leaves_the_mask_out_gives_the_helper_no_mask_on_its_reading():
+    analysis, _ = analyse(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class MHA(nn.Module):
+            def forward(self, q, k, v, attn_mask=None, causal=False):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=causal)
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.self_attn = MHA()
+                self.src_attn = MHA()
+
+            def forward(self, y, memory, tgt_pad, src_pad):
+                y = self.self_attn(y, y, y, causal=True)
+                z = self.self_attn(y, y, y, attn_mask=tgt_pad, causal=True)
+                return self.src_attn(y, memory, memory, attn_mask=src_pad)
+        """
+    )
+    # The helper's own reading keeps its mask path; only the call passing a mask and causal=True
+    # makes SDPA get both.
+    assert function(analysis, "forward", "MHA").mask_uses
+    ((call, found),) = analysis.causal_flags_with_masks_by_calls()
+    assert call.args[3].keyword.value == "attn_mask" and found.flag.value == "causal"

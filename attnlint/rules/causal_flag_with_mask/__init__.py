@@ -31,10 +31,13 @@ class CausalFlagWithMask(Rule):
 
     A flag computed as a test that the sequence is longer than one (`is_causal = T > 1`,
     `is_causal=q.size(2) != 1`) is True on ordinary inputs, mask or no mask, and is reported too.
+    So is a call of this file that hands a helper both a mask and `True` for the parameter the
+    helper gives SDPA as `is_causal` (`self.self_attn(h, h, h, attn_mask=pad, causal=True)`):
+    reported at that call.
 
     Not reported: `is_causal=True` alone, `is_causal` computed from the mask at run time
     (`is_causal=mask is None`, `T > 1 and mask is None`), a flag the code does not show the value
-    of (`self.is_causal`, a parameter), `nn.MultiheadAttention` whose `attn_mask` is the causal
+    of (`self.is_causal`, a parameter no call here sets), `nn.MultiheadAttention` whose `attn_mask` is the causal
     mask (the documented use of the hint) or comes from where the code does not show.
 
     ## Fix safety
@@ -58,8 +61,10 @@ class CausalFlagWithMask(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         torch_name = ctx.analysis.torch_name
+        own = set()
         for function in ctx.analysis.functions:
             for found in attention_flags.causal_flags_with_masks(function):
+                own.add(id(found.site.call))
                 causal = found.mask_is_causal
                 if found.api == "MultiheadAttention":
                     if causal is not False:
@@ -98,6 +103,21 @@ class CausalFlagWithMask(Rule):
                     "with a KV cache, cross attention or a prefix mask; fold causality into the mask",
                     fix=self._fold(ctx, found, torch_name),
                 )
+        self._through_calls(ctx, own)
+
+    def _through_calls(self, ctx: RuleContext, reported: set) -> None:
+        """A helper whose `is_causal` is its parameter, called here with a mask and that flag
+        true: reported at the call (what the helper's own reading cannot tell)."""
+        for call, found in ctx.analysis.causal_flags_with_masks_by_calls():
+            if id(found.site.call) in reported or id(call) in reported or found.mask_is_causal:
+                continue
+            reported.add(id(call))
+            ctx.report(
+                call,
+                f"this call makes `{ctx.code(call.func)}` give scaled_dot_product_attention both an `attn_mask` "
+                f"and `is_causal={found.flag.value}` true: some backends raise, others add a top-left aligned "
+                "causal mask; fold causality into the mask",
+            )
 
     @staticmethod
     def _fold(ctx: RuleContext, found, torch_name):

@@ -3,6 +3,42 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The same helper: the self-attention causal with no mask, the cross-attention masked and
+    # not causal.
+    Valid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class MHA(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.h, self.d_k = h, d // h
+                self.w_q, self.w_k, self.w_v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+            def _split(self, x):
+                b, t, _ = x.shape
+                return x.view(b, t, self.h, self.d_k).transpose(1, 2)
+
+            def forward(self, q, k, v, attn_mask=None, causal=False):
+                q, k, v = self._split(self.w_q(q)), self._split(self.w_k(k)), self._split(self.w_v(v))
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=causal)
+                b, _, t, _ = out.shape
+                return out.transpose(1, 2).reshape(b, t, self.h * self.d_k)
+
+
+        class DecoderLayer(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.self_attn = MHA(d, h)
+                self.src_attn = MHA(d, h)
+
+            def forward(self, y, memory, tgt_mask, src_mask):
+                y = y + self.self_attn(y, y, y, causal=True)
+                return y + self.src_attn(y, memory, memory, attn_mask=src_mask[:, None, None, :])
+        """
+    ),
     # A dict of keyword arguments that sets is_causal without a mask.
     Valid(
         """
@@ -216,6 +252,43 @@ VALID = [
 ]
 
 INVALID = [
+    # A helper whose `is_causal` is its `causal` parameter, called with the target's padding
+    # mask and `causal=True`.
+    Invalid(
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class MHA(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.h, self.d_k = h, d // h
+                self.w_q, self.w_k, self.w_v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+            def _split(self, x):
+                b, t, _ = x.shape
+                return x.view(b, t, self.h, self.d_k).transpose(1, 2)
+
+            def forward(self, q, k, v, attn_mask=None, causal=False):
+                q, k, v = self._split(self.w_q(q)), self._split(self.w_k(k)), self._split(self.w_v(v))
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=causal)
+                b, _, t, _ = out.shape
+                return out.transpose(1, 2).reshape(b, t, self.h * self.d_k)
+
+
+        class DecoderLayer(nn.Module):
+            def __init__(self, d, h):
+                super().__init__()
+                self.self_attn = MHA(d, h)
+                self.src_attn = MHA(d, h)
+
+            def forward(self, y, memory, tgt_mask, src_mask):
+                y = y + self.self_attn(y, y, y, attn_mask=tgt_mask[:, None, None, :], causal=True)
+                return y + self.src_attn(y, memory, memory, attn_mask=src_mask[:, None, None, :])
+        """,
+        line=29,
+    ),
     # KV-cache decoding: the queries are the last positions.
     Invalid(
         """
