@@ -206,6 +206,10 @@ class ModuleAnalysis:
 
         return padding_masks_kept_from_attention(function, lambda site: self._callee_facts(site, function))
 
+    def callee_facts(self, call, caller: FunctionFacts) -> Optional[FunctionFacts]:
+        """The facts of the function of this file a call site (flow.CallSite) reaches, if any."""
+        return self._callee_facts(call, caller)
+
     def _callee_facts(self, call, caller: FunctionFacts) -> Optional[FunctionFacts]:
         """The facts of the function of this file a call site reaches."""
         found = self.summaries.definitions.target_of(call, caller.class_name) if self.summaries is not None else None
@@ -378,7 +382,14 @@ class ModuleAnalysis:
             key
             for key, classes in owners.items()
             if len(classes) > 1
-            and (key[0] != "forward" or self._related(classes) or _one_backend_signature(signatures[key]))
+            # Backends of one class take its parameters as they are; a subclass that adds one
+            # (`forward(self, q, k, v, pos_emb, mask=None)` over `forward(self, q, k, v,
+            # mask=None)`) extends it, and still owes its attention the mask.
+            and (
+                key[0] != "forward"
+                or (self._related(classes) and len(signatures[key]) == 1)
+                or _one_backend_signature(signatures[key])
+            )
         }
 
     def _related(self, classes: set) -> bool:

@@ -258,3 +258,21 @@ def test_an_imported_class_reads_the_helper_its_own_module_imports(tmp_path):
     )
     keep = function(analysis, "forward", "Model").final_env["keep"]
     assert keep.mask is not None and keep.mask.convention == "attend" and keep.mask.origin != "name"
+
+
+def test_a_subclass_that_adds_a_parameter_extends_its_base_rather_than_being_a_backend_of_it():
+    source = """
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def forward(self, q, k, v, mask=None):
+                return q
+
+        class {name}(Attention):
+            def forward(self, q, k, v{extra}, mask=None):
+                return q
+        """
+    backend, _ = analyse(source.format(name="SdpaAttention", extra=""))
+    assert ("forward", "mask") in backend.interface_parameters()
+    extended, _ = analyse(source.format(name="RelPositionAttention", extra=", pos_emb"))
+    assert ("forward", "mask") not in extended.interface_parameters()

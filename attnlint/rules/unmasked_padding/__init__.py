@@ -120,13 +120,26 @@ class UnmaskedPadding(Rule):
             if self._takes_mask(ctx, c) or self._attends_unmasked(ctx, c)
         ]
         computes_attention = any(scope.computes_attention() for scope in scopes)
-        if not calls and not computes_attention:
+        # Or in a helper method or function of this file that computes attention and masks it
+        # with a parameter this call leaves out (`self.forward_attention(v, scores)`).
+        helpers = [
+            c.call
+            for c in function.calls
+            if (callee := ctx.analysis.callee_facts(c, function)) is not None
+            and callee.computes_attention()
+            and callee.masks_into_attention()
+            and not (callee.masks_into_attention() & set(_keywords(c.call)))
+            and not any(a.star for a in c.call.args)
+        ]
+        if not calls and not computes_attention and not helpers:
             return
         for name in unused:
             fix = None
             # One attention call (or one given no mask at all): the finding is that call, where
             # the mask goes missing (and where the fix passes it); otherwise the parameter.
             where = function.param_nodes[name].name
+            if not calls and not computes_attention and len(helpers) == 1:
+                where = helpers[0]
             unmasked = [c for c in calls if not c.mask_keywords and not any(a.star for a in c.call.args)]
             target = calls[0] if len(calls) == 1 else (unmasked[0] if len(unmasked) == 1 else None)
             if target is not None and not computes_attention:
@@ -1457,6 +1470,54 @@ class UnmaskedPadding(Rule):
         ),
     ]
     INVALID = [
+        # A subclass adds relative positions to its base's attention and drops the mask its
+        # base hands to the attention helper.
+        Invalid(
+            """
+            import math
+            import torch
+            import torch.nn as nn
+
+
+            class MultiHeadedAttention(nn.Module):
+                def __init__(self, n_head, n_feat):
+                    super().__init__()
+                    self.h, self.d_k = n_head, n_feat // n_head
+                    self.linear_q = nn.Linear(n_feat, n_feat)
+                    self.linear_k = nn.Linear(n_feat, n_feat)
+                    self.linear_v = nn.Linear(n_feat, n_feat)
+
+                def forward_qkv(self, query, key, value):
+                    b = query.size(0)
+                    q = self.linear_q(query).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                    k = self.linear_k(key).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                    v = self.linear_v(value).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                    return q, k, v
+
+                def forward_attention(self, value, scores, mask=None):
+                    if mask is not None:
+                        scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+                    return torch.matmul(torch.softmax(scores, dim=-1), value)
+
+                def forward(self, query, key, value, mask=None):
+                    q, k, v = self.forward_qkv(query, key, value)
+                    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.d_k)
+                    return self.forward_attention(v, scores, mask)
+
+
+            class RelPositionMultiHeadedAttention(MultiHeadedAttention):
+                def __init__(self, n_head, n_feat):
+                    super().__init__(n_head, n_feat)
+                    self.linear_pos = nn.Linear(n_feat, n_feat, bias=False)
+
+                def forward(self, query, key, value, pos_emb, mask=None):
+                    q, k, v = self.forward_qkv(query, key, value)
+                    p = self.linear_pos(pos_emb).view(pos_emb.size(0), -1, self.h, self.d_k).transpose(1, 2)
+                    scores = (torch.matmul(q, k.transpose(-2, -1)) + torch.matmul(q, p.transpose(-2, -1))) / math.sqrt(self.d_k)
+                    return self.forward_attention(v, scores)
+            """,
+            line=41,
+        ),
         # The PyTorch translation tutorial's model, with the last positional mask left out: the
         # source's padding is masked in the encoder, not in the decoder's cross-attention.
         Invalid(
@@ -2522,3 +2583,7 @@ def _bound_by(forward, call: AttentionCallSite) -> set:
         return set()
     bound = bind_arguments(forward.node, call.call, list(call.inputs), method=True) or {}
     return {name for name, value in bound.items() if value is not NONE}
+
+
+def _keywords(call) -> list:
+    return [a.keyword.value for a in call.args if a.keyword is not None]
