@@ -382,15 +382,24 @@ class ModuleAnalysis:
             key
             for key, classes in owners.items()
             if len(classes) > 1
-            # Backends of one class take its parameters as they are; a subclass that adds one
-            # (`forward(self, q, k, v, pos_emb, mask=None)` over `forward(self, q, k, v,
-            # mask=None)`) extends it, and still owes its attention the mask.
-            and (
-                key[0] != "forward"
-                or (self._related(classes) and len(signatures[key]) == 1)
-                or _one_backend_signature(signatures[key])
-            )
+            and (key[0] != "forward" or self._related(classes) or _one_backend_signature(signatures[key]))
         }
+
+    def drops_what_its_base_uses(self, function: FunctionFacts, param: str) -> bool:
+        """`function` overrides a method of its class's base defined here that uses `param`, and
+        adds parameters of its own: it extends that method (relative positions over plain
+        attention), not a backend of one interface, and still owes `param` what the base does
+        with it."""
+        cls = self.classes.get(function.class_name) if function.class_name is not None else None
+        if cls is None:
+            return False
+        for base in cls.bases:
+            inherited = next((f for f in self.functions if f.class_name == base and f.name == function.name), None)
+            if inherited is None or param not in inherited.used_names:
+                continue
+            if set(inherited.params) < set(function.params):
+                return True
+        return False
 
     def _related(self, classes: set) -> bool:
         """Do two of these classes share a base defined in this file (or subclass one another)?"""

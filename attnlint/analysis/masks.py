@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -1899,3 +1899,40 @@ def documented_convention(function: cst.FunctionDef, name: str) -> Optional[str]
             if first:
                 found.add(min(first, key=first.get))
     return found.pop() if len(found) == 1 else None
+
+
+_DOC_UNUSED = re.compile(r"\b(not used|unused|ignored|is ignored|no effect|for compatibility|does not support)\b", re.I)
+
+
+def documented_as_unused(function: cst.FunctionDef, name: str) -> bool:
+    """The function's docstring says the parameter is not used: in the paragraph that names it
+    (`attention_mask: Whisper does not support masking of the input_features, this argument is
+    preserved for compatibility, but it is not used`). An unused parameter said so on purpose."""
+    body = getattr(function.body, "body", ())
+    first = body[0] if body else None
+    if not (isinstance(first, cst.SimpleStatementLine) and first.body and isinstance(first.body[0], cst.Expr)):
+        return False
+    doc = first.body[0].value
+    value = doc.evaluated_value if isinstance(doc, (cst.SimpleString, cst.ConcatenatedString)) else None
+    if not isinstance(value, str):
+        return False
+    mentions = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
+    for paragraph in _parameter_paragraphs(value):
+        if mentions.search(paragraph) and _DOC_UNUSED.search(paragraph):
+            return True
+    return False
+
+
+def _parameter_paragraphs(text: str) -> List[str]:
+    """The docstring cut where a line starts at the indentation of a parameter's entry (`name
+    (type):`, `name:`): each parameter's description with its continuation lines."""
+    paragraphs: List[str] = []
+    current: List[str] = []
+    for line in text.splitlines():
+        if re.match(r"\s*[\w*]+\s*(\(.*\))?\s*:", line) and current:
+            paragraphs.append("\n".join(current))
+            current = []
+        current.append(line)
+    if current:
+        paragraphs.append("\n".join(current))
+    return paragraphs

@@ -558,7 +558,7 @@ def infer_view(input_dims, target):
     return tuple(out)
 
 
-def _solve_one_unknown(input_dims, target):
+def _solve_one_unknown(input_dims, target, where: int = 0):
     """A view runs only when both sides hold as many elements: one unknown input size is the
     target's product over the known ones (`(?, h, n, d) -> (b, n, h * d)`: ? = b), when that is
     a plain product of sizes (no quotient left, which would rest on a divisibility not shown)."""
@@ -566,6 +566,17 @@ def _solve_one_unknown(input_dims, target):
 
     if input_dims is None or sum(d is None for d in input_dims) != 1:
         return input_dims
+    holes = [t for t in target if t is not None and t == Sym.const(-1)]
+    if len(holes) == 1 and all(t is not None for t in target):
+        # `(b, h, ?, d) -> (b, -1, h * d)`: whatever the unknown size is, the `-1` takes it
+        # (times what the known sizes leave over): a size of its own, named for this view.
+        known_in = product(d for d in input_dims if d is not None)
+        known_out = product(t for t in target if not (t == Sym.const(-1)))
+        left = known_in / known_out
+        if left.coeff != int(left.coeff) or left.coeff < 1 or any(e <= 0 for _, e in left.factors):
+            return input_dims
+        unknown = Sym.atom(f"view-axis:{where}", "n")
+        return tuple(unknown if d is None else d for d in input_dims)
     if any(t is None or t == Sym.const(-1) for t in target):
         return input_dims
     known = product(d for d in input_dims if d is not None)
@@ -1304,7 +1315,7 @@ def _view_method(ev, call: Call):
             _learn_from_view(ev, tuple(ev.resolve(d) for d in input_dims), tuple(ev.resolve(d) for d in sizes))
             input_dims = tuple(ev.resolve(d) for d in input_dims)
         written = tuple(ev.resolve(d) for d in sizes)
-        input_dims = _solve_one_unknown(input_dims, written)
+        input_dims = _solve_one_unknown(input_dims, written, id(node))
         sizes = infer_view(input_dims, written)
         if (
             input_dims is not None

@@ -623,3 +623,25 @@ def test_a_padding_mask_used_only_to_pool_is_kept_from_the_attention_over_that_s
     # The self-attention whose result is pooled with the mask; not the image's.
     assert [(c.call.args[0].value.value, masks) for c, masks in kept] == [("x", ["attention_mask"])]
     assert analysis.padding_masks_kept_from_attention(function(analysis, "masked")) == []
+
+
+def test_a_mask_parameter_its_docstring_says_is_not_used_is_unused_on_purpose():
+    import libcst as cst
+
+    from attnlint.analysis.masks import documented_as_unused
+
+    module = cst.parse_module(
+        'def forward(self, input_features, attention_mask=None, head_mask=None):\n'
+        '    """\n'
+        "    Args:\n"
+        "        attention_mask (`torch.Tensor`, *optional*):\n"
+        "            Whisper does not support masking of the `input_features`, this argument is preserved\n"
+        "            for compatibility, but it is not used.\n"
+        "        head_mask (`torch.Tensor`):\n"
+        "            Mask to nullify selected heads.\n"
+        '    """\n'
+        "    return input_features\n"
+    )
+    function = module.body[0]
+    assert documented_as_unused(function, "attention_mask")
+    assert not documented_as_unused(function, "head_mask")  # another parameter's paragraph

@@ -48,7 +48,9 @@ class UnmaskedPadding(Rule):
     it when there is one such call in the function (where the fix writes), else at the parameter. Not reported:
     a mask parameter of an interface several classes implement (attention processors, backends
     of one attention class, drop-in backends whose forwards share one signature of queries,
-    keys, values and more), which one implementation may ignore by design;
+    keys, values and more), which one implementation may ignore by design (not a subclass that
+    adds parameters to a base's forward that uses the mask: it extends it); a mask parameter the
+    function's docstring says is not used (kept for compatibility);
     a mask of no stated meaning (`mask`) next to another mask parameter the function does use,
     and a padded batch handed to a submodule only as its queries (`Q`, `query`) while what it
     attends to (`K`, the inducing points of a Set Transformer) has no padding.
@@ -99,7 +101,14 @@ class UnmaskedPadding(Rule):
         ]
         # A method that implements a signature shared by several classes here (attention
         # processors, backends) may ignore a parameter by design: the mask is for the others.
-        unused = [n for n in unused if (function.name, n) not in protocols]
+        unused = [
+            n
+            for n in unused
+            if (function.name, n) not in protocols or ctx.analysis.drops_what_its_base_uses(function, n)
+        ]
+        # Kept for compatibility, and said so (Whisper's encoder: "this argument is preserved for
+        # compatibility, but it is not used").
+        unused = [n for n in unused if not masks.documented_as_unused(function.node, n)]
         # A mask of no stated meaning (`mask`) next to another mask parameter the function does
         # use (`attn_mask` into SDPA): the attention is masked, and what the unused one would
         # mask (kept tokens, a context selection) the code does not say.

@@ -23,7 +23,9 @@ class ViewAsTranspose(Rule):
     result, the sizes a smoke test passes: a layer other callers give tensors of unknown rank is
     checked with the sizes of the call that shows them), and reports a view when no split or merge of adjacent
     axes can give the target: heads folded into the batch without a transpose (`(B, L, H * d) ->
-    (B * H, L, d)`), or unfolded back without one (`(B * H, L, d) -> (B, L, H * d)`).
+    (B * H, L, d)`), or unfolded back without one (`(B * H, L, d) -> (B, L, H * d)`). One axis
+    of unknown size (the tokens of an input whose length nothing shows) is a size of its own when
+    the target's `-1` takes it: `(b, h, ?, d) -> (b, -1, h * d)` merges heads before tokens.
 
     ## Why is this bad?
     `view` and `reshape` never move data: they reread the same memory in row-major order under a
