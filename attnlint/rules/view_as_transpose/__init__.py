@@ -85,10 +85,13 @@ class ViewAsTranspose(Rule):
         before = ", ".join(d.text() for d in view.input_dims)
         after = ", ".join(d.text() for d in view.target_dims)
         method = view.call.func.attr.value if isinstance(view.call.func, cst.Attribute) else "reshape"
+        # The last axis kept in place: what mixes is positions of different axes (rows of a
+        # window grid read as columns), not positions with features.
+        mixed = "positions of different axes mix" if view.input_dims[-1] == view.target_dims[-1] else "positions mix with features"
         ctx.report(
             call,
             f"`{method}` rereads ({before}) memory as ({after}): the sizes match but the axes "
-            "are not in memory order, so positions mix with features; transpose (or permute) instead",
+            f"are not in memory order, so {mixed}; transpose (or permute) instead",
             fix=_fix(ctx, view, order) if call is view.call and order is not None else None,
         )
 

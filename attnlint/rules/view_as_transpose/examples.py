@@ -3,6 +3,39 @@
 from attnlint.rules.base import Invalid, Valid
 
 VALID = [
+    # The Annotated Transformer as written: heads moved back next to d_k before the merge.
+    Valid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def attention(query, key, value, mask=None):
+            scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.size(-1))
+            if mask is not None:
+                scores = scores.masked_fill(mask == 0, -1e9)
+            p_attn = scores.softmax(dim=-1)
+            return torch.matmul(p_attn, value), p_attn
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, h, d_model):
+                super().__init__()
+                self.d_k, self.h = d_model // h, h
+                self.linears = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(4)])
+
+            def forward(self, query, key, value, mask=None):
+                nbatches = query.size(0)
+                query, key, value = [
+                    lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+                    for lin, x in zip(self.linears, (query, key, value))
+                ]
+                x, self.attn = attention(query, key, value, mask=mask)
+                x = x.transpose(1, 2).contiguous().view(nbatches, -1, self.h * self.d_k)
+                return self.linears[-1](x)
+        """
+    ),
     # Head split then transpose (nanoGPT).
     Valid(
         """
@@ -468,6 +501,41 @@ VALID = [
 ]
 
 INVALID = [
+    # The Annotated Transformer's head merge without `transpose(1, 2)`: the tokens' number is
+    # known nowhere, but the `-1` takes it, so (b, h, n, d_k) is read as (b, n, h * d_k).
+    Invalid(
+        """
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        def attention(query, key, value, mask=None):
+            scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.size(-1))
+            if mask is not None:
+                scores = scores.masked_fill(mask == 0, -1e9)
+            p_attn = scores.softmax(dim=-1)
+            return torch.matmul(p_attn, value), p_attn
+
+
+        class MultiHeadedAttention(nn.Module):
+            def __init__(self, h, d_model):
+                super().__init__()
+                self.d_k, self.h = d_model // h, h
+                self.linears = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(4)])
+
+            def forward(self, query, key, value, mask=None):
+                nbatches = query.size(0)
+                query, key, value = [
+                    lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+                    for lin, x in zip(self.linears, (query, key, value))
+                ]
+                x, self.attn = attention(query, key, value, mask=mask)
+                x = x.contiguous().view(nbatches, -1, self.h * self.d_k)
+                return self.linears[-1](x)
+        """,
+        line=27,
+    ),
     # Heads merged back with a reshape and no transpose; the layer's callers in the model pass
     # tensors of unknown rank, but the notebook's smoke test calls it on (2, 7, 128): there, at
     # least, positions and heads are mixed.
