@@ -790,13 +790,30 @@ def _matmul_method(ev, call: Call):
 
 @handlers.function("torch.baddbmm")
 def _baddbmm(ev, call: Call):
-    args = call.args
-    if len(args) < 3:
-        return None
     flow = _flow()
-    ev.eval(args[0].value)
-    left, right = ev.eval(args[1].value), ev.eval(args[2].value)
-    product = matmul(ev, left, right, call.node, args[1].value, args[2].value, batched_3d=True)
+    base = flow._arg(call.node, 0, "input")
+    batch1, batch2 = flow._arg(call.node, 1, "batch1"), flow._arg(call.node, 2, "batch2")
+    if base is None or batch1 is None or batch2 is None:
+        return None
+    ev.eval(base.value)
+    return _baddbmm_product(ev, call, batch1, batch2)
+
+
+@handlers.method("baddbmm")
+def _baddbmm_method(ev, call: Call):
+    """`alibi.baddbmm(batch1=q, batch2=k, beta=1.0, alpha=inv_norm)` (BLOOM): the bias is the
+    receiver, the product is batch1 · batch2."""
+    flow = _flow()
+    batch1, batch2 = flow._arg(call.node, 0, "batch1"), flow._arg(call.node, 1, "batch2")
+    if batch1 is None or batch2 is None:
+        return None
+    return _baddbmm_product(ev, call, batch1, batch2)
+
+
+def _baddbmm_product(ev, call: Call, batch1: cst.Arg, batch2: cst.Arg):
+    flow = _flow()
+    left, right = ev.eval(batch1.value), ev.eval(batch2.value)
+    product = matmul(ev, left, right, call.node, batch1.value, batch2.value, batched_3d=True)
     alpha = flow._arg(call.node, 99, "alpha")
     if alpha is not None and product.scores is not None:
         factor = ev.resolve(_factor_of(ev.eval(alpha.value), False))

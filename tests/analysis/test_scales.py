@@ -387,3 +387,18 @@ def test_qk_norm_keeps_the_query_and_key_and_normalises_their_scale_away():
     assert dims_text(normed)[-1] == "dim / heads"  # laid out as before the norm
     assert (prescaled.scaled, prescaled.scale.text()) == (False, "1")  # normalised away
     assert analysis.classes["Attention"].attrs["q_norm"].module_choices == ("LayerNorm", "Identity")
+
+
+def test_baddbmm_as_a_method_with_keywords_is_a_scaled_product_plus_its_receiver():
+    analysis, _ = analyse(
+        """
+        import math
+        import torch
+
+        def attend(q, k, v, alibi, head_dim):
+            scores = alibi.baddbmm(batch1=q, batch2=k.transpose(1, 2), beta=1.0, alpha=1.0 / math.sqrt(head_dim))
+            return torch.bmm(scores.softmax(dim=-1), v)
+        """
+    )
+    scores = only_softmax(analysis).input.scores
+    assert scores is not None and scores.scaled is True and scores.adds_bias
