@@ -322,11 +322,17 @@ def _in_caller_params(value: Value, bound: Dict[str, Value]) -> Value:
 def _merged_mask(named, passed):
     """The callers' mask facts, except that an example written out in a smoke test
     (`torch.tensor([[True, False], ...])`) says less than the parameter's name (`pad_mask`):
-    it adds only which of its rows are uniform."""
+    it adds only which of its rows are uniform; and what True means, when the callers' mask does
+    not show it, is what the name says."""
     from dataclasses import replace as _replace
 
     if passed is not None and passed.origin == "literal" and named is not None:
         return _replace(named, uniform_rows=passed.uniform_rows)
+    if passed is not None and named is not None and passed.convention is None and named.convention is not None:
+        # The callers built a mask the code does not say the meaning of (`t >= valid_t` cat with
+        # a prefix): the parameter's name says it (`key_padding_mask`), as it does when no caller
+        # is read.
+        return _replace(passed, convention=named.convention, marks_padding=passed.marks_padding or named.marks_padding)
     return passed or named
 
 

@@ -645,3 +645,16 @@ def test_a_mask_parameter_its_docstring_says_is_not_used_is_unused_on_purpose():
     function = module.body[0]
     assert documented_as_unused(function, "attention_mask")
     assert not documented_as_unused(function, "head_mask")  # another parameter's paragraph
+
+
+def test_a_mask_parameters_name_says_what_true_means_when_its_callers_mask_does_not():
+    from attnlint.analysis.summaries import _merged_mask
+    from attnlint.analysis.values import MaskFacts
+
+    named = MaskFacts(origin="argument", convention=MASKED, marks_padding=True, param="key_padding_mask")
+    unknown = MaskFacts(origin="comparison", dtype="bool")
+    merged = _merged_mask(named, unknown)
+    assert merged.convention == MASKED and merged.origin == "comparison" and merged.marks_padding
+    # A caller's mask that shows its meaning keeps it.
+    shown = MaskFacts(origin="lengths", convention=ATTEND, dtype="bool")
+    assert _merged_mask(named, shown).convention == ATTEND

@@ -92,6 +92,48 @@ class InvertedMaskConvention(Rule):
             ctx.report(use.mask_node, message, fix=invert_mask(ctx.module, use.mask_node, use.expects))
 
     VALID = [
+        # The same mask, inverted for SDPA.
+        Valid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from einops import rearrange
+
+
+            def build_patch_padding_mask(frame_lengths, f_dim, t_dim, patch=16, tstride=10, n_prefix=2):
+                valid_t = ((frame_lengths - patch) // tstride + 1).clamp(min=1)
+                t_idx = torch.arange(t_dim, device=frame_lengths.device).repeat(f_dim)
+                is_pad = t_idx[None, :] >= valid_t[:, None]
+                prefix = torch.zeros(frame_lengths.shape[0], n_prefix, dtype=torch.bool)
+                return torch.cat([prefix, is_pad], dim=1)
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads=4):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def forward(self, x, key_padding_mask=None):
+                    q, k, v = rearrange(self.qkv(x), "b n (k h d) -> k b h n d", k=3, h=self.heads)
+                    mask = None
+                    if key_padding_mask is not None:
+                        mask = ~key_padding_mask[:, None, None, :]
+                    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+                    return rearrange(out, "b h n d -> b n (h d)")
+
+
+            class Encoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.attn = Attention(dim)
+
+                def forward(self, x, frame_lengths):
+                    pad_mask = build_patch_padding_mask(frame_lengths, 8, (x.shape[1] - 2) // 8)
+                    return self.attn(x, key_padding_mask=pad_mask)
+            """
+        ),
         # The docstring says True marks real tokens: SDPA's own convention.
         Valid(
             """
@@ -647,6 +689,90 @@ class InvertedMaskConvention(Rule):
     ]
 
     INVALID = [
+        # An audio transformer's key padding mask, True at padded patches as its name says
+        # (the lengths comparison behind a cat with the prefix tokens does not show it), given
+        # to SDPA's attn_mask, where True means attend.
+        Invalid(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from einops import rearrange
+
+
+            def build_patch_padding_mask(frame_lengths, f_dim, t_dim, patch=16, tstride=10, n_prefix=2):
+                valid_t = ((frame_lengths - patch) // tstride + 1).clamp(min=1)
+                t_idx = torch.arange(t_dim, device=frame_lengths.device).repeat(f_dim)
+                is_pad = t_idx[None, :] >= valid_t[:, None]
+                prefix = torch.zeros(frame_lengths.shape[0], n_prefix, dtype=torch.bool)
+                return torch.cat([prefix, is_pad], dim=1)
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads=4):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def forward(self, x, key_padding_mask=None):
+                    q, k, v = rearrange(self.qkv(x), "b n (k h d) -> k b h n d", k=3, h=self.heads)
+                    mask = None
+                    if key_padding_mask is not None:
+                        mask = key_padding_mask[:, None, None, :]
+                    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+                    return rearrange(out, "b h n d -> b n (h d)")
+
+
+            class Encoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.attn = Attention(dim)
+
+                def forward(self, x, frame_lengths):
+                    pad_mask = build_patch_padding_mask(frame_lengths, 8, (x.shape[1] - 2) // 8)
+                    return self.attn(x, key_padding_mask=pad_mask)
+            """,
+            fixed="""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from einops import rearrange
+
+
+            def build_patch_padding_mask(frame_lengths, f_dim, t_dim, patch=16, tstride=10, n_prefix=2):
+                valid_t = ((frame_lengths - patch) // tstride + 1).clamp(min=1)
+                t_idx = torch.arange(t_dim, device=frame_lengths.device).repeat(f_dim)
+                is_pad = t_idx[None, :] >= valid_t[:, None]
+                prefix = torch.zeros(frame_lengths.shape[0], n_prefix, dtype=torch.bool)
+                return torch.cat([prefix, is_pad], dim=1)
+
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads=4):
+                    super().__init__()
+                    self.heads = heads
+                    self.qkv = nn.Linear(dim, dim * 3)
+
+                def forward(self, x, key_padding_mask=None):
+                    q, k, v = rearrange(self.qkv(x), "b n (k h d) -> k b h n d", k=3, h=self.heads)
+                    mask = None
+                    if key_padding_mask is not None:
+                        mask = key_padding_mask[:, None, None, :]
+                    out = F.scaled_dot_product_attention(q, k, v, attn_mask=~mask)
+                    return rearrange(out, "b h n d -> b n (h d)")
+
+
+            class Encoder(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.attn = Attention(dim)
+
+                def forward(self, x, frame_lengths):
+                    pad_mask = build_patch_padding_mask(frame_lengths, 8, (x.shape[1] - 2) // 8)
+                    return self.attn(x, key_padding_mask=pad_mask)
+            """,
+            line=26,
+        ),
         # A recommender's padding mask marks the real items, with the always-real target's column
         # appended by a torch.cat: True = keep, given where True = masked.
         Invalid(

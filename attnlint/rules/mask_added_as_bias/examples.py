@@ -1585,6 +1585,28 @@ INVALID = [
             x = torch.randn(2, 5, 8)
             Attention()(x, x, x, key_padding_mask=torch.arange(5)[None, :] >= torch.tensor([5, 3])[:, None])
         """,
+        fixed="""
+        import math
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        class Attention(nn.Module):
+            def forward(self, q, k, v, key_padding_mask=None):
+                bsz, src_len = q.size(0), k.size(1)
+                attn_mask = None
+                if key_padding_mask is not None:
+                    attn_mask = key_padding_mask.view(bsz, 1, src_len)
+                    assert attn_mask.dtype == torch.bool
+                return self._kernel(q, k, v, attn_mask)
+            def _kernel(self, q, k, v, attn_mask=None):
+                attn = torch.bmm(q / math.sqrt(q.size(-1)), k.transpose(-2, -1))
+                if attn_mask is not None:
+                    attn += (attn_mask.to(attn.dtype) * torch.finfo(attn.dtype).min)
+                return torch.bmm(F.softmax(attn, dim=-1), v)
+        if __name__ == "__main__":
+            x = torch.randn(2, 5, 8)
+            Attention()(x, x, x, key_padding_mask=torch.arange(5)[None, :] >= torch.tensor([5, 3])[:, None])
+        """,
         line=16,
     ),
     # Dense graph attention: a 0/1 adjacency with self loops, built at the top of the script and
