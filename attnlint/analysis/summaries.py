@@ -319,6 +319,12 @@ def _in_caller_params(value: Value, bound: Dict[str, Value]) -> Value:
     return value
 
 
+def _words(name: str):
+    from attnlint.analysis.names import words
+
+    return [w.lower() for w in words(name)]
+
+
 def _merged_mask(named, passed):
     """The callers' mask facts, except that an example written out in a smoke test
     (`torch.tensor([[True, False], ...])`) says less than the parameter's name (`pad_mask`):
@@ -328,10 +334,17 @@ def _merged_mask(named, passed):
 
     if passed is not None and passed.origin == "literal" and named is not None:
         return _replace(named, uniform_rows=passed.uniform_rows)
-    if passed is not None and named is not None and passed.convention is None and named.convention is not None:
+    if (
+        passed is not None
+        and named is not None
+        and passed.convention is None
+        and named.convention is not None
+        and named.param is not None
+        and {"pad", "padding"} & set(_words(named.param))
+    ):
         # The callers built a mask the code does not say the meaning of (`t >= valid_t` cat with
-        # a prefix): the parameter's name says it (`key_padding_mask`), as it does when no caller
-        # is read.
+        # a prefix): a padding mask's name says it (`key_padding_mask`: True at the padding).
+        # Not `attention_mask`, which Mask2Former-style code also uses for True = masked.
         return _replace(passed, convention=named.convention, marks_padding=passed.marks_padding or named.marks_padding)
     return passed or named
 

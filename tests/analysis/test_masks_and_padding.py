@@ -658,3 +658,7 @@ def test_a_mask_parameters_name_says_what_true_means_when_its_callers_mask_does_
     # A caller's mask that shows its meaning keeps it.
     shown = MaskFacts(origin="lengths", convention=ATTEND, dtype="bool")
     assert _merged_mask(named, shown).convention == ATTEND
+    # `attention_mask` is no padding mask's name: Mask2Former passes `(mask.sigmoid() < 0.5)`,
+    # True = masked, under it.
+    hf = MaskFacts(origin="argument", convention=ATTEND, param="attention_mask")
+    assert _merged_mask(hf, unknown).convention is None
