@@ -222,14 +222,16 @@ def _run_rules(
     file = Path(path) if path not in ("<stdin>", "-") else None
     project = project_for(file) if file is not None and file.suffix == ".py" else None
     analysis = analyze_module(module, project=project, path=file, wanted=_any_rule_triggers, source=source)
-    if depends_on is not None:
-        depends_on.extend(analysis.imported_files)
     contexts = []
     for rule in rules:
         ctx = RuleContext(module, analysis)
         rule.check(ctx)
         if ctx.reports:
             contexts.append((rule, ctx))
+    if depends_on is not None:
+        # After the rules: a question may read a neighbour (`pads_left`), which the results
+        # then depend on too.
+        depends_on.extend(analysis.imported_files)
     if not contexts:
         return []
     # Positions cost a full code generation; most files have no finding and never pay it.

@@ -592,3 +592,59 @@ def test_a_mask_added_by_a_function_of_another_file_is_reported_where_the_caller
     assert [d.code for d in result.diagnostics] == codes
     if codes:
         assert result.diagnostics[0].start.line == 26  # `attn_bias = attention_mask[...]`, not the call
+
+
+DT_MODEL = """\
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block_size):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size).bool())
+
+    def forward(self, x, attention_mask=None):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        allowed = self.bias[:, :, :T, :T]
+        if attention_mask is not None:
+            allowed = allowed & attention_mask[:, None, None, :].bool()
+        att = att.masked_fill(~allowed, float("-inf"))
+        return F.softmax(att, dim=-1) @ v
+"""
+
+DT_TRAIN = """\
+import numpy as np
+from .model import CausalSelfAttention
+
+
+def get_batch(trajs, K):
+    masks = []
+    for s_ in trajs:
+        tlen = s_.shape[0]
+        masks.append(np.concatenate([np.zeros(K - tlen), np.ones(tlen)]))
+    return masks
+"""
+
+
+def test_left_padding_done_by_a_neighbour_that_imports_the_model_is_a_dependency(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    package = tmp_path / "dt"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    model = package / "model.py"
+    model.write_text(DT_MODEL, encoding="utf-8")
+    job = engine.Job(str(model), "dt/model.py", fix=False, write=False, use_cache=False)
+    assert engine.process_file(job, Settings()).diagnostics == []  # right padding, as far as it shows
+    (package / "train.py").write_text(DT_TRAIN, encoding="utf-8")
+    result = engine.process_file(job, Settings())
+    assert [d.code for d in result.diagnostics] == ["ATN203"]
+    assert [p.name for p in result.depends_on] == ["train.py"]

@@ -52,6 +52,9 @@ class ModuleAnalysis:
     # Other files of the checked project whose facts this analysis used (`from .data import PAD_ID`):
     # a result that depends on them is only as fresh as they are.
     imported_files: List[Path] = field(default_factory=list)
+    # Where the module lies, when it is a file of a checked project (for facts of its neighbours).
+    path: Optional[Path] = field(default=None, repr=False)
+    in_project: bool = field(default=False, repr=False)
 
     # Indexes built once, on first use (a query never scans every function of the module).
     _owner_of_site: Optional[Dict[int, FunctionFacts]] = field(default=None, repr=False)
@@ -64,11 +67,18 @@ class ModuleAnalysis:
 
     @property
     def pads_left(self) -> bool:
-        """The file pads some batch on the left (see analysis.padding_side); walked once."""
+        """The file pads some batch on the left (see analysis.padding_side), or a file of its
+        package that imports it does (a trainer that left-pads what it hands the model); walked
+        once. A neighbour that shows it is a file this analysis depends on."""
         if self._pads_left is None:
-            from attnlint.analysis.padding_side import shows_left_padding
+            from attnlint.analysis.padding_side import importers_showing_left_padding, shows_left_padding
 
             self._pads_left = shows_left_padding(self.module)
+            if not self._pads_left and self.in_project and self.path is not None:
+                shown = importers_showing_left_padding(Path(self.path))
+                if shown:
+                    self._pads_left = True
+                    self.imported_files.extend(p for p in shown if p not in self.imported_files)
         return self._pads_left
 
     @property
@@ -556,7 +566,7 @@ def analyze_module(
     of the checked tree be read: their constants and the summaries of their functions.
     `wanted(text)`: whether a definition's text can matter to the caller (see selection); None:
     every definition is analysed. `source`: the module's text, if the caller has it."""
-    analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module))
+    analysis = ModuleAnalysis(module=module, aliases=collect_aliases(module), path=path, in_project=project is not None)
     analysis.class_names = frozenset(_class_names(module))
     definitions = _index_definitions(module.body)
     summaries = Summaries(analysis, definitions)

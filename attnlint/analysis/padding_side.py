@@ -9,6 +9,8 @@ the analysis claims such a row only where the file shows left padding:
 - a tokenizer set to pad on the left: `padding_side="left"` (keyword or attribute);
 - list padding in front: `[pad] * (n - len(s)) + s` (a run as long as what the row lacks);
 - `F.pad(x, (n - len(x), 0), value=pad)`: padding before the first element of the last axis;
+- a block as long as what the row lacks, then the row: `np.concatenate([np.zeros((K - tlen, d)),
+  s])`, `torch.cat([torch.full((n - len(x),), pad), x])`;
 - a row written from its last position backwards (`idx = maxlen - 1`, `seq[idx] = item`,
   `idx -= 1` in a loop: SASRec's sampler), so its unwritten positions are in front;
 - a function that builds a padding mask from ids (`history > 0`, `ids != pad_id`) and reads the
@@ -16,12 +18,15 @@ the analysis claims such a row only where the file shows left padding:
   sequences of its padded batch all end at the last position, so their padding is in front (not
   a generation loop reading the last of the tokens it generated).
 
-One walk of the module, made only when some mask needs the answer.
+One walk of the module, made only when some mask needs the answer; then, if it shows none, of
+the files of its directory that import it (a trainer left-padding what it hands the model).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import re
+from pathlib import Path
+from typing import List, Optional
 
 import libcst as cst
 from attnlint.analysis.names import child_nodes, words
@@ -35,6 +40,42 @@ def shows_left_padding(module: cst.Module) -> bool:
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+# A package's neighbours read for left padding: at most this many files of one directory.
+_MOST_NEIGHBOURS = 40
+
+
+def importers_showing_left_padding(path: Path) -> List[Path]:
+    """The files of `path`'s directory that import its module and show left padding themselves
+    (`decision_transformer/train.py` left-padding the trajectories it hands `model.py`). Only
+    neighbours whose text imports the module by name are parsed, and only when a mask asks."""
+    try:
+        neighbours = sorted(p for p in path.parent.glob("*.py") if p != path)
+    except OSError:
+        return []
+    if len(neighbours) > _MOST_NEIGHBOURS:
+        return []
+    stem = re.escape(path.stem)
+    # `from .model import`, `from pkg.model import`, `from . import model`, `import model`.
+    imports = re.compile(
+        rf"^\s*(from\s+[.\w]*(?<!\w){stem}\s+import|from\s+[.\w]*\s+import\s+[^\n]*\b{stem}\b|import\s+{stem}\b)",
+        re.M,
+    )
+    found = []
+    for neighbour in neighbours:
+        try:
+            text = neighbour.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not imports.search(text):
+            continue
+        try:
+            if shows_left_padding(cst.parse_module(text)):
+                found.append(neighbour)
+        except cst.ParserSyntaxError:
+            continue
+    return found
 
 
 def _pads_left(node: cst.CSTNode) -> bool:
@@ -52,7 +93,24 @@ def _pads_left(node: cst.CSTNode) -> bool:
         return _padding_run(node.left) and not _repeated_list(node.right)
     if isinstance(node, cst.Call) and _called(node) == "pad" and len(node.args) >= 2:
         return _before_only(node.args[1].value)
+    if isinstance(node, cst.Call) and _called(node) in ("concatenate", "cat", "concat") and node.args:
+        return _padding_block_first(node.args[0].value)
     return False
+
+
+def _padding_block_first(parts: cst.BaseExpression) -> bool:
+    """`np.concatenate([np.zeros((K - tlen, d)), s])`, `torch.cat([torch.full((n - len(x),), pad),
+    x])`: a block as long as what the row lacks, then the row (the Decision Transformer's
+    trajectories)."""
+    if not isinstance(parts, (cst.List, cst.Tuple)) or len(parts.elements) < 2:
+        return False
+    first = parts.elements[0].value
+    if not (isinstance(first, cst.Call) and _called(first) in ("zeros", "ones", "full") and first.args):
+        return False
+    size = first.args[0].value
+    if isinstance(size, (cst.Tuple, cst.List)) and size.elements:
+        size = size.elements[0].value
+    return isinstance(size, cst.BinaryOperation) and isinstance(size.operator, cst.Subtract)
 
 
 def _writes_row_end(target: cst.BaseExpression) -> bool:

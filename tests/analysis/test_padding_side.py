@@ -18,6 +18,8 @@ LEFT = [
     "tokenizer.padding_side = 'left'",
     "enc = tokenizer(texts, padding=True, padding_side='left')",
     "x = F.pad(x, (n - x.size(-1), 0), value=pad)",
+    "s.append(np.concatenate([np.zeros((K - tlen, sd)), s_]))",
+    "ids = torch.cat([torch.full((n - len(x),), pad), x])",
 ]
 RIGHT = [
     "out[i, :len(s)] = torch.tensor(s)",
@@ -25,6 +27,7 @@ RIGHT = [
     "tokenizer.padding_side = 'right'",
     "x = F.pad(x, (0, n - x.size(-1)), value=pad)",
     "x = pad_sequence(seqs, batch_first=True)",
+    "ids = torch.cat([x, torch.full((n - len(x),), pad)])",
     "tail = h[-len(s):]",
     # The prompt's labels ignored, then the response: a run as long as part of the row.
     'lab = [-100] * len(ex["prompt"]) + ex["response"] + [eot]',
@@ -147,3 +150,22 @@ def test_the_last_position_of_the_padded_batch_itself_shows_left_padding():
         )
     )
     assert shows_left_padding(module)
+
+
+def test_a_neighbour_that_imports_the_module_and_pads_left_shows_its_left_padding(tmp_path):
+    from attnlint.analysis.padding_side import importers_showing_left_padding
+
+    (tmp_path / "model.py").write_text("import torch\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(
+        "import numpy as np\n"
+        "from .model import DecisionTransformer\n"
+        "def batch(s_, K):\n"
+        "    return np.concatenate([np.zeros((K - len(s_), 3)), s_])\n",
+        encoding="utf-8",
+    )
+    # Padding on the left, but not importing the model: says nothing of its batches.
+    (tmp_path / "other.py").write_text(
+        "def pad(s, n, p):\n    return [p] * (n - len(s)) + s\n", encoding="utf-8"
+    )
+    assert importers_showing_left_padding(tmp_path / "model.py") == [tmp_path / "train.py"]
+    assert importers_showing_left_padding(tmp_path / "other.py") == []

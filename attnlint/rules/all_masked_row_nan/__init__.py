@@ -59,9 +59,11 @@ class AllMaskedRowNan(Rule):
     rows this rule reports are empty in ordinary padded batches.
 
     A padding mask (a parameter, or built from token ids or a pad id) under a causal mask is
-    reported when the file pads on the left (`out[i, n - len(s):] = s`, `[pad] * k + s`,
-    `padding_side="left"`, `F.pad(x, (k, 0))`, or a function that tests ids for padding and reads each sequence at its
-    last position, `h[:, -1, :]`): the first queries of a short sequence then see only padding.
+    reported when the file pads on the left (`out[i, n - len(s):] = s`, `[pad] * (n - len(s)) + s`,
+    `padding_side="left"`, `F.pad(x, (k, 0))`, `np.concatenate([np.zeros(K - n), ...])`, or a
+    function that tests ids for padding and reads each sequence at its last position, `h[:, -1,
+    :]`), or a file of its directory that imports it does (a trainer left-padding the batches it
+    hands the model): the first queries of a short sequence then see only padding.
     Causal triangles count in NumPy too (`torch.from_numpy(np.tril(np.ones((T, T))))`).
 
     Not reported: a parameter named as a keep mask (`attention_mask`, 1 = attend) that the code
