@@ -209,6 +209,31 @@ class ModuleAnalysis:
                             return True
         return False
 
+    def enclosing(self, node: cst.CSTNode, kind=cst.FunctionDef) -> Optional[cst.CSTNode]:
+        """The nearest definition of `kind` (a function, a class) around `node` in this module."""
+        parent = self.parent_of(node)
+        while parent is not None and not isinstance(parent, kind):
+            parent = self.parent_of(parent)
+        return parent
+
+    def in_property(self, node: cst.CSTNode) -> bool:
+        """`node` is in the body of a `@property` method."""
+        from attnlint.analysis.flow import _is_property
+
+        return _is_property(self.enclosing(node))
+
+    @staticmethod
+    def takes_keyword(call: cst.Call, definition: Optional[cst.FunctionDef], name: str) -> bool:
+        """`call` of `definition` can be given `name=` as a keyword: a parameter of that name the
+        call passes neither by keyword, nor by position, nor through `*args`/`**kwargs`."""
+        if not isinstance(definition, cst.FunctionDef) or any(a.star for a in call.args):
+            return False
+        params = [p.name.value for p in definition.params.params]
+        if name not in params or any(a.keyword is not None and a.keyword.value == name for a in call.args):
+            return False
+        bound_first = 1 if params and params[0] in ("self", "cls") else 0
+        return sum(1 for a in call.args if a.keyword is None) <= params.index(name) - bound_first
+
     def padding_masks_kept_from_attention(self, function: FunctionFacts) -> list:
         """(attention call, padding masks) where `function` uses a padding mask only away from
         an attention over the same sequence that gets none (see attention)."""
@@ -480,9 +505,8 @@ class ModuleAnalysis:
             if self.parent_of(call) is None or self.parent_of(fill.call) is not None:
                 continue
             made = arg
-            caller = next(
-                (f for f in self.functions if isinstance(f.node, cst.FunctionDef) and contains(f.node, call)), None
-            )
+            definition = self.enclosing(call)
+            caller = next((f for f in self.functions if f.node is definition), None) if definition is not None else None
             if caller is not None and isinstance(arg, cst.Name) and arg.value in caller.params:
                 made = self._where_meaning_is_decided(caller, arg.value) or arg
             found.append((call, fill, param, made))

@@ -456,3 +456,33 @@ def test_a_parameter_a_call_leaves_at_none_decides_the_helpers_none_tests_for_th
     assert own.input.scores.scaled is None  # every caller at once: it depends on `scale`
     ((call, site),) = analysis.unscaled_by_calls()
     assert call.args[-1].keyword is None and site.input.scores.scaled is False  # `plain`'s call
+
+
+def test_a_call_takes_a_keyword_only_for_a_parameter_it_leaves_free():
+    import libcst as cst
+
+    from attnlint.analysis import ModuleAnalysis
+
+    analysis, module = analyse(
+        """
+        class A:
+            def helper(self, scores, mask, dim=1, scale=None):
+                return scores
+
+            @property
+            def causal(self):
+                return self.bias
+
+            def forward(self, s, m):
+                return self.helper(s, m), self.helper(s, m, -1), self.helper(s, m, scale=2)
+        """
+    )
+    cls = module.body[0]
+    helper, prop, forward = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    calls = forward.body.body[0].body[0].value.elements
+    first, positional, keyword = (e.value for e in calls)
+    assert ModuleAnalysis.takes_keyword(first, helper, "dim")
+    assert not ModuleAnalysis.takes_keyword(positional, helper, "dim")  # passed third, by position
+    assert not ModuleAnalysis.takes_keyword(keyword, helper, "scale")
+    assert analysis.enclosing(first) is forward and analysis.enclosing(first, cst.ClassDef) is cls
+    assert analysis.in_property(prop.body.body[0].body[0].value) and not analysis.in_property(first)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import libcst as cst
+
 from attnlint.diagnostics import Applicability
 from attnlint.fixers.keyword import set_keyword
 from attnlint.fixers.scale import scale_scores
@@ -87,20 +89,13 @@ class MissingAttentionScale(Rule):
                 continue
             reported.add(id(call))
             fix = None
-            helper = _enclosing_function(ctx, site.call)
-            caller = _enclosing_function(ctx, call)
-            owner = ctx.analysis.classes.get(_class_name(ctx, caller)) if caller is not None else None
-            takes = [p.name.value for p in helper.params.params] if helper is not None else []
-            passed = {a.keyword.value for a in call.args if a.keyword is not None}
+            helper = ctx.analysis.enclosing(site.call)
+            caller_class = ctx.analysis.enclosing(call, cst.ClassDef)
+            owner = ctx.analysis.classes.get(caller_class.name.value) if caller_class is not None else None
             # The helper's scale parameter (`scale`, `scaling`, `softmax_scale`) and the class's
             # attribute of that name.
-            named = [n for n in takes if n in _SCALE_PARAMETERS and n not in passed]
-            if (
-                len(named) == 1
-                and owner is not None
-                and named[0] in owner.attrs
-                and not any(a.star for a in call.args)
-            ):
+            named = [n for n in _SCALE_PARAMETERS if ctx.analysis.takes_keyword(call, helper, n)]
+            if len(named) == 1 and owner is not None and named[0] in owner.attrs:
                 name = named[0]
                 fix = set_keyword(call, name, f"self.{name}", f"Pass `{name}=self.{name}`")
             ctx.report(
@@ -1962,20 +1957,3 @@ def _short(code: str, limit: int = 60) -> str:
 
 _SCALE_PARAMETERS = ("scale", "scaling", "softmax_scale", "sm_scale")
 
-
-def _enclosing_function(ctx: RuleContext, node):
-    import libcst as cst
-
-    parent = ctx.analysis.parent_of(node)
-    while parent is not None and not isinstance(parent, cst.FunctionDef):
-        parent = ctx.analysis.parent_of(parent)
-    return parent
-
-
-def _class_name(ctx: RuleContext, function) -> Optional[str]:
-    import libcst as cst
-
-    parent = ctx.analysis.parent_of(function)
-    while parent is not None and not isinstance(parent, cst.ClassDef):
-        parent = ctx.analysis.parent_of(parent)
-    return parent.name.value if parent is not None else None

@@ -1881,21 +1881,13 @@ class SoftmaxWrongAxis(Rule):
 
 
 def _takes_dim_keyword(ctx: RuleContext, site: SoftmaxSite) -> bool:
-    """The call can be given `dim=` as a keyword: the helper (of this file) names its parameter
-    `dim` and the call does not already pass it by position or through `*args`/`**kwargs`."""
+    """The call can be given `dim=`: the helper (of this file) reads its parameter `dim` as the
+    softmax's, and the call does not pass it already."""
     import libcst as cst
 
-    helper = ctx.analysis.parent_of(site.call)
-    while helper is not None and not isinstance(helper, cst.FunctionDef):
-        helper = ctx.analysis.parent_of(helper)
-    call = site.dim_bound_by
-    if helper is None or not isinstance(site.dim_node, cst.Name) or site.dim_node.value != "dim":
+    if not (isinstance(site.dim_node, cst.Name) and site.dim_node.value == "dim"):
         return False
-    params = [p.name.value for p in helper.params.params]
-    if "dim" not in params or any(a.star for a in call.args):
-        return False
-    positional = sum(1 for a in call.args if a.keyword is None)
-    return positional <= params.index("dim") - (1 if params and params[0] in ("self", "cls") else 0)
+    return ctx.analysis.takes_keyword(site.dim_bound_by, ctx.analysis.enclosing(site.call), "dim")
 
 
 def _message(site: SoftmaxSite, axes, key_axis: Optional[int]) -> str:

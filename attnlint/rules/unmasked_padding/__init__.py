@@ -137,8 +137,9 @@ class UnmaskedPadding(Rule):
             if (callee := ctx.analysis.callee_facts(c, function)) is not None
             and callee.computes_attention()
             and callee.masks_into_attention()
-            and not (callee.masks_into_attention() & set(_keywords(c.call)))
-            and not any(a.star for a in c.call.args)
+            # Every mask parameter of the helper left out: passed neither by keyword nor by
+            # position (`self.forward_attention(v, scores, mask)` passes it).
+            and all(ctx.analysis.takes_keyword(c.call, callee.node, m) for m in callee.masks_into_attention())
         ]
         if not calls and not computes_attention and not helpers:
             return
@@ -2592,7 +2593,3 @@ def _bound_by(forward, call: AttentionCallSite) -> set:
         return set()
     bound = bind_arguments(forward.node, call.call, list(call.inputs), method=True) or {}
     return {name for name, value in bound.items() if value is not NONE}
-
-
-def _keywords(call) -> list:
-    return [a.keyword.value for a in call.args if a.keyword is not None]

@@ -95,7 +95,7 @@ class UnslicedCausalMask(Rule):
             taken = names_in(function.node or ctx.module) if statement is not None else ()
             fix = slice_buffer(ctx.module, buffer, lengths, reads, statement, taken)
         elif contains(function.node, buffer) or (
-            _read_in_property(ctx, buffer) and isinstance(function.node, cst.FunctionDef) and contains(function.node, mask_node)
+            ctx.analysis.in_property(buffer) and isinstance(function.node, cst.FunctionDef) and contains(function.node, mask_node)
         ):
             # Read into a name first (`mask = self.mask.bool()`), or by a property (`def
             # causal_mask(self): return self.bias`): the use, where the sizes clash.
@@ -1741,13 +1741,3 @@ class UnslicedCausalMask(Rule):
             line=30,
         ),
     ]
-
-
-def _read_in_property(ctx: RuleContext, node: cst.CSTNode) -> bool:
-    """`node` is in the body of a `@property` method."""
-    parent = ctx.analysis.parent_of(node)
-    while parent is not None and not isinstance(parent, cst.FunctionDef):
-        parent = ctx.analysis.parent_of(parent)
-    return parent is not None and any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in parent.decorators
-    )
